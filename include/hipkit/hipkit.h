@@ -1,0 +1,379 @@
+/* hipkit: a runtime for exploring GPU kernels written in HIP.
+ *
+ * Conventions
+ * - Every function that can fail returns 0 (HK_OK) or a negative HK_E* code.
+ *   The human-readable detail (a compile log, the parameter that was wrong, the
+ *   backend's own message) is kept per context and per thread and read with
+ *   hk_errmsg(). Functions that only read a property never fail.
+ * - Handles are opaque. Option structs are filled by a *_defaults() function
+ *   first, so that fields added later keep old callers working.
+ * - Objects belong to the context that made them and must be freed before it.
+ *   Nothing here is safe to call on one context from two threads at once,
+ *   except hk_errmsg (each thread has its own message).
+ */
+#ifndef HIPKIT_H
+#define HIPKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HK_BUILDING_HIPKIT) && defined(__GNUC__)
+#define HK_API __attribute__((visibility("default")))
+#else
+#define HK_API
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+/* One list generates the codes, hk_errname and hk_strerror. */
+#define HK_ERROR_MAP(X)                                                     \
+    X(INVAL, 1, "invalid argument")                                         \
+    X(NOMEM, 2, "out of memory")                                            \
+    X(NODEV, 3, "no such device")                                           \
+    X(UNAVAIL, 4, "backend unavailable")                                    \
+    X(COMPILE, 5, "compile failed")                                         \
+    X(NOTFOUND, 6, "not found")                                             \
+    X(IO, 7, "input/output error")                                          \
+    X(ARG, 8, "bad kernel argument")                                        \
+    X(LAUNCH, 9, "bad launch configuration")                                \
+    X(FAULT, 10, "kernel faulted")                                          \
+    X(UNSUPPORTED, 11, "not supported by this backend")                     \
+    X(FORMAT, 12, "unrecognised code object")                               \
+    X(STATE, 13, "object in the wrong state")                               \
+    X(BACKEND, 14, "backend error")
+
+typedef enum hk_error {
+    HK_OK = 0,
+#define HK_ERROR_ENUM_(name, num, text) HK_E##name = -(num),
+    HK_ERROR_MAP(HK_ERROR_ENUM_)
+#undef HK_ERROR_ENUM_
+} hk_error;
+
+/* Short name of a code ("HK_ECOMPILE"), "HK_OK", or "HK_E?" if unknown. */
+HK_API const char *hk_errname(int err);
+/* One-line description of a code; never NULL. */
+HK_API const char *hk_strerror(int err);
+
+typedef struct hk_context hk_context;
+
+/* Detail of the last failure of a call on ctx made by this thread: a compile
+ * log with line numbers, the name of a wrong parameter, ... Empty string when
+ * there is none. ctx may be NULL for failures of hk_context_create. The
+ * pointer stays valid until the next failing call on ctx from this thread. */
+HK_API const char *hk_errmsg(const hk_context *ctx);
+
+/* ------------------------------------------------------------ data types */
+
+typedef enum hk_dtype {
+    HK_F16, HK_BF16, HK_F32, HK_F64,
+    HK_I8, HK_I16, HK_I32, HK_I64,
+    HK_U8, HK_U16, HK_U32, HK_U64,
+    HK_DTYPE_COUNT
+} hk_dtype;
+
+/* "f32", "bf16", ...; NULL for an invalid value. */
+HK_API const char *hk_dtype_name(hk_dtype t);
+/* Size of one element in bytes, 0 for an invalid value. */
+HK_API size_t hk_dtype_size(hk_dtype t);
+/* Parses "f32" etc. Returns 0 and sets *out, or HK_EINVAL. */
+HK_API int hk_dtype_parse(const char *name, hk_dtype *out);
+
+/* --------------------------------------------------------------- context */
+
+typedef struct hk_context_options {
+    size_t size;         /* sizeof(hk_context_options), set by _defaults */
+    const char *backend; /* "host", "hip", "cuda"; NULL: HIPKIT_BACKEND, else the best present */
+    int device;          /* index within the backend; -1: HIPKIT_DEVICE, else 0 */
+    int quiet;           /* nonzero: no warnings on stderr (they still reach hk_errmsg) */
+} hk_context_options;
+
+HK_API void hk_context_options_defaults(hk_context_options *o);
+
+/* Probes every backend and selects one device. Fails with HK_EUNAVAIL when the
+ * requested backend cannot be used (hk_errmsg(NULL) says why). */
+HK_API int hk_context_create(const hk_context_options *o, hk_context **out);
+HK_API void hk_context_destroy(hk_context *ctx);
+
+/* -------------------------------------------------- backends and devices */
+
+typedef struct hk_backend_info {
+    const char *name;      /* "host", "hip", "cuda" */
+    int available;         /* nonzero if it has at least one usable device */
+    const char *reason;    /* why it is unavailable; "" when available */
+    const char *toolchain; /* compiler identity that goes into cache keys */
+    int device_count;
+} hk_backend_info;
+
+HK_API int hk_backend_count(const hk_context *ctx);
+HK_API int hk_backend_get(const hk_context *ctx, int i, hk_backend_info *out);
+
+typedef struct hk_device_info {
+    char name[128];
+    char target[96];       /* full target id: "gfx90a:sramecc+:xnack-", "sm_90", "x86_64" */
+    const char *backend;
+    int index;             /* within its backend */
+    uint64_t total_memory;
+    int compute_units;
+    int warp_size;
+    int managed_memory;    /* managed allocations supported */
+    int pageable_memory;   /* kernels may touch ordinary host memory */
+    uint32_t max_threads_per_block;
+    uint32_t max_block[3];
+    uint32_t max_grid[3];
+    size_t max_shared_per_block;
+} hk_device_info;
+
+/* Devices of every available backend, in selection order. */
+HK_API int hk_device_count(const hk_context *ctx);
+HK_API int hk_device_get(const hk_context *ctx, int i, hk_device_info *out);
+/* Finds "host", "host:0", "cuda:1", or a plain index ("2"). Returns the
+ * device's index for hk_device_get, or HK_ENODEV. */
+HK_API int hk_device_find(const hk_context *ctx, const char *spec);
+/* Makes device i (an hk_device_get index) the one new objects are made on. */
+HK_API int hk_device_select(hk_context *ctx, int i);
+HK_API int hk_device_current(const hk_context *ctx);
+
+/* --------------------------------------------------------------- buffers */
+
+typedef enum hk_mem_mode {
+    HK_MEM_DEVICE,  /* device memory */
+    HK_MEM_MANAGED, /* migrates between host and device on demand */
+    HK_MEM_HOST,    /* pinned host memory mapped into the device */
+    HK_MEM_MMAP,    /* a mapped file, registered so kernels read it */
+    HK_MEM_MODE_COUNT
+} hk_mem_mode;
+
+HK_API const char *hk_mem_mode_name(hk_mem_mode m);
+HK_API int hk_mem_mode_parse(const char *name, hk_mem_mode *out);
+
+typedef struct hk_buffer hk_buffer;
+
+/* count elements of dtype in memory mode; contents are undefined. */
+HK_API int hk_buffer_alloc(hk_context *ctx, size_t count, hk_dtype dtype,
+                           hk_mem_mode mode, hk_buffer **out);
+
+typedef struct hk_mmap_options {
+    size_t size;
+    uint64_t offset; /* bytes into the file; a multiple of the page size */
+    uint64_t length; /* bytes; 0: to the end of the file */
+    int writable;    /* changes reach the file on hk_buffer_sync and free */
+    int create;      /* with writable: create or extend the file to offset+length */
+} hk_mmap_options;
+
+HK_API void hk_mmap_options_defaults(hk_mmap_options *o);
+/* Maps a file as a buffer of dtype. Read-only unless o->writable. */
+HK_API int hk_buffer_mmap(hk_context *ctx, const char *path, hk_dtype dtype,
+                          const hk_mmap_options *o, hk_buffer **out);
+
+/* Writes an mmap buffer's changes back to its file (no-op for other modes).
+ * Returns HK_EIO naming the file if the write-back fails. */
+HK_API int hk_buffer_sync(hk_buffer *b);
+/* Frees b (syncing a writable mmap first). Returns that sync's result;
+ * the buffer is freed either way. NULL is a no-op. */
+HK_API int hk_buffer_free(hk_buffer *b);
+
+HK_API hk_dtype hk_buffer_dtype(const hk_buffer *b);
+HK_API size_t hk_buffer_length(const hk_buffer *b); /* elements */
+HK_API size_t hk_buffer_bytes(const hk_buffer *b);
+HK_API hk_mem_mode hk_buffer_mode(const hk_buffer *b);
+/* Index of the device (for hk_device_get) the buffer lives on. */
+HK_API int hk_buffer_device(const hk_buffer *b);
+/* A host pointer to the data when the host can read it directly (managed,
+ * host and mmap modes, and every mode on the host backend), else NULL. Call
+ * hk_synchronize before reading what a kernel wrote. */
+HK_API void *hk_buffer_host_ptr(hk_buffer *b);
+
+/* Byte ranges; each is checked against the buffer's size. */
+HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
+HK_API int hk_buffer_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                          size_t src_offset, size_t bytes);
+/* Sets every element to *value (one element of the buffer's dtype). */
+HK_API int hk_buffer_fill(hk_buffer *b, const void *value);
+
+/* --------------------------------------------------------------- modules */
+
+typedef struct hk_module hk_module;
+typedef struct hk_kernel hk_kernel;
+
+typedef struct hk_compile_options {
+    size_t size;
+    const char *name;                /* shown in logs and cache file names; default "module" */
+    const char *const *flags;        /* extra compiler flags, nflags of them */
+    int nflags;
+    const char *const *defines;      /* "NAME" or "NAME=VALUE", ndefines of them */
+    int ndefines;
+    const char *const *include_dirs; /* searched for #include "..." (and hashed into the cache key) */
+    int ninclude_dirs;
+    int no_cache;                    /* nonzero: neither read nor write the disk cache */
+} hk_compile_options;
+
+HK_API void hk_compile_options_defaults(hk_compile_options *o);
+
+/* Compiles HIP source for the current device. HK_ECOMPILE on a compile error,
+ * with the compiler's log (file:line: message) in hk_errmsg. */
+HK_API int hk_module_compile(hk_context *ctx, const char *source,
+                             const hk_compile_options *o, hk_module **out);
+/* Loads a code object built for the current device's backend. HK_EFORMAT when
+ * the bytes are no code object the backend understands, with the reason. */
+HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size,
+                                const char *name, hk_module **out);
+HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **out);
+/* Frees the module. Its kernels become invalid. NULL is a no-op. */
+HK_API void hk_module_free(hk_module *m);
+
+HK_API const char *hk_module_name(const hk_module *m);
+HK_API int hk_module_kernel_count(const hk_module *m);
+HK_API const char *hk_module_kernel_name(const hk_module *m, int i);
+
+/* Looks up a kernel. Its parameters come from the module (its source or code
+ * object metadata). HK_ENOTFOUND lists the kernels the module has. */
+HK_API int hk_module_kernel(hk_module *m, const char *name, hk_kernel **out);
+/* As hk_module_kernel, with the parameter list given by the caller as C
+ * ("float a, const float *x, float *y, int n"); it overrides the module's
+ * own and must agree with it where the module knows sizes. */
+HK_API int hk_module_kernel_sig(hk_module *m, const char *name,
+                                const char *signature, hk_kernel **out);
+
+/* --------------------------------------------------------------- kernels */
+
+typedef enum hk_param_kind {
+    HK_PARAM_SCALAR,  /* passed by value; see dtype (or is_bool) */
+    HK_PARAM_POINTER, /* a buffer; dtype is the pointee, HK_DTYPE_COUNT for void* */
+} hk_param_kind;
+
+typedef struct hk_param_info {
+    const char *name;    /* "" when unnamed */
+    const char *type;    /* as written, normalised: "const float *" */
+    hk_param_kind kind;
+    hk_dtype dtype;
+    int is_const;        /* pointee is const */
+    int is_bool;
+    uint32_t size, align, offset; /* in the kernarg buffer */
+} hk_param_info;
+
+typedef enum hk_code_origin {
+    HK_ORIGIN_JIT,   /* compiled in this process */
+    HK_ORIGIN_CACHE, /* read from the disk cache */
+    HK_ORIGIN_MEMORY,/* this context compiled the same thing before */
+    HK_ORIGIN_AOT,   /* built ahead and embedded */
+    HK_ORIGIN_FILE,  /* loaded by the user from bytes or a file */
+} hk_code_origin;
+
+HK_API const char *hk_code_origin_name(hk_code_origin o);
+
+typedef struct hk_kernel_info {
+    const char *name;
+    int param_count;
+    uint32_t kernarg_size;
+    uint32_t max_threads_per_block;
+    int registers;          /* -1 when the backend cannot tell */
+    int64_t static_shared;  /* bytes, -1 unknown */
+    int64_t local_bytes;    /* per-thread private/stack bytes, -1 unknown */
+    hk_code_origin origin;
+    double compile_ms;      /* time spent getting the code (compile or cache read) */
+    int uses_barriers;      /* host backend: runs its threads as fibers */
+} hk_kernel_info;
+
+HK_API const char *hk_kernel_name(const hk_kernel *k);
+HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out);
+HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out);
+/* The parameter list as C, "(float a, const float *x)", into buf. Returns
+ * the length it needed (like snprintf). */
+HK_API size_t hk_kernel_signature(const hk_kernel *k, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- launch */
+
+typedef struct hk_dim3 {
+    uint32_t x, y, z;
+} hk_dim3;
+
+typedef struct hk_launch_config {
+    hk_dim3 grid;         /* blocks */
+    hk_dim3 block;        /* threads per block */
+    size_t shared_bytes;  /* dynamic shared memory per block */
+} hk_launch_config;
+
+typedef enum hk_arg_kind {
+    HK_ARG_INT,    /* v.i: converted to the parameter's integer or float type */
+    HK_ARG_UINT,   /* v.u */
+    HK_ARG_FLOAT,  /* v.f: to a float parameter, or an integer one if integral */
+    HK_ARG_BOOL,   /* v.i != 0 */
+    HK_ARG_BUFFER, /* v.buf: to a pointer parameter of the same element type */
+    HK_ARG_NULL,   /* a null pointer, refused unless the caller means it: see below */
+} hk_arg_kind;
+
+typedef struct hk_arg {
+    hk_arg_kind kind;
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+        hk_buffer *buf;
+    } v;
+} hk_arg;
+
+static inline hk_arg hk_arg_int(int64_t i) { hk_arg a; a.kind = HK_ARG_INT; a.v.i = i; return a; }
+static inline hk_arg hk_arg_uint(uint64_t u) { hk_arg a; a.kind = HK_ARG_UINT; a.v.u = u; return a; }
+static inline hk_arg hk_arg_float(double f) { hk_arg a; a.kind = HK_ARG_FLOAT; a.v.f = f; return a; }
+static inline hk_arg hk_arg_bool(int b) { hk_arg a; a.kind = HK_ARG_BOOL; a.v.i = b != 0; return a; }
+static inline hk_arg hk_arg_buffer(hk_buffer *b) { hk_arg a; a.kind = HK_ARG_BUFFER; a.v.buf = b; return a; }
+static inline hk_arg hk_arg_null(void) { hk_arg a; a.kind = HK_ARG_NULL; a.v.u = 0; return a; }
+
+/* Checks count, types and ranges of args against k's parameters and the
+ * configuration against the device's limits, packs the kernel arguments and
+ * launches. A buffer argument that is NULL is an error (HK_EARG); pass
+ * hk_arg_null() to mean a null pointer. Every error names the parameter.
+ * On the host backend the launch has finished when this returns and a kernel
+ * that faults returns HK_EFAULT naming the kernel. */
+HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg,
+                     const hk_arg *args, int nargs);
+
+/* Launches with an argument buffer the caller packed (C struct layout of the
+ * parameters; hk_kernel_param gives offsets). Only the size is checked. */
+HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg,
+                            const void *kernarg, size_t size);
+
+/* Waits for all work on the current device. */
+HK_API int hk_synchronize(hk_context *ctx);
+
+/* ---------------------------------------------------------------- events */
+
+typedef struct hk_event hk_event;
+
+HK_API int hk_event_create(hk_context *ctx, hk_event **out);
+HK_API void hk_event_destroy(hk_event *e);
+/* Marks the point in the device's work queue reached so far. */
+HK_API int hk_event_record(hk_event *e);
+HK_API int hk_event_synchronize(hk_event *e);
+/* Milliseconds between two recorded events (both must have completed). */
+HK_API int hk_event_elapsed_ms(hk_event *start, hk_event *end, double *ms);
+
+/* ----------------------------------------------------------------- cache */
+
+typedef struct hk_cache_stats {
+    char dir[1024];      /* "" when the cache is memory-only */
+    const char *mode;    /* "rw", "ro", "off" or "memory-only" */
+    uint64_t entries;
+    uint64_t bytes;
+    uint64_t max_bytes;
+} hk_cache_stats;
+
+HK_API int hk_cache_get_stats(hk_context *ctx, hk_cache_stats *out);
+/* Removes every entry of the disk cache. */
+HK_API int hk_cache_clear(hk_context *ctx);
+/* Evicts least recently used entries until the cache is under max_bytes
+ * (0: the configured cap). */
+HK_API int hk_cache_prune(hk_context *ctx, uint64_t max_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,47 @@
+/* State shared by the CPU backend's files. */
+#ifndef HKC_HOST_BACKEND_H
+#define HKC_HOST_BACKEND_H
+
+#include <stddef.h>
+
+#include "internal.h"
+#include "host_pool.h"
+
+/* What tools/embed.py generates for hipkit's HIP headers. */
+typedef struct hkc_embedded_file {
+    const char *path;
+    const char *data;
+    size_t size;
+} hkc_embedded_file;
+extern const hkc_embedded_file hkc_host_headers[];
+
+typedef struct host_alloc {
+    struct host_alloc *next;
+    hk_buffer *b;
+    char *region;  /* guard page, data pages, guard page */
+    size_t region_bytes;
+} host_alloc;
+
+typedef struct host_impl {
+    hkc_host_pool *pool;
+    int nthreads;
+    char cpu_name[128];
+    char arch[72];
+    /* compiler */
+    char toolchain[512];
+    int toolchain_known;
+    char *workdir; /* private temp folder: include/ with the headers, outputs */
+    int headers_written;
+    unsigned serial;
+    host_alloc *allocs;
+} host_impl;
+
+/* host_compile.c */
+const char *hkc_host_toolchain(hkc_backend *be);
+int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
+                     size_t *code_size, hkc_strbuf *log);
+void hkc_host_compile_cleanup(host_impl *h);
+/* Creates the context's private temporary folder once. */
+int hkc_host_workdir(host_impl *h, hkc_strbuf *err);
+
+#endif

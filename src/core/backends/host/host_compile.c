@@ -1,0 +1,335 @@
+/* JIT on the CPU backend: the system C++ compiler builds a shared object from
+ * the user's source, hipkit's HIP headers and a generated kernel table. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "host_backend.h"
+#include "host_source.h"
+#include "hip/hipkit_host_abi.h"
+
+extern char **environ;
+
+/* The compiler command: HIPKIT_CXX split on blanks ("ccache g++"), else c++. */
+static int compiler_words(char *buf, size_t cap, char **words, int max)
+{
+    const char *env = getenv("HIPKIT_CXX");
+    snprintf(buf, cap, "%s", env && *env ? env : "c++");
+    int n = 0;
+    for (char *tok = strtok(buf, " \t"); tok && n < max; tok = strtok(NULL, " \t"))
+        words[n++] = tok;
+    return n;
+}
+
+/* Runs argv with stdout and stderr into out. Returns the exit status, or
+ * -errno when it could not start. */
+static int run_capture(char *const argv[], hkc_strbuf *out)
+{
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return -errno;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (e != 0) {
+        close(pipefd[0]);
+        return -e;
+    }
+    char buf[4096];
+    for (;;) {
+        ssize_t r = read(pipefd[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        hkc_strbuf_append(out, buf, (size_t)r);
+    }
+    close(pipefd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* Resolves a command name through PATH, as the shell would. */
+static int resolve_command(const char *cmd, char *out, size_t cap)
+{
+    if (strchr(cmd, '/'))
+        return realpath(cmd, out) ? 0 : -1;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        char cand[4096];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, cmd);
+        if (access(cand, X_OK) == 0 && realpath(cand, out))
+            return 0;
+        path += len + (end ? 1 : 0);
+    }
+    (void)cap;
+    return -1;
+}
+
+static uint64_t headers_hash(void)
+{
+    XXH64_state_t *st = XXH64_createState();
+    XXH64_reset(st, 0);
+    for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
+        XXH64_update(st, f->path, strlen(f->path) + 1);
+        XXH64_update(st, f->data, f->size);
+    }
+    uint64_t h = XXH64_digest(st);
+    XXH64_freeState(st);
+    return h;
+}
+
+/* The compiler's identity is its own --version line plus a hash of hipkit's
+ * headers. Running the compiler costs milliseconds, which a cache hit in a
+ * new process cannot afford, so the line is remembered in the cache folder
+ * under the compiler binary's path, size, inode and mtime. */
+const char *hkc_host_toolchain(hkc_backend *be)
+{
+    host_impl *h = be->impl;
+    if (h->toolchain_known)
+        return h->toolchain;
+    h->toolchain_known = 1;
+    char buf[1024], *words[64];
+    int n = compiler_words(buf, sizeof buf, words, 63);
+    char real[4096];
+    struct stat st;
+    if (n == 0 || resolve_command(words[0], real, sizeof real) != 0 || stat(real, &st) != 0) {
+        snprintf(h->toolchain, sizeof h->toolchain, "%s (not found)", n ? words[0] : "c++");
+        return h->toolchain;
+    }
+    uint64_t hh = headers_hash();
+    hkc_key_builder *kb = hkc_key_begin();
+    hkc_key_add_str(kb, "compiler", real);
+    for (int i = 1; i < n; i++)
+        hkc_key_add_str(kb, "word", words[i]);
+    hkc_key_add(kb, "size", &st.st_size, sizeof st.st_size);
+    hkc_key_add(kb, "ino", &st.st_ino, sizeof st.st_ino);
+    hkc_key_add(kb, "mtime", &st.st_mtim, sizeof st.st_mtim);
+    hkc_cache_entry_id id = {.sub = "toolchains", .name = "host-cxx", .ext = "txt",
+                             .key = hkc_key_end(kb)};
+    hkc_strbuf warn, out;
+    hkc_strbuf_init(&warn);
+    hkc_strbuf_init(&out);
+    void *data = NULL;
+    size_t size = 0;
+    char line[400] = "";
+    if (hkc_cache_get(be->ctx->cache, &id, &data, &size, &warn) && size < sizeof line) {
+        memcpy(line, data, size);
+        line[size] = 0;
+    } else {
+        words[n] = "--version";
+        words[n + 1] = NULL;
+        if (run_capture(words, &out) == 0) {
+            size_t len = strcspn(out.data, "\n");
+            snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
+                     out.data);
+            hkc_cache_put(be->ctx->cache, &id, line, strlen(line), &warn);
+        } else {
+            snprintf(line, sizeof line, "%s (does not run)", words[0]);
+        }
+    }
+    free(data);
+    hkc_strbuf_free(&warn);
+    hkc_strbuf_free(&out);
+    snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x", line,
+             HK_HOST_ABI_VERSION, (unsigned)hh);
+    return h->toolchain;
+}
+
+static int write_file(const char *path, const char *data, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, data + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        done += (size_t)w;
+    }
+    return close(fd) == 0 ? 0 : -errno;
+}
+
+/* A private folder per context: hipkit's headers under include/, compiler
+ * inputs and outputs, and the names modules are loaded under. */
+int hkc_host_workdir(host_impl *h, hkc_strbuf *log)
+{
+    if (h->workdir)
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/hipkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmpl)) {
+        hkc_strbuf_printf(log, "cannot create a temporary folder under %s: %s",
+                          tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return HK_EIO;
+    }
+    h->workdir = strdup(tmpl);
+    return h->workdir ? 0 : HK_ENOMEM;
+}
+
+static int ensure_headers(host_impl *h, hkc_strbuf *log)
+{
+    int r = hkc_host_workdir(h, log);
+    if (r || h->headers_written)
+        return r;
+    const char *tmpl = h->workdir;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/include", tmpl);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/include/hip", tmpl);
+    mkdir(path, 0700);
+    for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
+        snprintf(path, sizeof path, "%s/include/%s", tmpl, f->path);
+        int e = write_file(path, f->data, f->size);
+        if (e) {
+            hkc_strbuf_printf(log, "cannot write %s: %s", path, strerror(-e));
+            return HK_EIO;
+        }
+    }
+    h->headers_written = 1;
+    return 0;
+}
+
+void hkc_host_compile_cleanup(host_impl *h)
+{
+    if (!h->workdir)
+        return;
+    char path[4200];
+    for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
+        snprintf(path, sizeof path, "%s/include/%s", h->workdir, f->path);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/include/hip", h->workdir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/include", h->workdir);
+    rmdir(path);
+    rmdir(h->workdir);
+    free(h->workdir);
+    h->workdir = NULL;
+}
+
+static int has_opt_flag(const hkc_compile_job *job)
+{
+    for (int i = 0; i < job->nflags; i++)
+        if (!strncmp(job->flags[i], "-O", 2))
+            return 1;
+    return 0;
+}
+
+int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
+                     size_t *code_size, hkc_strbuf *log)
+{
+    (void)dev;
+    host_impl *h = be->impl;
+    int r = ensure_headers(h, log);
+    if (r)
+        return r;
+    hkc_strbuf tu, err;
+    hkc_strbuf_init(&tu);
+    hkc_strbuf_init(&err);
+    r = hkc_host_source_prepare(job->name, job->source, job->kernels, job->nkernels, &tu, &err);
+    if (r != 0) {
+        hkc_strbuf_printf(log, "%s: %s", job->name, err.data);
+        hkc_strbuf_free(&tu);
+        hkc_strbuf_free(&err);
+        return HK_ECOMPILE;
+    }
+    hkc_strbuf_free(&err);
+    unsigned serial = h->serial++;
+    char src[4200], out[4200], inc[4200];
+    snprintf(src, sizeof src, "%s/m%u-%d.cpp", h->workdir, serial, (int)getpid());
+    snprintf(out, sizeof out, "%s/m%u-%d.so", h->workdir, serial, (int)getpid());
+    snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
+    int e = write_file(src, tu.data, tu.len);
+    hkc_strbuf_free(&tu);
+    if (e) {
+        hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
+        return HK_EIO;
+    }
+
+    char wbuf[1024], *words[64];
+    int nw = compiler_words(wbuf, sizeof wbuf, words, 16);
+    const char **argv = calloc((size_t)(nw + job->nflags + 20), sizeof *argv);
+    if (!argv) {
+        unlink(src);
+        return HK_ENOMEM;
+    }
+    int a = 0;
+    for (int i = 0; i < nw; i++)
+        argv[a++] = words[i];
+    argv[a++] = "-std=c++17";
+    if (!has_opt_flag(job))
+        argv[a++] = "-O3";
+    argv[a++] = "-fPIC";
+    argv[a++] = "-shared";
+    argv[a++] = "-fvisibility=hidden";
+    argv[a++] = "-Wl,-Bsymbolic";
+    argv[a++] = "-pthread";
+    argv[a++] = inc;
+    for (int i = 0; i < job->nflags; i++)
+        argv[a++] = job->flags[i];
+    argv[a++] = "-x";
+    argv[a++] = "c++";
+    argv[a++] = src;
+    argv[a++] = "-o";
+    argv[a++] = out;
+    argv[a] = NULL;
+    hkc_strbuf clog;
+    hkc_strbuf_init(&clog);
+    int status = run_capture((char *const *)argv, &clog);
+    free(argv);
+    unlink(src);
+    if (status < 0) {
+        hkc_strbuf_printf(log, "cannot run the C++ compiler '%s' (set HIPKIT_CXX to choose one): %s",
+                          words[0], strerror(-status));
+        hkc_strbuf_free(&clog);
+        return HK_ECOMPILE;
+    }
+    if (status != 0) {
+        hkc_strbuf_printf(log, "compiling %s failed:\n%s", job->name, clog.data);
+        hkc_strbuf_free(&clog);
+        unlink(out);
+        return HK_ECOMPILE;
+    }
+    hkc_strbuf_append(log, clog.data, clog.len);
+    hkc_strbuf_free(&clog);
+    char *data;
+    size_t size;
+    e = hkc_read_file(out, &data, &size);
+    unlink(out);
+    if (e) {
+        hkc_strbuf_printf(log, "cannot read the compiler's output %s: %s", out, strerror(-e));
+        return HK_EIO;
+    }
+    *code = data;
+    *code_size = size;
+    return 0;
+}

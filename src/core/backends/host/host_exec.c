@@ -1,0 +1,380 @@
+/* The executor. Each OS thread that runs blocks keeps its own state: the
+ * block's dynamic shared memory, the fiber stacks, and the recovery point for
+ * faults. A block runs entirely on one OS thread, which is what makes
+ * thread_local storage in the module behave as __shared__ memory.
+ *
+ * Fiber scheduling (kernels that use barriers or warp operations): warps are
+ * run one after another; inside a warp, each lane runs until it reaches a
+ * warp operation, a block barrier or its end. When every live lane of the
+ * warp waits at a warp operation, the scheduler completes it (all values are
+ * in, so a shuffle needs one rendezvous, not two) and the lanes go on. When
+ * every live thread of the block waits at the block barrier, it opens. */
+#include "host_exec.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "host_fault.h"
+#include "host_fiber.h"
+
+enum { F_RUNNABLE, F_AT_BLOCK, F_AT_WARP, F_DONE };
+enum { OP_SHFL, OP_BALLOT, OP_SYNCWARP, OP_ACTIVEMASK };
+
+typedef struct fthread {
+    hkc_fiber fiber;
+    hk_host_thread t;
+    int state;
+    int op;
+    int src;
+    uint64_t value, result;
+} fthread;
+
+typedef struct worker {
+    hkc_fault_point fault;
+    hk_host_block block;
+    void *dyn_shared;
+    /* fibers */
+    hkc_fiber sched;
+    fthread *threads;
+    uint32_t cap;
+    void *stacks;
+    size_t stacks_bytes, stack_size;
+    uint32_t current;
+    int fibers_active;
+    hk_host_thread_fn fn;
+    void *closure;
+    char fail_msg[768];
+} worker;
+
+static _Thread_local worker *self;
+
+static worker *worker_get(void)
+{
+    if (self)
+        return self;
+    worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    if (posix_memalign(&w->dyn_shared, 64, HK_HOST_MAX_DYNAMIC_SHARED) != 0) {
+        free(w);
+        return NULL;
+    }
+    const char *env = getenv("HIPKIT_HOST_STACK");
+    size_t kib = env && atoi(env) > 0 ? (size_t)atoi(env) : 128;
+    long page = sysconf(_SC_PAGESIZE);
+    w->stack_size = (kib * 1024 + (size_t)page - 1) / (size_t)page * (size_t)page;
+    self = w;
+    return w;
+}
+
+static void release_fibers(worker *w)
+{
+    for (uint32_t i = 0; i < w->cap; i++) {
+        hkc_fiber_stack_unregister(&w->threads[i].fiber);
+        hkc_fiber_release(&w->threads[i].fiber);
+    }
+    hkc_fiber_release(&w->sched);
+    if (w->stacks)
+        munmap(w->stacks, w->stacks_bytes);
+    free(w->threads);
+    w->threads = NULL;
+    w->stacks = NULL;
+    w->cap = 0;
+}
+
+void hkc_host_exec_thread_release(void)
+{
+    worker *w = self;
+    if (!w)
+        return;
+    release_fibers(w);
+    free(w->dyn_shared);
+    free(w);
+    self = NULL;
+    hkc_fault_thread_release();
+}
+
+/* Stacks for n fibers, each with a guard page below it so an overflow faults
+ * (and is reported) instead of running into the next fiber's stack. */
+static int ensure_fibers(worker *w, uint32_t n)
+{
+    if (n <= w->cap)
+        return 0;
+    release_fibers(w);
+    long page = sysconf(_SC_PAGESIZE);
+    size_t slot = w->stack_size + (size_t)page;
+    size_t bytes = slot * n;
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    fthread *ts = calloc(n, sizeof *ts);
+    if (mem == MAP_FAILED || !ts) {
+        if (mem != MAP_FAILED)
+            munmap(mem, bytes);
+        free(ts);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        char *base = (char *)mem + slot * i;
+        mprotect(base, (size_t)page, PROT_NONE);
+        ts[i].fiber.stack_lo = base + page;
+        ts[i].fiber.stack_size = w->stack_size;
+        hkc_fiber_stack_register(&ts[i].fiber);
+    }
+    w->stacks = mem;
+    w->stacks_bytes = bytes;
+    w->threads = ts;
+    w->cap = n;
+    return 0;
+}
+
+/* ------------------------------------------------------ runtime services */
+
+static void rt_fail(const char *msg) __attribute__((noreturn));
+static void rt_fail(const char *msg)
+{
+    worker *w = self;
+    snprintf(w->fail_msg, sizeof w->fail_msg, "%s", msg ? msg : "kernel failed");
+    w->fault.armed = 0;
+    w->fault.signo = -1;
+    siglongjmp(w->fault.jmp, 1);
+}
+
+static void fiber_main(void *arg)
+{
+    fthread *ft = arg;
+    worker *w = self;
+    w->fn(w->closure, &ft->t);
+    ft->state = F_DONE;
+    hkc_fiber_switch(&ft->fiber, &w->sched);
+    abort(); /* a finished fiber is never resumed */
+}
+
+static inline fthread *current_fiber(worker *w, const char *what)
+{
+    if (!w || !w->fibers_active) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "kernel %s reached %s while its threads ran as a plain loop",
+                 w ? w->block.kernel : "?", what);
+        rt_fail(msg);
+    }
+    return &w->threads[w->current];
+}
+
+static void yield_as(worker *w, fthread *ft, int state)
+{
+    ft->state = state;
+    hkc_fiber_switch(&ft->fiber, &w->sched);
+}
+
+static void rt_syncthreads(void)
+{
+    worker *w = self;
+    yield_as(w, current_fiber(w, "__syncthreads"), F_AT_BLOCK);
+}
+
+static uint64_t warp_op(int op, uint64_t value, int src, const char *what)
+{
+    worker *w = self;
+    fthread *ft = current_fiber(w, what);
+    ft->op = op;
+    ft->value = value;
+    ft->src = src;
+    yield_as(w, ft, F_AT_WARP);
+    return ft->result;
+}
+
+static void rt_syncwarp(void) { warp_op(OP_SYNCWARP, 0, 0, "__syncwarp"); }
+static uint64_t rt_shfl(uint64_t v, int src) { return warp_op(OP_SHFL, v, src, "a warp shuffle"); }
+static uint64_t rt_ballot(int pred) { return warp_op(OP_BALLOT, pred != 0, 0, "__ballot"); }
+static uint64_t rt_activemask(void) { return warp_op(OP_ACTIVEMASK, 0, 0, "__activemask"); }
+
+static void rt_print(const char *text, size_t n)
+{
+    fwrite(text, 1, n, stdout);
+}
+
+/* Completes a warp operation every live lane of warp [lo, hi) waits at. */
+static void release_warp(worker *w, uint32_t lo, uint32_t hi)
+{
+    uint64_t live = 0, ballot = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        fthread *t = &w->threads[i];
+        if (t->state == F_DONE)
+            continue;
+        live |= 1ull << (i - lo);
+        if (t->op == OP_BALLOT && t->value)
+            ballot |= 1ull << (i - lo);
+    }
+    for (uint32_t i = lo; i < hi; i++) {
+        fthread *t = &w->threads[i];
+        if (t->state != F_AT_WARP)
+            continue;
+        switch (t->op) {
+        case OP_SHFL: {
+            int s = t->src;
+            int ok = s >= 0 && (uint32_t)s < hi - lo && (live >> s & 1) &&
+                     w->threads[lo + (uint32_t)s].op == OP_SHFL;
+            t->result = ok ? w->threads[lo + (uint32_t)s].value : t->value;
+            break;
+        }
+        case OP_BALLOT:
+            t->result = ballot;
+            break;
+        default:
+            t->result = live;
+        }
+        t->state = F_RUNNABLE;
+    }
+}
+
+static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *closure)
+{
+    worker *w = self;
+    uint32_t n = b->nthreads;
+    if (ensure_fibers(w, n) != 0)
+        rt_fail("out of memory for fiber stacks");
+    w->fn = fn;
+    w->closure = closure;
+    uint32_t i = 0;
+    for (uint32_t z = 0; z < b->dim.z; z++)
+        for (uint32_t y = 0; y < b->dim.y; y++)
+            for (uint32_t x = 0; x < b->dim.x; x++, i++) {
+                fthread *t = &w->threads[i];
+                t->t.idx = (hk_host_uint3){x, y, z};
+                t->t.linear = i;
+                t->t.lane = i % HK_HOST_WARP_SIZE;
+                t->state = F_RUNNABLE;
+                hkc_fiber_prepare(&t->fiber, fiber_main, t);
+            }
+    w->fibers_active = 1;
+    uint32_t live = n;
+    while (live) {
+        for (uint32_t lo = 0; lo < n; lo += HK_HOST_WARP_SIZE) {
+            uint32_t hi = lo + HK_HOST_WARP_SIZE < n ? lo + HK_HOST_WARP_SIZE : n;
+            for (;;) {
+                int at_warp = 0, at_block = 0;
+                for (uint32_t j = lo; j < hi; j++) {
+                    fthread *t = &w->threads[j];
+                    if (t->state == F_RUNNABLE) {
+                        w->current = j;
+                        hkc_fiber_switch(&w->sched, &t->fiber);
+                        if (t->state == F_DONE)
+                            live--;
+                    }
+                    at_warp += t->state == F_AT_WARP;
+                    at_block += t->state == F_AT_BLOCK;
+                }
+                if (!at_warp)
+                    break;
+                if (at_block) {
+                    char msg[256];
+                    snprintf(msg, sizeof msg,
+                             "kernel %s: in warp %u of block (%u, %u, %u), some lanes wait at "
+                             "__syncthreads while others wait at a warp operation (divergent barrier)",
+                             b->kernel, lo / HK_HOST_WARP_SIZE, b->idx.x, b->idx.y, b->idx.z);
+                    w->fibers_active = 0;
+                    rt_fail(msg);
+                }
+                release_warp(w, lo, hi);
+            }
+        }
+        for (uint32_t j = 0; j < n; j++)
+            if (w->threads[j].state == F_AT_BLOCK)
+                w->threads[j].state = F_RUNNABLE;
+    }
+    w->fibers_active = 0;
+}
+
+static const hk_host_runtime runtime_table = {
+    .size = sizeof(hk_host_runtime),
+    .version = HK_HOST_ABI_VERSION,
+    .run_fibers = rt_run_fibers,
+    .syncthreads = rt_syncthreads,
+    .syncwarp = rt_syncwarp,
+    .shfl = rt_shfl,
+    .ballot = rt_ballot,
+    .activemask = rt_activemask,
+    .fail = rt_fail,
+    .print = rt_print,
+};
+
+/* ---------------------------------------------------------------- blocks */
+
+static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
+{
+    hk_host_block *b = &w->block;
+    char where[128];
+    snprintf(where, sizeof where, "block (%u, %u, %u)", b->idx.x, b->idx.y, b->idx.z);
+    if (w->fibers_active && w->current < b->nthreads) {
+        hk_host_uint3 t = w->threads[w->current].t.idx;
+        size_t len = strlen(where);
+        snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", t.x, t.y, t.z);
+    }
+    w->fibers_active = 0;
+    (void)linear;
+    pthread_mutex_lock(&L->msg_lock);
+    if (!L->msg[0]) {
+        if (w->fault.signo > 0) {
+            char addr[256] = "";
+            if (L->describe_addr)
+                L->describe_addr(L->describe_ctx, w->fault.addr, addr, sizeof addr);
+            snprintf(L->msg, sizeof L->msg, "kernel %s faulted: %s at address %p%s%s in %s",
+                     L->desc->name, hkc_fault_describe(w->fault.signo), w->fault.addr,
+                     addr[0] ? " " : "", addr, where);
+        } else {
+            snprintf(L->msg, sizeof L->msg, "kernel %s failed in %s: %s", L->desc->name, where,
+                     w->fail_msg);
+        }
+    }
+    pthread_mutex_unlock(&L->msg_lock);
+    atomic_store(&L->failed, 1);
+}
+
+void hkc_host_exec_blocks(void *arg)
+{
+    hkc_host_launch *L = arg;
+    worker *volatile w = worker_get(); /* survives the jump back from a fault */
+    if (!w) {
+        pthread_mutex_lock(&L->msg_lock);
+        if (!L->msg[0])
+            snprintf(L->msg, sizeof L->msg, "out of memory for a worker's state");
+        pthread_mutex_unlock(&L->msg_lock);
+        atomic_store(&L->failed, 1);
+        return;
+    }
+    hkc_fault_set_point(&w->fault);
+    hk_host_block *b = &w->block;
+    b->dim = L->block;
+    b->grid = L->grid;
+    b->nthreads = L->block.x * L->block.y * L->block.z;
+    b->dynamic_shared = w->dyn_shared;
+    b->dynamic_shared_bytes = L->shared_bytes;
+    b->kernel = L->desc->name;
+    uint64_t gx = L->grid.x, gxy = (uint64_t)L->grid.x * L->grid.y;
+    for (;;) {
+        if (atomic_load_explicit(&L->failed, memory_order_relaxed))
+            break;
+        uint64_t i = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
+        if (i >= L->nblocks)
+            break;
+        b->idx.z = (uint32_t)(i / gxy);
+        b->idx.y = (uint32_t)(i % gxy / gx);
+        b->idx.x = (uint32_t)(i % gx);
+        w->fault.signo = 0;
+        if (sigsetjmp(w->fault.jmp, 0) == 0) {
+            w->fault.armed = 1;
+            L->desc->run_block(&runtime_table, b, L->kernarg);
+            w->fault.armed = 0;
+        } else {
+            if (w->fault.signo > 0)
+                hkc_fault_recovered();
+            record_failure(L, w, i);
+            break;
+        }
+    }
+    hkc_fault_set_point(NULL);
+}

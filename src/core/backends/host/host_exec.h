@@ -1,0 +1,33 @@
+/* Running a grid on the CPU: blocks, their threads (a loop or fibers), the
+ * services a kernel module calls, and fault recovery per block. */
+#ifndef HKC_HOST_EXEC_H
+#define HKC_HOST_EXEC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "hip/hipkit_host_abi.h"
+
+typedef struct hkc_host_launch {
+    const hk_host_kernel_desc *desc;
+    const void *kernarg;
+    hk_host_uint3 grid, block;
+    uint64_t shared_bytes;
+    uint64_t nblocks;
+    _Atomic uint64_t next;  /* next block to take */
+    atomic_int failed;
+    pthread_mutex_t msg_lock;
+    char msg[1024];         /* the first failure */
+    /* Lets the fault message say which buffer an address belongs to. */
+    void (*describe_addr)(void *ctx, void *addr, char *out, size_t cap);
+    void *describe_ctx;
+} hkc_host_launch;
+
+/* Takes blocks of L until none are left or one fails; called by every thread
+ * of the pool at once. */
+void hkc_host_exec_blocks(void *L);
+/* Frees the calling thread's executor state (stacks, shared memory). */
+void hkc_host_exec_thread_release(void);
+
+#endif

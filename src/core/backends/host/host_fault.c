@@ -1,0 +1,118 @@
+/* Signal handlers that turn a fault inside a kernel into a failed launch.
+ * The handler only jumps back to the point the executing thread armed before
+ * entering the kernel; everything else is left to the previous handler, so
+ * a crash in hipkit or in the user's program still crashes as it should. */
+#include "host_fault.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define NSIG_FAULT ((int)(sizeof fault_signals / sizeof fault_signals[0]))
+static struct sigaction previous[NSIG_FAULT];
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+
+static _Thread_local hkc_fault_point *thread_point;
+static _Thread_local void *thread_altstack;
+static _Thread_local size_t thread_altstack_size;
+
+static void handler(int signo, siginfo_t *si, void *uctx)
+{
+    hkc_fault_point *p = thread_point;
+    if (p && p->armed) {
+        p->armed = 0;
+        p->signo = signo;
+        p->addr = si ? si->si_addr : NULL;
+        siglongjmp(p->jmp, 1);
+    }
+    for (int i = 0; i < NSIG_FAULT; i++) {
+        if (fault_signals[i] != signo)
+            continue;
+        struct sigaction *old = &previous[i];
+        if (old->sa_flags & SA_SIGINFO) {
+            if (old->sa_sigaction) {
+                old->sa_sigaction(signo, si, uctx);
+                return;
+            }
+        } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+            old->sa_handler(signo);
+            return;
+        }
+    }
+    /* Default action: re-arm it and return; the faulting instruction runs
+     * again and the process ends with the usual signal. */
+    signal(signo, SIG_DFL);
+}
+
+static void install(void)
+{
+    for (int i = 0; i < NSIG_FAULT; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fault_signals[i], &sa, &previous[i]);
+    }
+}
+
+void hkc_fault_install(void) { pthread_once(&install_once, install); }
+
+void hkc_fault_set_point(hkc_fault_point *p)
+{
+    thread_point = p;
+    if (!p || thread_altstack)
+        return;
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+        return; /* the program has its own */
+    size_t size = 64 * 1024;
+    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = mem, .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(mem, size);
+        return;
+    }
+    thread_altstack = mem;
+    thread_altstack_size = size;
+}
+
+void hkc_fault_recovered(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < NSIG_FAULT; i++)
+        sigaddset(&set, fault_signals[i]);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void hkc_fault_thread_release(void)
+{
+    thread_point = NULL;
+    if (!thread_altstack)
+        return;
+    stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+    sigaltstack(&ss, NULL);
+    munmap(thread_altstack, thread_altstack_size);
+    thread_altstack = NULL;
+}
+
+const char *hkc_fault_describe(int signo)
+{
+    switch (signo) {
+    case SIGSEGV:
+        return "invalid memory access (SIGSEGV)";
+    case SIGBUS:
+        return "bus error, e.g. a read past the end of a mapped file (SIGBUS)";
+    case SIGFPE:
+        return "arithmetic exception, e.g. integer division by zero (SIGFPE)";
+    case SIGILL:
+        return "illegal instruction (SIGILL)";
+    }
+    return "signal";
+}

@@ -1,0 +1,31 @@
+/* Recovery from faults inside kernels on the CPU backend (docs/host-backend.md
+ * says why signals and not a child process). */
+#ifndef HKC_HOST_FAULT_H
+#define HKC_HOST_FAULT_H
+
+#include <setjmp.h>
+
+/* Per OS thread: where a fault inside a kernel jumps to. */
+typedef struct hkc_fault_point {
+    sigjmp_buf jmp;
+    volatile int armed; /* a kernel is running on this thread */
+    volatile int signo;
+    void *volatile addr;
+} hkc_fault_point;
+
+/* Installs the handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL once per
+ * process; faults outside a kernel go to whatever handler was there before. */
+void hkc_fault_install(void);
+/* Makes p the calling thread's recovery point (NULL: none) and gives the
+ * thread an alternate signal stack if it has none, so a fiber's stack
+ * overflow can be reported too. */
+void hkc_fault_set_point(hkc_fault_point *p);
+/* After a recovered fault: the signal is still blocked, since the handler
+ * was left by a jump; unblock it. */
+void hkc_fault_recovered(void);
+/* Frees the calling thread's alternate stack, if hipkit made it. */
+void hkc_fault_thread_release(void);
+/* "invalid memory access (SIGSEGV)" and so on. */
+const char *hkc_fault_describe(int signo);
+
+#endif

@@ -1,0 +1,158 @@
+/* Fiber switching. On x86-64 a switch saves the six callee-saved registers
+ * and the stack pointer, and nothing else: the switch is an ordinary call, so
+ * the compiler has already saved every caller-saved register. Other
+ * architectures use ucontext, which is correct but slower (it also saves the
+ * signal mask with a system call). */
+#include "host_fiber.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define HAVE_VALGRIND 1
+#endif
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define HAVE_ASAN 1
+#endif
+
+void hkc_fiber_stack_register(hkc_fiber *f)
+{
+#ifdef HAVE_VALGRIND
+    f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, (char *)f->stack_lo + f->stack_size);
+#else
+    (void)f;
+#endif
+}
+
+void hkc_fiber_stack_unregister(hkc_fiber *f)
+{
+#ifdef HAVE_VALGRIND
+    VALGRIND_STACK_DEREGISTER(f->vg_id);
+#else
+    (void)f;
+#endif
+}
+
+#if defined(__x86_64__) && !defined(HK_FIBER_UCONTEXT)
+
+void hkc_fiber_switch_asm(void **save_sp, void *load_sp);
+void hkc_fiber_trampoline(void);
+
+__asm__(".text\n"
+        ".globl hkc_fiber_switch_asm\n"
+        ".hidden hkc_fiber_switch_asm\n"
+        ".type hkc_fiber_switch_asm,@function\n"
+        "hkc_fiber_switch_asm:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size hkc_fiber_switch_asm, .-hkc_fiber_switch_asm\n"
+        /* A new fiber 'returns' here with entry in r12 and arg in r13. */
+        ".globl hkc_fiber_trampoline\n"
+        ".hidden hkc_fiber_trampoline\n"
+        ".type hkc_fiber_trampoline,@function\n"
+        "hkc_fiber_trampoline:\n"
+        "  movq %r13, %rdi\n"
+        "  callq *%r12\n"
+        "  ud2\n"
+        ".size hkc_fiber_trampoline, .-hkc_fiber_trampoline\n");
+
+void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
+{
+    uintptr_t top = ((uintptr_t)f->stack_lo + f->stack_size) & ~(uintptr_t)15;
+    /* Frame popped by the switch: r15 r14 r13 r12 rbx rbp, return address.
+     * After the ret, rsp = top - 16: 16-byte aligned before the call in the
+     * trampoline, as the ABI wants. */
+    void **sp = (void **)(top - 72);
+    sp[0] = 0;                           /* r15 */
+    sp[1] = 0;                           /* r14 */
+    sp[2] = arg;                         /* r13 */
+    sp[3] = (void *)(uintptr_t)entry;    /* r12 */
+    sp[4] = 0;                           /* rbx */
+    sp[5] = 0;                           /* rbp */
+    sp[6] = (void *)hkc_fiber_trampoline; /* return address */
+    sp[7] = 0;
+    f->sp = sp;
+}
+
+void hkc_fiber_release(hkc_fiber *f) { (void)f; }
+
+void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to)
+{
+#ifdef HAVE_ASAN
+    void *fake;
+    __sanitizer_start_switch_fiber(&fake, to->stack_lo, to->stack_size);
+#endif
+    hkc_fiber_switch_asm(&from->sp, to->sp);
+#ifdef HAVE_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+#else /* ucontext */
+
+#include <ucontext.h>
+
+typedef struct uc_state {
+    ucontext_t uc;
+    void (*entry)(void *);
+    void *arg;
+} uc_state;
+
+static void uc_entry(unsigned lo, unsigned hi)
+{
+    uc_state *s = (uc_state *)(((uintptr_t)hi << 32) | lo);
+    s->entry(s->arg);
+    abort();
+}
+
+/* f->sp holds a heap uc_state; the main context's is made on first use. */
+static uc_state *state_of(hkc_fiber *f)
+{
+    if (!f->sp)
+        f->sp = calloc(1, sizeof(uc_state));
+    return f->sp;
+}
+
+void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
+{
+    uc_state *s = state_of(f);
+    getcontext(&s->uc);
+    s->uc.uc_stack.ss_sp = f->stack_lo;
+    s->uc.uc_stack.ss_size = f->stack_size;
+    s->uc.uc_link = NULL;
+    s->entry = entry;
+    s->arg = arg;
+    uintptr_t p = (uintptr_t)s;
+    makecontext(&s->uc, (void (*)(void))uc_entry, 2, (unsigned)p, (unsigned)(p >> 32));
+}
+
+void hkc_fiber_release(hkc_fiber *f)
+{
+    free(f->sp);
+    f->sp = NULL;
+}
+
+void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to)
+{
+    swapcontext(&state_of(from)->uc, &state_of(to)->uc);
+}
+
+#endif

@@ -1,0 +1,27 @@
+/* Fibers: one stack per GPU thread of a block, switched by hand so a barrier
+ * costs a few nanoseconds instead of an OS context switch. */
+#ifndef HKC_HOST_FIBER_H
+#define HKC_HOST_FIBER_H
+
+#include <stddef.h>
+
+typedef struct hkc_fiber {
+    void *sp;          /* saved stack pointer while suspended */
+    void *stack_lo;    /* usable stack [stack_lo, stack_lo + stack_size) */
+    size_t stack_size;
+    unsigned vg_id;    /* valgrind stack id */
+} hkc_fiber;
+
+/* Prepares f to run entry(arg) on its stack at the next switch to it. entry
+ * must never return: it ends by switching away for good. */
+void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg);
+/* Saves the current context into from and resumes to. */
+void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to);
+/* Frees what prepare/switch allocated for f (the ucontext fallback keeps its
+ * state on the heap); the stack itself belongs to the caller. */
+void hkc_fiber_release(hkc_fiber *f);
+/* Registers/unregisters a stack with valgrind (no-op elsewhere). */
+void hkc_fiber_stack_register(hkc_fiber *f);
+void hkc_fiber_stack_unregister(hkc_fiber *f);
+
+#endif

@@ -1,0 +1,100 @@
+/* The contract between the CPU backend's runtime (C, in libhipkit) and a kernel
+ * module it compiled (C++, a shared object built against hip_runtime.h here).
+ * It is C so both sides include it; it lives beside hip_runtime.h because the
+ * module's compiler sees only this include folder.
+ *
+ * The runtime never resolves symbols of its own from the module's side: it
+ * hands every service over as a function table at each block, so a module
+ * works whatever namespace it was dlopen'ed into.
+ *
+ * A module exports, with C linkage:
+ *   const uint32_t hk_host_module_abi;           = HK_HOST_ABI_VERSION
+ *   const uint32_t hk_host_kernel_count;
+ *   const hk_host_kernel_desc hk_host_kernels[]; one per __global__ function
+ */
+#ifndef HIPKIT_HOST_ABI_H
+#define HIPKIT_HOST_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HK_HOST_ABI_VERSION 1u
+/* warpSize on the CPU backend: 64, as on AMD CDNA, the first target. */
+#define HK_HOST_WARP_SIZE 64
+/* Largest dynamic shared memory per block (as the LDS of a CDNA CU). */
+#define HK_HOST_MAX_DYNAMIC_SHARED (64u * 1024u)
+
+typedef struct hk_host_uint3 {
+    uint32_t x, y, z;
+} hk_host_uint3;
+
+/* One GPU thread. */
+typedef struct hk_host_thread {
+    hk_host_uint3 idx; /* threadIdx */
+    uint32_t linear;   /* x + y*dim.x + z*dim.x*dim.y */
+    uint32_t lane;     /* linear % HK_HOST_WARP_SIZE */
+} hk_host_thread;
+
+/* One block, as the module sees it while running it. */
+typedef struct hk_host_block {
+    hk_host_uint3 idx;    /* blockIdx */
+    hk_host_uint3 dim;    /* blockDim */
+    hk_host_uint3 grid;   /* gridDim */
+    uint32_t nthreads;    /* dim.x*dim.y*dim.z */
+    void *dynamic_shared; /* 16-byte aligned, HK_HOST_MAX_DYNAMIC_SHARED bytes */
+    uint64_t dynamic_shared_bytes; /* what the launch asked for */
+    const char *kernel;   /* name, for messages */
+} hk_host_block;
+
+typedef void (*hk_host_thread_fn)(void *closure, const hk_host_thread *t);
+
+/* Services of the runtime. Grows only at the end; check `size`. */
+typedef struct hk_host_runtime {
+    uint32_t size;
+    uint32_t version;
+    /* Runs fn once for every thread of the block, each on its own fiber, all
+     * on the calling OS thread; returns when every thread has returned. */
+    void (*run_fibers)(const hk_host_block *b, hk_host_thread_fn fn, void *closure);
+    /* Block barrier. Only valid on a fiber started by run_fibers. A thread
+     * that has returned counts as arrived. */
+    void (*syncthreads)(void);
+    /* Barrier of the calling thread's warp (the lanes that have not returned). */
+    void (*syncwarp)(void);
+    /* Warp exchange: every live lane of the warp calls it; each contributes
+     * `value` and receives the value contributed by lane `src` (0..63), or its
+     * own value when `src` is out of range or that lane has returned. */
+    uint64_t (*shfl)(uint64_t value, int src);
+    /* Bit i set when lane i is live and passed a nonzero `pred`. */
+    uint64_t (*ballot)(int pred);
+    /* Bit i set when lane i of the caller's warp is live. */
+    uint64_t (*activemask)(void);
+    /* Ends the launch with an error whose text is msg (copied): failed
+     * assertions, __trap, a barrier reached in loop mode. Does not return. */
+    void (*fail)(const char *msg) __attribute__((noreturn));
+    /* Writes device printf output (one call per printf, kept whole). */
+    void (*print)(const char *text, size_t n);
+} hk_host_runtime;
+
+/* One kernel of the module. */
+typedef struct hk_host_kernel_desc {
+    const char *name;
+    /* Runs one whole block: unpacks the kernarg buffer (C struct layout of the
+     * parameters) and runs every thread, as a plain loop when uses_sync is 0,
+     * else through rt->run_fibers. */
+    void (*run_block)(const hk_host_runtime *rt, const hk_host_block *b,
+                      const void *kernarg);
+    uint32_t nparams;
+    const uint32_t *param_size;  /* sizeof each parameter type */
+    const uint32_t *param_align; /* alignof each parameter type */
+    uint32_t uses_sync;
+} hk_host_kernel_desc;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

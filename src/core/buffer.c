@@ -1,0 +1,291 @@
+/* Buffers in the four memory modes. The core checks sizes and ranges and owns
+ * file mappings; the backend owns the memory itself. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int check_buffer(const hk_buffer *b, const char *fn)
+{
+    if (!b)
+        return hkc_fail(NULL, HK_EINVAL, "%s: buffer is NULL", fn);
+    return 0;
+}
+
+static hk_buffer *new_buffer(hk_context *ctx, size_t count, hk_dtype dtype, hk_mem_mode mode)
+{
+    hk_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->ctx = ctx;
+    b->device = ctx->current;
+    b->dev = hkc_current_device(ctx);
+    b->dtype = dtype;
+    b->mode = mode;
+    b->count = count;
+    b->bytes = count * hk_dtype_size(dtype);
+    b->map.fd = -1;
+    return b;
+}
+
+HK_API int hk_buffer_alloc(hk_context *ctx, size_t count, hk_dtype dtype, hk_mem_mode mode,
+                           hk_buffer **out)
+{
+    if (!ctx || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: context or out is NULL");
+    *out = NULL;
+    if (!hk_dtype_name(dtype))
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: invalid dtype %d", (int)dtype);
+    if (mode == HK_MEM_MMAP)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: mmap buffers come from hk_buffer_mmap (a file)");
+    if ((unsigned)mode >= HK_MEM_MODE_COUNT)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: invalid memory mode %d", (int)mode);
+    size_t esize = hk_dtype_size(dtype);
+    if (count > SIZE_MAX / esize)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: %zu elements of %s overflow the address space",
+                        count, hk_dtype_name(dtype));
+    hkc_device *dev = hkc_current_device(ctx);
+    if (mode == HK_MEM_MANAGED && !dev->info.managed_memory)
+        return hkc_fail(ctx, HK_EUNSUPPORTED, "device %s:%d (%s) does not support managed memory",
+                        dev->be->ops->name, dev->index, dev->info.name);
+    hk_buffer *b = new_buffer(ctx, count, dtype, mode);
+    if (!b)
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    int r = dev->be->ops->buf_alloc(b);
+    if (r != 0) {
+        free(b);
+        return r;
+    }
+    *out = b;
+    return 0;
+}
+
+HK_API void hk_mmap_options_defaults(hk_mmap_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+static void unmap(hkc_mapping *m)
+{
+    if (m->base && m->map_bytes)
+        munmap(m->base, m->map_bytes);
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m->path);
+    m->base = NULL;
+    m->fd = -1;
+    m->path = NULL;
+}
+
+HK_API int hk_buffer_mmap(hk_context *ctx, const char *path, hk_dtype dtype,
+                          const hk_mmap_options *o, hk_buffer **out)
+{
+    hk_mmap_options defaults;
+    if (!o) {
+        hk_mmap_options_defaults(&defaults);
+        o = &defaults;
+    }
+    if (!ctx || !out || !path)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_mmap: context, path or out is NULL");
+    *out = NULL;
+    if (!hk_dtype_name(dtype))
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_mmap: invalid dtype %d", (int)dtype);
+    long page = sysconf(_SC_PAGESIZE);
+    if (o->offset % (uint64_t)page)
+        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': offset %llu is not a multiple of the page size (%ld)",
+                        path, (unsigned long long)o->offset, page);
+    int flags = (o->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | (o->writable && o->create ? O_CREAT : 0);
+    int fd = open(path, flags, 0644);
+    if (fd < 0)
+        return hkc_fail(ctx, HK_EIO, "mmap '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return hkc_fail(ctx, HK_EIO, "mmap '%s': not a regular file", path);
+    }
+    uint64_t fsize = (uint64_t)st.st_size;
+    uint64_t length = o->length;
+    if (o->writable && o->create && length && o->offset + length > fsize) {
+        if (ftruncate(fd, (off_t)(o->offset + length)) != 0) {
+            int e = errno;
+            close(fd);
+            return hkc_fail(ctx, HK_EIO, "mmap '%s': cannot extend to %llu bytes: %s", path,
+                            (unsigned long long)(o->offset + length), strerror(e));
+        }
+        fsize = o->offset + length;
+    }
+    if (o->offset > fsize) {
+        close(fd);
+        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': offset %llu is past the end of the file (%llu bytes)",
+                        path, (unsigned long long)o->offset, (unsigned long long)fsize);
+    }
+    if (!length)
+        length = fsize - o->offset;
+    if (o->offset + length > fsize) {
+        close(fd);
+        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': offset %llu + length %llu is past the end of the file (%llu bytes)",
+                        path, (unsigned long long)o->offset, (unsigned long long)length,
+                        (unsigned long long)fsize);
+    }
+    size_t esize = hk_dtype_size(dtype);
+    if (length % esize) {
+        close(fd);
+        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': %llu bytes is not a whole number of %s elements",
+                        path, (unsigned long long)length, hk_dtype_name(dtype));
+    }
+    hk_buffer *b = new_buffer(ctx, (size_t)(length / esize), dtype, HK_MEM_MMAP);
+    if (!b) {
+        close(fd);
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    }
+    b->map.fd = fd;
+    b->map.writable = o->writable;
+    b->map.path = strdup(path);
+    b->map.map_bytes = length ? (size_t)length : (size_t)page;
+    int prot = PROT_READ | (o->writable ? PROT_WRITE : 0);
+    void *p = length ? mmap(NULL, (size_t)length, prot, MAP_SHARED, fd, (off_t)o->offset)
+                     : mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        int e = errno;
+        b->map.base = NULL;
+        unmap(&b->map);
+        free(b);
+        return hkc_fail(ctx, HK_EIO, "mmap '%s': %s", path, strerror(e));
+    }
+    b->map.base = p;
+    b->hptr = p;
+    b->kptr = p;
+    hkc_device *dev = hkc_current_device(ctx);
+    if (dev->be->ops->buf_register) {
+        int r = dev->be->ops->buf_register(b);
+        if (r != 0) {
+            unmap(&b->map);
+            free(b);
+            return r;
+        }
+    }
+    *out = b;
+    return 0;
+}
+
+HK_API int hk_buffer_sync(hk_buffer *b)
+{
+    int r = check_buffer(b, "hk_buffer_sync");
+    if (r)
+        return r;
+    if (b->mode != HK_MEM_MMAP || !b->map.writable || !b->bytes)
+        return 0;
+    hkc_device *dev = b->dev;
+    r = dev->be->ops->synchronize(dev->be, dev->index);
+    if (r)
+        return r;
+    if (msync(b->map.base, b->map.map_bytes, MS_SYNC) != 0)
+        return hkc_fail(b->ctx, HK_EIO, "writing '%s' back: %s", b->map.path, strerror(errno));
+    return 0;
+}
+
+HK_API int hk_buffer_free(hk_buffer *b)
+{
+    if (!b)
+        return 0;
+    int r = 0;
+    const hkc_backend_ops *ops = b->dev->be->ops;
+    if (b->mode == HK_MEM_MMAP) {
+        r = hk_buffer_sync(b);
+        if (ops->buf_unregister)
+            ops->buf_unregister(b);
+        unmap(&b->map);
+    } else {
+        ops->buf_free(b);
+    }
+    free(b);
+    return r;
+}
+
+HK_API hk_dtype hk_buffer_dtype(const hk_buffer *b) { return b->dtype; }
+HK_API size_t hk_buffer_length(const hk_buffer *b) { return b->count; }
+HK_API size_t hk_buffer_bytes(const hk_buffer *b) { return b->bytes; }
+HK_API hk_mem_mode hk_buffer_mode(const hk_buffer *b) { return b->mode; }
+HK_API int hk_buffer_device(const hk_buffer *b) { return b->device; }
+HK_API void *hk_buffer_host_ptr(hk_buffer *b) { return b->hptr; }
+
+static int check_range(const hk_buffer *b, size_t offset, size_t bytes, const char *fn)
+{
+    if (offset > b->bytes || bytes > b->bytes - offset)
+        return hkc_fail(b->ctx, HK_EINVAL,
+                        "%s: bytes [%zu, %zu) are outside the buffer (%zu bytes)", fn, offset,
+                        offset + bytes, b->bytes);
+    return 0;
+}
+
+static int check_writable(const hk_buffer *b, const char *fn)
+{
+    if (b->mode == HK_MEM_MMAP && !b->map.writable)
+        return hkc_fail(b->ctx, HK_EINVAL, "%s: '%s' is mapped read-only (map it with write to change it)",
+                        fn, b->map.path);
+    return 0;
+}
+
+HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    int r = check_buffer(b, "hk_buffer_upload");
+    if (!r && bytes && !src)
+        r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_upload: source is NULL");
+    if (!r)
+        r = check_range(b, offset, bytes, "hk_buffer_upload");
+    if (!r)
+        r = check_writable(b, "hk_buffer_upload");
+    if (r || !bytes)
+        return r;
+    return b->dev->be->ops->buf_upload(b, offset, src, bytes);
+}
+
+HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
+{
+    int r = check_buffer(b, "hk_buffer_download");
+    if (!r && bytes && !dst)
+        r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_download: destination is NULL");
+    if (!r)
+        r = check_range(b, offset, bytes, "hk_buffer_download");
+    if (r || !bytes)
+        return r;
+    return b->dev->be->ops->buf_download(b, offset, dst, bytes);
+}
+
+HK_API int hk_buffer_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                          size_t bytes)
+{
+    int r = check_buffer(dst, "hk_buffer_copy");
+    if (!r)
+        r = check_buffer(src, "hk_buffer_copy");
+    if (!r && dst->dev != src->dev)
+        r = hkc_fail(dst->ctx, HK_EINVAL, "hk_buffer_copy: buffers are on different devices (%d and %d)",
+                     dst->device, src->device);
+    if (!r)
+        r = check_range(dst, dst_offset, bytes, "hk_buffer_copy (destination)");
+    if (!r)
+        r = check_range(src, src_offset, bytes, "hk_buffer_copy (source)");
+    if (!r)
+        r = check_writable(dst, "hk_buffer_copy");
+    if (r || !bytes)
+        return r;
+    return dst->dev->be->ops->buf_copy(dst, dst_offset, src, src_offset, bytes);
+}
+
+HK_API int hk_buffer_fill(hk_buffer *b, const void *value)
+{
+    int r = check_buffer(b, "hk_buffer_fill");
+    if (!r && !value)
+        r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_fill: value is NULL");
+    if (!r)
+        r = check_writable(b, "hk_buffer_fill");
+    if (r || !b->bytes)
+        return r;
+    return b->dev->be->ops->buf_fill(b, value);
+}

@@ -1,0 +1,291 @@
+/* Context: probes the backends, lists their devices, selects one, and owns
+ * the compile cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Backends this build knows, in selection order. A backend that was not built
+ * is still listed, so `hipkit info` can say why it is absent. */
+typedef struct backend_slot {
+    const char *name;
+    const hkc_backend_ops *ops; /* NULL: not built */
+} backend_slot;
+
+static const backend_slot backend_slots[] = {
+    {"hip", NULL},
+    {"cuda", NULL},
+    {"host", &hkc_backend_host},
+};
+#define NSLOTS ((int)(sizeof backend_slots / sizeof backend_slots[0]))
+
+/* Names of the backends that were not built; ops tables only exist for built
+ * ones, so these carry just a name for hk_backend_get. */
+static const hkc_backend_ops unbuilt_ops[NSLOTS] = {
+    {.name = "hip"}, {.name = "cuda"}, {.name = "host"},
+};
+
+HK_API void hk_context_options_defaults(hk_context_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->device = -1;
+}
+
+static void probe_all(hk_context *ctx)
+{
+    for (int i = 0; i < NSLOTS; i++) {
+        hkc_backend *be = &ctx->backends[ctx->nbackends++];
+        be->ctx = ctx;
+        hkc_strbuf_init(&be->reason);
+        if (!backend_slots[i].ops) {
+            be->ops = &unbuilt_ops[i];
+            hkc_strbuf_printf(&be->reason, "this hipkit was built without the %s backend",
+                              backend_slots[i].name);
+            continue;
+        }
+        be->ops = backend_slots[i].ops;
+        int n = be->ops->probe(be, &be->reason);
+        be->ndev = n > 0 ? n : 0;
+        if (n <= 0 && !be->reason.len)
+            hkc_strbuf_puts(&be->reason, "no devices");
+    }
+}
+
+static int list_devices(hk_context *ctx)
+{
+    int total = 0;
+    for (int i = 0; i < ctx->nbackends; i++)
+        total += ctx->backends[i].ndev;
+    ctx->devices = calloc(total ? (size_t)total : 1, sizeof *ctx->devices);
+    if (!ctx->devices)
+        return HK_ENOMEM;
+    for (int i = 0; i < ctx->nbackends; i++) {
+        hkc_backend *be = &ctx->backends[i];
+        be->first_device = ctx->ndevices;
+        for (int d = 0; d < be->ndev; d++) {
+            hkc_device *dev = &ctx->devices[ctx->ndevices];
+            dev->be = be;
+            dev->index = d;
+            if (be->ops->device_info(be, d, &dev->info) != 0)
+                continue;
+            dev->info.backend = be->ops->name;
+            dev->info.index = d;
+            ctx->ndevices++;
+        }
+    }
+    return 0;
+}
+
+static hkc_backend *find_backend(hk_context *ctx, const char *name)
+{
+    for (int i = 0; i < ctx->nbackends; i++)
+        if (!strcmp(ctx->backends[i].ops->name, name))
+            return &ctx->backends[i];
+    return NULL;
+}
+
+static void list_backend_names(hk_context *ctx, hkc_strbuf *s)
+{
+    for (int i = 0; i < ctx->nbackends; i++)
+        hkc_strbuf_printf(s, "%s%s", i ? ", " : "", ctx->backends[i].ops->name);
+}
+
+/* Picks the device from the options and the environment. */
+static int select_initial(hk_context *ctx, const hk_context_options *o)
+{
+    const char *want = o->backend && *o->backend ? o->backend : getenv("HIPKIT_BACKEND");
+    const char *devenv = getenv("HIPKIT_DEVICE");
+    int devidx = o->device >= 0 ? o->device : (devenv && *devenv ? atoi(devenv) : 0);
+    if (want && *want) {
+        hkc_backend *be = find_backend(ctx, want);
+        if (!be) {
+            hkc_strbuf s;
+            hkc_strbuf_init(&s);
+            list_backend_names(ctx, &s);
+            int r = hkc_fail(NULL, HK_EUNAVAIL, "unknown backend '%s' (known: %s)", want, s.data);
+            hkc_strbuf_free(&s);
+            return r;
+        }
+        if (!be->ndev)
+            return hkc_fail(NULL, HK_EUNAVAIL, "backend '%s' is unavailable: %s", want,
+                            be->reason.data);
+        if (devidx < 0 || devidx >= be->ndev)
+            return hkc_fail(NULL, HK_ENODEV, "backend '%s' has %d device(s); device %d does not exist",
+                            want, be->ndev, devidx);
+        ctx->current = be->first_device + devidx;
+        return 0;
+    }
+    if (!ctx->ndevices)
+        return hkc_fail(NULL, HK_EUNAVAIL, "no backend has a usable device");
+    /* Best present: the first backend with devices, in selection order. */
+    hkc_backend *be = ctx->devices[0].be;
+    if (devidx < 0 || devidx >= be->ndev)
+        return hkc_fail(NULL, HK_ENODEV, "backend '%s' has %d device(s); device %d does not exist",
+                        be->ops->name, be->ndev, devidx);
+    ctx->current = be->first_device + devidx;
+    return 0;
+}
+
+HK_API int hk_context_create(const hk_context_options *o, hk_context **out)
+{
+    hk_context_options defaults;
+    if (!o) {
+        hk_context_options_defaults(&defaults);
+        o = &defaults;
+    }
+    if (!out)
+        return hkc_fail(NULL, HK_EINVAL, "hk_context_create: out is NULL");
+    *out = NULL;
+    hk_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return hkc_fail(NULL, HK_ENOMEM, "out of memory creating a context");
+    ctx->quiet = o->quiet;
+    hkc_errkey_create(ctx);
+    probe_all(ctx);
+    int r = list_devices(ctx);
+    if (r == 0)
+        r = select_initial(ctx, o);
+    if (r != 0)
+        goto fail;
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    ctx->cache = hkc_cache_open(&warn);
+    if (warn.len)
+        hkc_warn(ctx, "%s", warn.data);
+    hkc_strbuf_free(&warn);
+    if (!ctx->cache) {
+        r = hkc_fail(NULL, HK_ENOMEM, "out of memory opening the compile cache");
+        goto fail;
+    }
+    *out = ctx;
+    return 0;
+fail:
+    hk_context_destroy(ctx);
+    return r;
+}
+
+HK_API void hk_context_destroy(hk_context *ctx)
+{
+    if (!ctx)
+        return;
+    hkc_module_table_clear(ctx);
+    if (ctx->cache)
+        hkc_cache_close(ctx->cache);
+    for (int i = 0; i < ctx->nbackends; i++) {
+        hkc_backend *be = &ctx->backends[i];
+        if (be->ops->destroy && be->impl)
+            be->ops->destroy(be);
+        hkc_strbuf_free(&be->reason);
+    }
+    free(ctx->devices);
+    hkc_errkey_delete(ctx);
+    free(ctx);
+}
+
+HK_API int hk_backend_count(const hk_context *ctx) { return ctx->nbackends; }
+
+HK_API int hk_backend_get(const hk_context *ctx, int i, hk_backend_info *out)
+{
+    if (i < 0 || i >= ctx->nbackends)
+        return hkc_fail(ctx, HK_EINVAL, "backend index %d out of range [0, %d)", i, ctx->nbackends);
+    const hkc_backend *be = &ctx->backends[i];
+    out->name = be->ops->name;
+    out->available = be->ndev > 0;
+    out->reason = be->ndev > 0 ? "" : be->reason.data;
+    out->toolchain = be->ndev > 0 && be->ops->toolchain
+                         ? be->ops->toolchain((hkc_backend *)be) : "";
+    out->device_count = be->ndev;
+    return 0;
+}
+
+HK_API int hk_device_count(const hk_context *ctx) { return ctx->ndevices; }
+
+HK_API int hk_device_get(const hk_context *ctx, int i, hk_device_info *out)
+{
+    if (i < 0 || i >= ctx->ndevices)
+        return hkc_fail(ctx, HK_ENODEV, "device %d does not exist (there are %d)", i, ctx->ndevices);
+    *out = ctx->devices[i].info;
+    return 0;
+}
+
+HK_API int hk_device_find(const hk_context *ctx, const char *spec)
+{
+    if (!spec || !*spec)
+        return hkc_fail(ctx, HK_ENODEV, "empty device name");
+    char *end;
+    long n = strtol(spec, &end, 10);
+    if (*end == 0) {
+        if (n < 0 || n >= ctx->ndevices)
+            return hkc_fail(ctx, HK_ENODEV, "device %ld does not exist (there are %d)", n, ctx->ndevices);
+        return (int)n;
+    }
+    const char *colon = strchr(spec, ':');
+    size_t blen = colon ? (size_t)(colon - spec) : strlen(spec);
+    long idx = 0;
+    if (colon) {
+        idx = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || *end)
+            return hkc_fail(ctx, HK_ENODEV, "bad device name '%s' (expected BACKEND[:N])", spec);
+    }
+    for (int i = 0; i < ctx->ndevices; i++) {
+        const hkc_device *d = &ctx->devices[i];
+        if (strlen(d->be->ops->name) == blen && !strncmp(d->be->ops->name, spec, blen) &&
+            d->index == idx)
+            return i;
+    }
+    return hkc_fail(ctx, HK_ENODEV, "no device '%s'", spec);
+}
+
+HK_API int hk_device_select(hk_context *ctx, int i)
+{
+    if (i < 0 || i >= ctx->ndevices)
+        return hkc_fail(ctx, HK_ENODEV, "device %d does not exist (there are %d)", i, ctx->ndevices);
+    ctx->current = i;
+    return 0;
+}
+
+HK_API int hk_device_current(const hk_context *ctx) { return ctx->current; }
+
+HK_API int hk_synchronize(hk_context *ctx)
+{
+    hkc_device *d = hkc_current_device(ctx);
+    return d->be->ops->synchronize(d->be, d->index);
+}
+
+HK_API int hk_cache_get_stats(hk_context *ctx, hk_cache_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->dir, sizeof out->dir, "%s", hkc_cache_dir(ctx->cache));
+    out->mode = hkc_cache_mode_name(hkc_cache_mode_get(ctx->cache));
+    hkc_cache_usage u;
+    if (hkc_cache_usage_get(ctx->cache, &u) == 0) {
+        out->entries = u.entries;
+        out->bytes = u.bytes;
+        out->max_bytes = u.max_bytes;
+    }
+    return 0;
+}
+
+HK_API int hk_cache_clear(hk_context *ctx)
+{
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = hkc_cache_clear(ctx->cache, &err);
+    if (r != 0)
+        hkc_fail(ctx, r, "%s", err.data);
+    hkc_strbuf_free(&err);
+    return r;
+}
+
+HK_API int hk_cache_prune(hk_context *ctx, uint64_t max_bytes)
+{
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = hkc_cache_prune(ctx->cache, max_bytes, &err);
+    if (r != 0)
+        hkc_fail(ctx, r, "%s", err.data);
+    hkc_strbuf_free(&err);
+    return r;
+}

@@ -1,0 +1,135 @@
+/* Core structures shared by the files of src/core and the backends. */
+#ifndef HKC_INTERNAL_H
+#define HKC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "hipkit/hipkit.h"
+#include "backend.h"
+#include "cache.h"
+#include "signature.h"
+#include "strbuf.h"
+
+#define HKC_MAX_BACKENDS 4
+
+struct hkc_backend {
+    const hkc_backend_ops *ops;
+    hk_context *ctx;
+    void *impl;
+    int ndev;
+    int first_device; /* index of its device 0 in ctx->devices */
+    hkc_strbuf reason;
+};
+
+typedef struct hkc_device {
+    hkc_backend *be;
+    int index; /* within the backend */
+    hk_device_info info;
+} hkc_device;
+
+typedef struct hkc_modentry hkc_modentry;
+
+struct hk_context {
+    hkc_backend backends[HKC_MAX_BACKENDS];
+    int nbackends;
+    hkc_device *devices;
+    int ndevices;
+    int current;
+    int quiet;
+    pthread_key_t errkey;
+    hkc_cache *cache;
+    hkc_modentry *modules; /* in-memory table of loaded code, by key */
+};
+
+typedef struct hkc_mapping {
+    char *path;
+    int fd;
+    void *base;       /* page-aligned start of the mapping */
+    size_t map_bytes; /* length of the mapping */
+    int writable;
+} hkc_mapping;
+
+struct hk_buffer {
+    hk_context *ctx;
+    hkc_device *dev;
+    int device; /* index in ctx->devices */
+    hk_dtype dtype;
+    hk_mem_mode mode;
+    size_t count, bytes;
+    void *kptr; /* address kernels use */
+    void *hptr; /* host view or NULL */
+    void *impl;
+    hkc_mapping map; /* mmap mode */
+};
+
+/* A loaded backend module, shared by every hk_module made from the same key
+ * in one context (the in-memory table). */
+struct hkc_modentry {
+    hkc_modentry *next;
+    hkc_cache_key key;
+    int has_key;
+    int refs;
+    hkc_device *dev;
+    void *bmod;
+    hkc_kernel_meta *metas;
+    int nmetas;
+    hkc_source_kernel *src_kernels; /* from the source, when compiled */
+    int nsrc_kernels;
+};
+
+struct hk_module {
+    hk_context *ctx;
+    hkc_modentry *entry;
+    char *name;
+    hk_code_origin origin;
+    double compile_ms;
+    hk_kernel **kernels; /* looked up so far, freed with the module */
+    int nkernels;
+};
+
+struct hk_kernel {
+    hk_module *m;
+    char *name;
+    void *bfn;
+    int user_sig; /* signature given by the caller, not the module */
+    hkc_signature sig;
+    hk_kernel_info info;
+};
+
+struct hk_event {
+    hk_context *ctx;
+    hkc_device *dev;
+    void *impl;
+};
+
+/* Errors: set the detail message of the calling thread for ctx (NULL: the
+ * context-less one) and return code. */
+int hkc_fail(const hk_context *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int hkc_vfail(const hk_context *ctx, int code, const char *fmt, va_list ap);
+void hkc_errkey_create(hk_context *ctx);
+void hkc_errkey_delete(hk_context *ctx);
+/* A warning: to stderr unless ctx->quiet. */
+void hkc_warn(const hk_context *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* dtype helpers (dtype.c) */
+uint16_t hkc_f32_to_f16(float f);
+float hkc_f16_to_f32(uint16_t h);
+uint16_t hkc_f32_to_bf16(float f);
+float hkc_bf16_to_f32(uint16_t h);
+
+static inline hkc_device *hkc_current_device(const hk_context *ctx)
+{
+    return &ctx->devices[ctx->current];
+}
+
+/* Unloads every module of the in-memory table (context teardown). */
+void hkc_module_table_clear(hk_context *ctx);
+
+/* Milliseconds on a monotonic clock. */
+double hkc_now_ms(void);
+
+#endif

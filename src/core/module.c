@@ -1,0 +1,573 @@
+/* The compile pipeline: source -> (memory table | disk cache | JIT) -> loaded
+ * module, and the lookup of kernels with their signatures. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+HK_API void hk_compile_options_defaults(hk_compile_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+/* ------------------------------------------------------------ includes */
+
+/* The user headers a source pulls in: their text goes into the cache key (so
+ * editing a header recompiles) and into the barrier scan. Headers not found in
+ * the given folders are system or hipkit headers, covered by the toolchain
+ * identity. */
+typedef struct include_set {
+    hkc_strbuf text;  /* every header's contents, concatenated */
+    hkc_strbuf paths; /* "path\n" per header, to avoid reading one twice */
+    int count;
+} include_set;
+
+#define MAX_INCLUDES 256
+
+static int seen_path(include_set *inc, const char *path)
+{
+    size_t n = strlen(path);
+    const char *p = inc->paths.data;
+    while ((p = strstr(p, path))) {
+        if ((p == inc->paths.data || p[-1] == '\n') && p[n] == '\n')
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+static void gather_includes(include_set *inc, const char *text, const char *const *dirs, int ndirs,
+                            int depth)
+{
+    if (depth > 32)
+        return;
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '#')
+            continue;
+        p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "include", 7))
+            continue;
+        p += 7;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        char close = *p == '"' ? '"' : *p == '<' ? '>' : 0;
+        if (!close)
+            continue;
+        const char *start = p + 1, *end = strchr(start, close);
+        const char *eol = strchr(start, '\n');
+        if (!end || (eol && end > eol) || end - start > 1000)
+            continue;
+        char rel[1024];
+        memcpy(rel, start, (size_t)(end - start));
+        rel[end - start] = 0;
+        for (int d = 0; d < ndirs; d++) {
+            hkc_strbuf path;
+            hkc_strbuf_init(&path);
+            hkc_strbuf_printf(&path, "%s/%s", dirs[d], rel);
+            char *data = NULL;
+            size_t len = 0;
+            int found = !seen_path(inc, path.data) && inc->count < MAX_INCLUDES &&
+                        hkc_read_file(path.data, &data, &len) == 0;
+            if (found) {
+                inc->count++;
+                hkc_strbuf_printf(&inc->paths, "%s\n", path.data);
+                hkc_strbuf_printf(&inc->text, "\n//@%s\n", path.data);
+                hkc_strbuf_append(&inc->text, data, len);
+                gather_includes(inc, data, dirs, ndirs, depth + 1);
+                free(data);
+            }
+            hkc_strbuf_free(&path);
+            if (found)
+                break;
+        }
+    }
+}
+
+/* ------------------------------------------------------ the memory table */
+
+void hkc_module_table_clear(hk_context *ctx)
+{
+    hkc_modentry *e = ctx->modules;
+    while (e) {
+        hkc_modentry *next = e->next;
+        if (e->bmod)
+            e->dev->be->ops->module_unload(e->dev->be, e->bmod);
+        free(e->metas);
+        hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
+        free(e);
+        e = next;
+    }
+    ctx->modules = NULL;
+}
+
+static hkc_modentry *table_find(hk_context *ctx, hkc_device *dev, const hkc_cache_key *key)
+{
+    for (hkc_modentry *e = ctx->modules; e; e = e->next)
+        if (e->has_key && e->dev == dev && !memcmp(e->key.bytes, key->bytes, sizeof key->bytes))
+            return e;
+    return NULL;
+}
+
+/* Loads code into a new table entry (owned by the context from then on). */
+static int entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t size,
+                      hkc_modentry **out)
+{
+    hkc_modentry *e = calloc(1, sizeof *e);
+    if (!e)
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    e->dev = dev;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    const hkc_backend_ops *ops = dev->be->ops;
+    int r = ops->module_load(dev->be, dev->index, code, size, &e->bmod, &err);
+    if (r == 0)
+        r = ops->module_kernels(dev->be, e->bmod, &e->metas, &e->nmetas);
+    if (r != 0) {
+        hkc_fail(ctx, r, "%s", err.len ? err.data : hk_strerror(r));
+        hkc_strbuf_free(&err);
+        if (e->bmod)
+            ops->module_unload(dev->be, e->bmod);
+        free(e->metas);
+        free(e);
+        return r;
+    }
+    hkc_strbuf_free(&err);
+    e->next = ctx->modules;
+    ctx->modules = e;
+    *out = e;
+    return 0;
+}
+
+static int new_module(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
+                      double ms, hk_module **out)
+{
+    hk_module *m = calloc(1, sizeof *m);
+    if (!m || !(m->name = strdup(name))) {
+        free(m);
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    }
+    m->ctx = ctx;
+    m->entry = e;
+    m->origin = origin;
+    m->compile_ms = ms;
+    e->refs++;
+    *out = m;
+    return 0;
+}
+
+/* -------------------------------------------------------------- compile */
+
+static void sanitize_name(const char *in, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < cap; i++) {
+        char c = in[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || c == '.';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = 0;
+}
+
+HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compile_options *o,
+                             hk_module **out)
+{
+    hk_compile_options defaults;
+    if (!o) {
+        hk_compile_options_defaults(&defaults);
+        o = &defaults;
+    }
+    if (!ctx || !source || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_module_compile: context, source or out is NULL");
+    *out = NULL;
+    double t0 = hkc_now_ms();
+    const char *name = o->name && *o->name ? o->name : "module";
+    hkc_device *dev = hkc_current_device(ctx);
+    hkc_backend *be = dev->be;
+
+    const char **flags = NULL;
+    hkc_source_kernel *kernels = NULL;
+    int nkernels = 0, r = 0;
+    void *code = NULL;
+    size_t code_size = 0;
+    include_set inc = {0};
+    hkc_strbuf_init(&inc.text);
+    hkc_strbuf_init(&inc.paths);
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+
+    /* Flags as the backend sees them: the user's, then defines, then folders. */
+    int nflags = o->nflags + o->ndefines + o->ninclude_dirs;
+    flags = calloc((size_t)nflags + 1, sizeof *flags);
+    char **owned = calloc((size_t)nflags + 1, sizeof *owned);
+    if (!flags || !owned) {
+        r = hkc_fail(ctx, HK_ENOMEM, "out of memory");
+        goto done;
+    }
+    int nf = 0;
+    for (int i = 0; i < o->nflags; i++)
+        flags[nf++] = o->flags[i];
+    for (int i = 0; i < o->ndefines; i++) {
+        hkc_strbuf s;
+        hkc_strbuf_init(&s);
+        hkc_strbuf_printf(&s, "-D%s", o->defines[i]);
+        owned[nf] = hkc_strbuf_take(&s);
+        flags[nf] = owned[nf];
+        nf++;
+    }
+    for (int i = 0; i < o->ninclude_dirs; i++) {
+        hkc_strbuf s;
+        hkc_strbuf_init(&s);
+        hkc_strbuf_printf(&s, "-I%s", o->include_dirs[i]);
+        owned[nf] = hkc_strbuf_take(&s);
+        flags[nf] = owned[nf];
+        nf++;
+    }
+
+    gather_includes(&inc, source, o->include_dirs, o->ninclude_dirs, 0);
+
+    r = hkc_source_scan(source, inc.text.data, &kernels, &nkernels, &msg);
+    if (r != 0) {
+        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", name, msg.data);
+        goto done;
+    }
+
+    const char *toolchain = be->ops->toolchain(be);
+    hkc_key_builder *kb = hkc_key_begin();
+    if (!kb) {
+        r = hkc_fail(ctx, HK_ENOMEM, "out of memory");
+        goto done;
+    }
+    uint32_t fmt = HK_CACHE_FORMAT_VERSION;
+    hkc_key_add(kb, "format", &fmt, sizeof fmt);
+    hkc_key_add_str(kb, "backend", be->ops->name);
+    hkc_key_add_str(kb, "target", dev->info.target);
+    hkc_key_add_str(kb, "toolchain", toolchain);
+    for (int i = 0; i < nf; i++)
+        hkc_key_add_str(kb, "flag", flags[i]);
+    hkc_key_add_str(kb, "name", name);
+    hkc_key_add_str(kb, "source", source);
+    hkc_key_add_str(kb, "includes", inc.text.data);
+    hkc_cache_key key = hkc_key_end(kb);
+
+    hkc_modentry *e = table_find(ctx, dev, &key);
+    if (e) {
+        r = new_module(ctx, e, name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
+        goto done;
+    }
+
+    char sub[512], safe_name[128];
+    hkc_strbuf subs;
+    hkc_strbuf_init(&subs);
+    hkc_strbuf_printf(&subs, "%s-%s-%s", be->ops->name, dev->info.target, toolchain);
+    snprintf(sub, sizeof sub, "%s", subs.data);
+    hkc_strbuf_free(&subs);
+    sanitize_name(name, safe_name, sizeof safe_name);
+    hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = be->ops->code_ext, .key = key};
+
+    hk_code_origin origin = HK_ORIGIN_JIT;
+    if (!o->no_cache && hkc_cache_get(ctx->cache, &id, &code, &code_size, &msg)) {
+        origin = HK_ORIGIN_CACHE;
+    } else {
+        if (msg.len)
+            hkc_warn(ctx, "%s", msg.data);
+        hkc_strbuf_clear(&msg);
+        hkc_compile_job job = {
+            .name = name, .source = source, .flags = flags, .nflags = nf,
+            .kernels = kernels, .nkernels = nkernels,
+        };
+        r = be->ops->compile(be, dev->index, &job, &code, &code_size, &msg);
+        if (r != 0) {
+            r = hkc_fail(ctx, r, "%s", msg.data);
+            goto done;
+        }
+        if (msg.len) /* warnings from the compiler: keep them visible */
+            hkc_warn(ctx, "%s: compiler said:\n%s", name, msg.data);
+        hkc_strbuf_clear(&msg);
+        if (!o->no_cache) {
+            hkc_cache_put(ctx->cache, &id, code, code_size, &msg);
+            if (msg.len)
+                hkc_warn(ctx, "%s", msg.data);
+        }
+    }
+
+    r = entry_load(ctx, dev, code, code_size, &e);
+    if (r != 0)
+        goto done;
+    e->key = key;
+    e->has_key = 1;
+    e->src_kernels = kernels;
+    e->nsrc_kernels = nkernels;
+    kernels = NULL;
+    nkernels = 0;
+    r = new_module(ctx, e, name, origin, hkc_now_ms() - t0, out);
+
+done:
+    if (owned)
+        for (int i = 0; i < nflags; i++)
+            free(owned[i]);
+    free(owned);
+    free(flags);
+    free(code);
+    hkc_source_kernels_free(kernels, nkernels);
+    hkc_strbuf_free(&inc.text);
+    hkc_strbuf_free(&inc.paths);
+    hkc_strbuf_free(&msg);
+    return r;
+}
+
+/* ----------------------------------------------------------------- load */
+
+HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, const char *name,
+                                hk_module **out)
+{
+    if (!ctx || !data || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_module_load_bytes: context, data or out is NULL");
+    *out = NULL;
+    double t0 = hkc_now_ms();
+    hkc_modentry *e;
+    int r = entry_load(ctx, hkc_current_device(ctx), data, size, &e);
+    if (r != 0)
+        return r;
+    return new_module(ctx, e, name && *name ? name : "module", HK_ORIGIN_FILE, hkc_now_ms() - t0, out);
+}
+
+HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **out)
+{
+    if (!ctx || !path || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_module_load_file: context, path or out is NULL");
+    *out = NULL;
+    char *data;
+    size_t size;
+    int e = hkc_read_file(path, &data, &size);
+    if (e)
+        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, strerror(-e));
+    const char *base = strrchr(path, '/');
+    int r = hk_module_load_bytes(ctx, data, size, base ? base + 1 : path, out);
+    if (r != 0)
+        hkc_fail(ctx, r, "'%s': %s", path, hk_errmsg(ctx));
+    free(data);
+    return r;
+}
+
+static void kernel_free(hk_kernel *k)
+{
+    hkc_signature_free(&k->sig);
+    free(k->name);
+    free(k);
+}
+
+HK_API void hk_module_free(hk_module *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nkernels; i++)
+        kernel_free(m->kernels[i]);
+    free(m->kernels);
+    m->entry->refs--;
+    free(m->name);
+    free(m);
+}
+
+HK_API const char *hk_module_name(const hk_module *m) { return m->name; }
+HK_API int hk_module_kernel_count(const hk_module *m) { return m->entry->nmetas; }
+
+HK_API const char *hk_module_kernel_name(const hk_module *m, int i)
+{
+    return i >= 0 && i < m->entry->nmetas ? m->entry->metas[i].name : NULL;
+}
+
+/* -------------------------------------------------------------- kernels */
+
+static const hkc_kernel_meta *find_meta(const hkc_modentry *e, const char *name)
+{
+    for (int i = 0; i < e->nmetas; i++)
+        if (!strcmp(e->metas[i].name, name))
+            return &e->metas[i];
+    return NULL;
+}
+
+static const hkc_source_kernel *find_src(const hkc_modentry *e, const char *name)
+{
+    for (int i = 0; i < e->nsrc_kernels; i++)
+        if (!strcmp(e->src_kernels[i].name, name))
+            return &e->src_kernels[i];
+    return NULL;
+}
+
+/* A signature must agree with what the code object says of its parameters:
+ * a wrong one would pack arguments the kernel reads differently. */
+static int cross_check(hk_module *m, const char *name, const hkc_signature *sig,
+                       const hkc_kernel_meta *meta)
+{
+    if (meta->nparams < 0)
+        return 0;
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_signature_format(sig, &s);
+    int r = 0;
+    if (meta->nparams != sig->count) {
+        r = hkc_fail(m->ctx, HK_EARG, "kernel %s: the signature %s has %d parameters, the code object %d",
+                     name, s.data, sig->count, meta->nparams);
+        goto done;
+    }
+    for (int i = 0; i < sig->count; i++) {
+        const hkc_param *p = &sig->params[i];
+        if (p->size != meta->param_size[i] || p->align != meta->param_align[i]) {
+            r = hkc_fail(m->ctx, HK_EARG,
+                         "kernel %s: parameter %d '%s' (%s) is %u bytes aligned to %u in the signature, "
+                         "but %u bytes aligned to %u in the code object",
+                         name, i + 1, p->name, p->type, p->size, p->align, meta->param_size[i],
+                         meta->param_align[i]);
+            goto done;
+        }
+    }
+done:
+    hkc_strbuf_free(&s);
+    return r;
+}
+
+static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_kernel **out)
+{
+    if (!m || !name || !out)
+        return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "kernel lookup: module, name or out is NULL");
+    *out = NULL;
+    hk_context *ctx = m->ctx;
+    hkc_modentry *e = m->entry;
+    const hkc_kernel_meta *meta = find_meta(e, name);
+    if (!meta) {
+        hkc_strbuf s;
+        hkc_strbuf_init(&s);
+        for (int i = 0; i < e->nmetas; i++)
+            hkc_strbuf_printf(&s, "%s%s", i ? ", " : "", e->metas[i].name);
+        int r = hkc_fail(ctx, HK_ENOTFOUND, "module '%s' has no kernel '%s' (it has: %s)", m->name,
+                         name, e->nmetas ? s.data : "none");
+        hkc_strbuf_free(&s);
+        return r;
+    }
+    /* Already looked up with the same (absent) signature: reuse it. */
+    if (!sigtext)
+        for (int i = 0; i < m->nkernels; i++)
+            if (!m->kernels[i]->user_sig && !strcmp(m->kernels[i]->name, name)) {
+                *out = m->kernels[i];
+                return 0;
+            }
+
+    hk_kernel *k = calloc(1, sizeof *k);
+    hk_kernel **grown = realloc(m->kernels, (size_t)(m->nkernels + 1) * sizeof *grown);
+    if (!k || !grown || !(k->name = strdup(name))) {
+        free(k);
+        if (grown)
+            m->kernels = grown;
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    }
+    m->kernels = grown;
+    k->m = m;
+    k->user_sig = sigtext != NULL;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r;
+    if (sigtext) {
+        r = hkc_signature_parse(sigtext, &k->sig, &err);
+        if (r != 0)
+            r = hkc_fail(ctx, HK_EINVAL, "kernel %s: %s", name, err.data);
+    } else {
+        const hkc_source_kernel *sk = find_src(e, name);
+        if (sk)
+            r = hkc_signature_copy(&sk->sig, &k->sig);
+        else
+            r = hkc_fail(ctx, HK_EINVAL,
+                         "kernel %s: the code object does not describe its parameter types; "
+                         "give its signature (hk_module_kernel_sig, or m:kernel(name, sig) in Lua)",
+                         name);
+    }
+    if (r == 0)
+        r = cross_check(m, name, &k->sig, meta);
+    if (r == 0) {
+        const hkc_backend_ops *ops = e->dev->be->ops;
+        memset(&k->info, 0, sizeof k->info);
+        k->info.registers = -1;
+        k->info.static_shared = -1;
+        k->info.local_bytes = -1;
+        k->info.max_threads_per_block = e->dev->info.max_threads_per_block;
+        r = ops->function_get(e->dev->be, e->bmod, name, &k->bfn, &k->info, &err);
+        if (r != 0)
+            r = hkc_fail(ctx, r, "kernel %s: %s", name, err.data);
+    }
+    hkc_strbuf_free(&err);
+    if (r != 0) {
+        kernel_free(k);
+        return r;
+    }
+    k->info.name = k->name;
+    k->info.param_count = k->sig.count;
+    k->info.kernarg_size = k->sig.kernarg_size;
+    k->info.origin = m->origin;
+    k->info.compile_ms = m->compile_ms;
+    k->info.uses_barriers = meta->uses_sync;
+    m->kernels[m->nkernels++] = k;
+    *out = k;
+    return 0;
+}
+
+HK_API int hk_module_kernel(hk_module *m, const char *name, hk_kernel **out)
+{
+    return kernel_get(m, name, NULL, out);
+}
+
+HK_API int hk_module_kernel_sig(hk_module *m, const char *name, const char *signature,
+                                hk_kernel **out)
+{
+    if (!signature)
+        return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "hk_module_kernel_sig: signature is NULL");
+    return kernel_get(m, name, signature, out);
+}
+
+HK_API const char *hk_kernel_name(const hk_kernel *k) { return k->name; }
+
+HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out)
+{
+    *out = k->info;
+    return 0;
+}
+
+HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out)
+{
+    if (i < 0 || i >= k->sig.count)
+        return hkc_fail(k->m->ctx, HK_EINVAL, "kernel %s has %d parameters; %d is out of range",
+                        k->name, k->sig.count, i);
+    const hkc_param *p = &k->sig.params[i];
+    out->name = p->name;
+    out->type = p->type;
+    out->kind = p->kind;
+    out->dtype = p->dtype;
+    out->is_const = p->is_const;
+    out->is_bool = p->is_bool;
+    out->size = p->size;
+    out->align = p->align;
+    out->offset = p->offset;
+    return 0;
+}
+
+HK_API size_t hk_kernel_signature(const hk_kernel *k, char *buf, size_t cap)
+{
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_signature_format(&k->sig, &s);
+    size_t n = s.len;
+    if (cap) {
+        size_t c = n < cap - 1 ? n : cap - 1;
+        memcpy(buf, s.data, c);
+        buf[c] = 0;
+    }
+    hkc_strbuf_free(&s);
+    return n;
+}
