@@ -107,6 +107,7 @@ static void collect(pid_t pid, int idx, run_result *r)
     snprintf(o, sizeof o, "%s/out%d", base, idx);
     snprintf(e, sizeof e, "%s/err%d", base, idx);
     slurp(o, r->out, sizeof r->out);
+    r->out[strcspn(r->out, "\n")] = 0; /* one line, so it can sit in a TAP test name */
     slurp(e, r->err, sizeof r->err);
 }
 

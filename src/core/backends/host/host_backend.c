@@ -380,6 +380,11 @@ static int host_launch(hk_kernel *k, const hk_launch_config *cfg, const void *ke
     L.describe_ctx = h;
     pthread_mutex_init(&L.msg_lock, NULL);
     int want = L.nblocks < (uint64_t)h->nthreads ? (int)L.nblocks : h->nthreads;
+    /* About 16 chunks per thread: few trips to the shared counter, and still
+     * room to even out blocks of unequal cost. */
+    L.chunk = L.nblocks / ((uint64_t)want * 16);
+    if (L.chunk < 1)
+        L.chunk = 1;
     if (want <= 1)
         hkc_host_exec_blocks(&L);
     else

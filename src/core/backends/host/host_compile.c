@@ -292,6 +292,11 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     argv[a++] = "-shared";
     argv[a++] = "-fvisibility=hidden";
     argv[a++] = "-Wl,-Bsymbolic";
+    /* Device code has neither exceptions nor RTTI; without them the module
+     * needs no libstdc++, whose loading would cost a cache hit a millisecond. */
+    argv[a++] = "-fno-exceptions";
+    argv[a++] = "-fno-rtti";
+    argv[a++] = "-Wl,--as-needed";
     argv[a++] = "-pthread";
     argv[a++] = inc;
     for (int i = 0; i < job->nflags; i++)

@@ -326,18 +326,34 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
                      L->desc->name, hkc_fault_describe(w->fault.signo), w->fault.addr,
                      addr[0] ? " " : "", addr, where);
         } else {
-            snprintf(L->msg, sizeof L->msg, "kernel %s failed in %s: %s", L->desc->name, where,
-                     w->fail_msg);
+            /* the module's message says where: it knows the thread */
+            snprintf(L->msg, sizeof L->msg, "kernel %s failed: %s", L->desc->name, w->fail_msg);
         }
     }
     pthread_mutex_unlock(&L->msg_lock);
     atomic_store(&L->failed, 1);
 }
 
+/* Runs w->block; a fault or rt->fail inside it jumps back here. Kept apart
+ * so no local of the block loop lives across the jump. */
+static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w)
+{
+    w->fault.signo = 0;
+    if (sigsetjmp(w->fault.jmp, 0) == 0) {
+        w->fault.armed = 1;
+        L->desc->run_block(&runtime_table, &w->block, L->kernarg);
+        w->fault.armed = 0;
+        return 0;
+    }
+    if (w->fault.signo > 0)
+        hkc_fault_recovered();
+    return -1;
+}
+
 void hkc_host_exec_blocks(void *arg)
 {
     hkc_host_launch *L = arg;
-    worker *volatile w = worker_get(); /* survives the jump back from a fault */
+    worker *w = worker_get();
     if (!w) {
         pthread_mutex_lock(&L->msg_lock);
         if (!L->msg[0])
@@ -355,25 +371,24 @@ void hkc_host_exec_blocks(void *arg)
     b->dynamic_shared_bytes = L->shared_bytes;
     b->kernel = L->desc->name;
     uint64_t gx = L->grid.x, gxy = (uint64_t)L->grid.x * L->grid.y;
-    for (;;) {
-        if (atomic_load_explicit(&L->failed, memory_order_relaxed))
+    /* Blocks are taken a chunk at a time: one shared counter bumped per
+     * small block costs more than the block itself. */
+    uint64_t chunk = L->chunk ? L->chunk : 1;
+    int stop = 0;
+    while (!stop && !atomic_load_explicit(&L->failed, memory_order_relaxed)) {
+        uint64_t first = atomic_fetch_add_explicit(&L->next, chunk, memory_order_relaxed);
+        if (first >= L->nblocks)
             break;
-        uint64_t i = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
-        if (i >= L->nblocks)
-            break;
-        b->idx.z = (uint32_t)(i / gxy);
-        b->idx.y = (uint32_t)(i % gxy / gx);
-        b->idx.x = (uint32_t)(i % gx);
-        w->fault.signo = 0;
-        if (sigsetjmp(w->fault.jmp, 0) == 0) {
-            w->fault.armed = 1;
-            L->desc->run_block(&runtime_table, b, L->kernarg);
-            w->fault.armed = 0;
-        } else {
-            if (w->fault.signo > 0)
-                hkc_fault_recovered();
-            record_failure(L, w, i);
-            break;
+        uint64_t last = first + chunk < L->nblocks ? first + chunk : L->nblocks;
+        for (uint64_t i = first; i < last; i++) {
+            b->idx.z = (uint32_t)(i / gxy);
+            b->idx.y = (uint32_t)(i % gxy / gx);
+            b->idx.x = (uint32_t)(i % gx);
+            if (run_protected(L, w) != 0) {
+                record_failure(L, w, i);
+                stop = 1;
+                break;
+            }
         }
     }
     hkc_fault_set_point(NULL);

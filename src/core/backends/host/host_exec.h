@@ -15,8 +15,9 @@ typedef struct hkc_host_launch {
     hk_host_uint3 grid, block;
     uint64_t shared_bytes;
     uint64_t nblocks;
-    _Atomic uint64_t next;  /* next block to take */
-    atomic_int failed;
+    uint64_t chunk;         /* blocks taken at a time */
+    _Alignas(64) _Atomic uint64_t next; /* next block to take, on a line of its own */
+    _Alignas(64) atomic_int failed;
     pthread_mutex_t msg_lock;
     char msg[1024];         /* the first failure */
     /* Lets the fault message say which buffer an address belongs to. */

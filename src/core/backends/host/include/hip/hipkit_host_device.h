@@ -303,9 +303,8 @@ static inline void *hk_host_dynamic_shared(void) { return hk_host_tls.blk->dynam
 static inline int hk_host_where(char *buf, size_t n)
 {
     const hk_host_state &s = hk_host_tls;
-    return snprintf(buf, n, " (kernel %s, block (%u,%u,%u), thread (%u,%u,%u))",
-                    s.blk && s.blk->kernel ? s.blk->kernel : "?", s.bid.x, s.bid.y, s.bid.z,
-                    s.tid.x, s.tid.y, s.tid.z);
+    return snprintf(buf, n, " in block (%u, %u, %u), thread (%u, %u, %u)", s.bid.x, s.bid.y,
+                    s.bid.z, s.tid.x, s.tid.y, s.tid.z);
 }
 
 static void hk_host_failf(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -738,13 +737,15 @@ static inline unsigned int __umulhi(unsigned int a, unsigned int b)
 {
     return (unsigned int)(((unsigned long long)a * b) >> 32);
 }
+__extension__ typedef __int128 hk_host_i128;
+__extension__ typedef unsigned __int128 hk_host_u128;
 static inline long long __mul64hi(long long a, long long b)
 {
-    return (long long)(((__int128)a * b) >> 64);
+    return (long long)(((hk_host_i128)a * b) >> 64);
 }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
 {
-    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+    return (unsigned long long)(((hk_host_u128)a * b) >> 64);
 }
 static inline unsigned int __sad(int a, int b, unsigned int c)
 {
