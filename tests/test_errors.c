@@ -107,7 +107,8 @@ static void test_faults(hk_module *m, hk_buffer *x, hk_buffer *y)
     hk_buffer_download(x, 0, before, n * 4);
 
     hk_launch_config cfg = tu_cfg(4, 1, 1, 64, 1, 1, 0);
-    hk_arg a[] = {hk_arg_buffer(y), hk_arg_int(4096)};
+    /* thread 1 writes 4096 bytes in: inside the guard page after y's 4000 */
+    hk_arg a[] = {hk_arg_buffer(y), hk_arg_int(1024)};
     int r = hk_launch(oob, &cfg, a, 2);
     tap_ok(r == HK_EFAULT && msg_has("kernel oob faulted") && msg_has("past the end"),
            "an out-of-bounds write fails the launch naming the kernel and the buffer");

@@ -109,6 +109,9 @@ static void collect(pid_t pid, int idx, run_result *r)
     slurp(o, r->out, sizeof r->out);
     r->out[strcspn(r->out, "\n")] = 0; /* one line, so it can sit in a TAP test name */
     slurp(e, r->err, sizeof r->err);
+    for (char *c = r->err; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
 }
 
 static void run(const char *dir, const char *mode, run_result *r)

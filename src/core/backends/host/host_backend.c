@@ -206,27 +206,36 @@ static int host_buf_fill(hk_buffer *b, const void *value)
     return 0;
 }
 
-/* Names the buffer an address falls in or next to, for fault messages. */
+/* Names the buffer an address falls in or next to, for fault messages. An
+ * address inside a buffer's guard pages belongs to that buffer; one farther
+ * away is described against the nearest buffer below it, as "nearest". */
 static void describe_addr(void *vh, void *addr, char *out, size_t cap)
 {
     host_impl *h = vh;
     char *p = addr;
+    const hk_buffer *below = NULL;
     for (host_alloc *a = h->allocs; a; a = a->next) {
-        if (p < a->region || p >= a->region + a->region_bytes)
-            continue;
         hk_buffer *b = a->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
         size_t es = hk_dtype_size(b->dtype);
-        if (p >= hi)
-            snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s, element index %zu)",
-                     (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), (size_t)(p - lo) / es);
-        else if (p < lo)
-            snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s)",
-                     (size_t)(lo - p), b->count, hk_dtype_name(b->dtype));
-        return;
+        if (p >= a->region && p < a->region + a->region_bytes) {
+            if (p >= hi)
+                snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s, element index %zu)",
+                         (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), (size_t)(p - lo) / es);
+            else if (p < lo)
+                snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s)",
+                         (size_t)(lo - p), b->count, hk_dtype_name(b->dtype));
+            return;
+        }
+        if (lo <= p && (!below || lo > (char *)below->kptr))
+            below = b;
     }
     if ((uintptr_t)addr < 65536)
         snprintf(out, cap, "(a null or nearly null pointer)");
+    else if (below)
+        snprintf(out, cap, "(nearest buffer below: %zu bytes past the end of a buffer of %zu %s)",
+                 (size_t)(p - ((char *)below->kptr + below->bytes)), below->count,
+                 hk_dtype_name(below->dtype));
 }
 
 /* --------------------------------------------------------------- modules */

@@ -149,7 +149,7 @@ static void fiber_main(void *arg)
     worker *w = self;
     w->fn(w->closure, &ft->t);
     ft->state = F_DONE;
-    hkc_fiber_switch(&ft->fiber, &w->sched);
+    hkc_fiber_exit(&ft->fiber, &w->sched);
     abort(); /* a finished fiber is never resumed */
 }
 
@@ -345,7 +345,8 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
         w->fault.armed = 0;
         return 0;
     }
-    if (w->fault.signo > 0)
+    /* Back from a jump: trust the thread's own state, not registers. */
+    if (self->fault.signo > 0)
         hkc_fault_recovered();
     return -1;
 }

@@ -74,9 +74,44 @@ __asm__(".text\n"
         "  ud2\n"
         ".size hkc_fiber_trampoline, .-hkc_fiber_trampoline\n");
 
+#ifdef HAVE_ASAN
+/* A fiber's first instructions run outside hkc_fiber_switch, so the switch
+ * that started it is finished here; that also tells us the bounds of the
+ * stack we came from, which the scheduler's own fiber lacks. */
+typedef struct asan_start {
+    void (*entry)(void *);
+    void *arg;
+} asan_start;
+static _Thread_local hkc_fiber *switching_from;
+
+static void asan_entry(void *p)
+{
+    asan_start *s = p;
+    const void *bottom;
+    size_t size;
+    __sanitizer_finish_switch_fiber(NULL, &bottom, &size);
+    if (switching_from && !switching_from->stack_lo) {
+        switching_from->stack_lo = (void *)bottom;
+        switching_from->stack_size = size;
+    }
+    s->entry(s->arg);
+}
+#endif
+
 void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
 {
+#ifdef HAVE_ASAN
+    /* the start record lives at the top of the fiber's own stack */
+    asan_start *st = (asan_start *)(((uintptr_t)f->stack_lo + f->stack_size - sizeof(asan_start)) &
+                                    ~(uintptr_t)15);
+    st->entry = entry;
+    st->arg = arg;
+    entry = asan_entry;
+    arg = st;
+    uintptr_t top = (uintptr_t)st & ~(uintptr_t)15;
+#else
     uintptr_t top = ((uintptr_t)f->stack_lo + f->stack_size) & ~(uintptr_t)15;
+#endif
     /* Frame popped by the switch: r15 r14 r13 r12 rbx rbp, return address.
      * After the ret, rsp = top - 16: 16-byte aligned before the call in the
      * trampoline, as the ABI wants. */
@@ -98,12 +133,22 @@ void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to)
 {
 #ifdef HAVE_ASAN
     void *fake;
+    switching_from = from;
     __sanitizer_start_switch_fiber(&fake, to->stack_lo, to->stack_size);
 #endif
     hkc_fiber_switch_asm(&from->sp, to->sp);
 #ifdef HAVE_ASAN
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
+}
+
+void hkc_fiber_exit(hkc_fiber *from, hkc_fiber *to)
+{
+#ifdef HAVE_ASAN
+    switching_from = from;
+    __sanitizer_start_switch_fiber(NULL, to->stack_lo, to->stack_size);
+#endif
+    hkc_fiber_switch_asm(&from->sp, to->sp);
 }
 
 #else /* ucontext */
@@ -149,6 +194,8 @@ void hkc_fiber_release(hkc_fiber *f)
     free(f->sp);
     f->sp = NULL;
 }
+
+void hkc_fiber_exit(hkc_fiber *from, hkc_fiber *to) { hkc_fiber_switch(from, to); }
 
 void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to)
 {

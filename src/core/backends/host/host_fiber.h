@@ -17,6 +17,9 @@ typedef struct hkc_fiber {
 void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg);
 /* Saves the current context into from and resumes to. */
 void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to);
+/* The last switch away from a fiber that has finished (lets AddressSanitizer
+ * drop the fiber's fake stack). */
+void hkc_fiber_exit(hkc_fiber *from, hkc_fiber *to);
 /* Frees what prepare/switch allocated for f (the ucontext fallback keeps its
  * state on the heap); the stack itself belongs to the caller. */
 void hkc_fiber_release(hkc_fiber *f);
