@@ -234,12 +234,6 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
 
     gather_includes(&inc, source, o->include_dirs, o->ninclude_dirs, 0);
 
-    r = hkc_source_scan(source, inc.text.data, &kernels, &nkernels, &msg);
-    if (r != 0) {
-        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", name, msg.data);
-        goto done;
-    }
-
     const char *toolchain = be->ops->toolchain(be);
     hkc_key_builder *kb = hkc_key_begin();
     if (!kb) {
@@ -261,6 +255,13 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     hkc_modentry *e = table_find(ctx, dev, &key);
     if (e) {
         r = new_module(ctx, e, name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
+        goto done;
+    }
+
+    /* Past the memory table: find the kernels and their parameters. */
+    r = hkc_source_scan(source, inc.text.data, &kernels, &nkernels, &msg);
+    if (r != 0) {
+        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", name, msg.data);
         goto done;
     }
 

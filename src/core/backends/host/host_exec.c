@@ -50,7 +50,10 @@ typedef struct worker {
     char fail_msg[768];
 } worker;
 
-static _Thread_local worker *self;
+/* initial-exec: a plain load from the thread pointer instead of a call to
+ * __tls_get_addr, on every barrier. libhipkit is linked, not dlopen'ed, and
+ * if it ever is, one pointer fits the loader's static TLS reserve. */
+static _Thread_local worker *self __attribute__((tls_model("initial-exec")));
 
 static worker *worker_get(void)
 {
