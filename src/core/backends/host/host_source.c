@@ -265,9 +265,14 @@ static size_t rewrite_dynamic_shared(const char *s, size_t start, size_t len, in
         for (int k = 0; k < nl; k++)
             hkc_strbuf_puts(out, "\n");
     } else {
-        hkc_strbuf_printf(out, "\n#define %.*s ((%s %s%s%s)hk_host_dynamic_shared())\n",
-                          (int)var.n, var.p, type.data, lp, rp, dims.data);
-        put_line_directive(out, line + nl, name);
+        (void)line; /* same line: no #line needed */
+        (void)name;
+        /* At namespace scope a name must stay a name (a::NAME must work):
+         * an empty object that acts as the array, on the same line. */
+        hkc_strbuf_printf(out, "static const hk_host_shared_array<%s%s> %.*s{};", type.data,
+                          dims.data, (int)var.n, var.p);
+        for (int k = 0; k < nl; k++)
+            hkc_strbuf_puts(out, "\n");
     }
     hkc_strbuf_free(&type);
     hkc_strbuf_free(&dims);

@@ -294,6 +294,16 @@ static inline unsigned int __lane_id(void)
 
 static inline void *hk_host_dynamic_shared(void) { return hk_host_tls.blk->dynamic_shared; }
 
+/* What `extern __shared__ E name[];` at namespace scope becomes: an empty
+ * object that indexes and converts like the array (E may itself be an array
+ * type, for `E name[][4]`). */
+template <typename E> struct hk_host_shared_array {
+    operator E *() const { return (E *)hk_host_dynamic_shared(); }
+    E &operator[](ptrdiff_t i) const { return ((E *)hk_host_dynamic_shared())[i]; }
+    E &operator*() const { return *(E *)hk_host_dynamic_shared(); }
+    explicit operator uintptr_t() const { return (uintptr_t)hk_host_dynamic_shared(); }
+};
+
 #define HIP_DYNAMIC_SHARED(type, var) type *var = (type *)hk_host_dynamic_shared()
 #define HIP_DYNAMIC_SHARED_ATTRIBUTE
 
@@ -361,8 +371,8 @@ extern "C" void abort(void) noexcept
  * cannot change; the assembler can. */
 __asm__(".hidden abort");
 
-static int hk_host_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int hk_host_printf(const char *fmt, ...)
+static inline int hk_host_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int hk_host_printf(const char *fmt, ...)
 {
     char local[512];
     char *p = local;
