@@ -90,7 +90,7 @@ typedef struct hk_context_options {
     size_t size;         /* sizeof(hk_context_options), set by _defaults */
     const char *backend; /* "host", "hip", "cuda"; NULL: HIPKIT_BACKEND, else the best present */
     int device;          /* index within the backend; -1: HIPKIT_DEVICE, else 0 */
-    int quiet;           /* nonzero: no warnings on stderr (they still reach hk_errmsg) */
+    int quiet;           /* nonzero: no warnings on stderr (cache trouble, compiler warnings) */
 } hk_context_options;
 
 HK_API void hk_context_options_defaults(hk_context_options *o);
