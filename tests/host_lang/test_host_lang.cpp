@@ -949,7 +949,7 @@ static void test_vectors()
             v += 1.0f;
             ok &= cv[k] == 3.0f * -v;
             int w = iv[k];
-            ok &= icv[k] == ((((w + 1) * w - 1) % 7) ^ (w << 1));
+            ok &= icv[k] == ((((w + 1) * w - 1) % 7) ^ (int)((unsigned)w << 1));
         }
         ok &= dd[i].x == (double)va[i].x * va[i].x + 0.5 &&
               dd[i].y == (double)va[i].y * va[i].y + 0.25;

@@ -44,6 +44,7 @@ typedef struct worker {
     void *stacks;
     size_t stacks_bytes, stack_size;
     uint32_t current;
+    uint32_t warp_end; /* lanes [current, warp_end) are the ones being run */
     int fibers_active;
     hk_host_thread_fn fn;
     void *closure;
@@ -124,7 +125,10 @@ static int ensure_fibers(worker *w, uint32_t n)
         char *base = (char *)mem + slot * i;
         mprotect(base, (size_t)page, PROT_NONE);
         ts[i].fiber.stack_lo = base + page;
-        ts[i].fiber.stack_size = w->stack_size;
+        /* Stack tops a whole number of pages apart would all fall in one L1
+         * cache set and evict each other at every switch: shift each top
+         * by a different cache line. */
+        ts[i].fiber.stack_size = w->stack_size - (i % 64) * 64;
         hkc_fiber_stack_register(&ts[i].fiber);
     }
     w->stacks = mem;
@@ -146,13 +150,26 @@ static void rt_fail(const char *msg)
     siglongjmp(w->fault.jmp, 1);
 }
 
+/* A lane that stops (barrier, warp operation, end) hands over directly to
+ * the next runnable lane of its warp, and only the last one goes back to the
+ * scheduler: one switch per lane and barrier instead of two. */
+static hkc_fiber *next_fiber(worker *w)
+{
+    for (uint32_t j = w->current + 1; j < w->warp_end; j++)
+        if (w->threads[j].state == F_RUNNABLE) {
+            w->current = j;
+            return &w->threads[j].fiber;
+        }
+    return &w->sched;
+}
+
 static void fiber_main(void *arg)
 {
     fthread *ft = arg;
     worker *w = self;
     w->fn(w->closure, &ft->t);
     ft->state = F_DONE;
-    hkc_fiber_exit(&ft->fiber, &w->sched);
+    hkc_fiber_exit(&ft->fiber, next_fiber(w));
     abort(); /* a finished fiber is never resumed */
 }
 
@@ -170,7 +187,7 @@ static inline fthread *current_fiber(worker *w, const char *what)
 static void yield_as(worker *w, fthread *ft, int state)
 {
     ft->state = state;
-    hkc_fiber_switch(&ft->fiber, &w->sched);
+    hkc_fiber_switch(&ft->fiber, next_fiber(w));
 }
 
 static void rt_syncthreads(void)
@@ -254,22 +271,23 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
                 hkc_fiber_prepare(&t->fiber, fiber_main, t);
             }
     w->fibers_active = 1;
-    uint32_t live = n;
-    while (live) {
+    for (;;) {
         for (uint32_t lo = 0; lo < n; lo += HK_HOST_WARP_SIZE) {
             uint32_t hi = lo + HK_HOST_WARP_SIZE < n ? lo + HK_HOST_WARP_SIZE : n;
             for (;;) {
+                /* Run the warp's runnable lanes, as one chain (next_fiber). */
+                for (uint32_t j = lo; j < hi; j++) {
+                    if (w->threads[j].state == F_RUNNABLE) {
+                        w->current = j;
+                        w->warp_end = hi;
+                        hkc_fiber_switch(&w->sched, &w->threads[j].fiber);
+                        break;
+                    }
+                }
                 int at_warp = 0, at_block = 0;
                 for (uint32_t j = lo; j < hi; j++) {
-                    fthread *t = &w->threads[j];
-                    if (t->state == F_RUNNABLE) {
-                        w->current = j;
-                        hkc_fiber_switch(&w->sched, &t->fiber);
-                        if (t->state == F_DONE)
-                            live--;
-                    }
-                    at_warp += t->state == F_AT_WARP;
-                    at_block += t->state == F_AT_BLOCK;
+                    at_warp += w->threads[j].state == F_AT_WARP;
+                    at_block += w->threads[j].state == F_AT_BLOCK;
                 }
                 if (!at_warp)
                     break;
@@ -285,9 +303,15 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
                 release_warp(w, lo, hi);
             }
         }
+        /* Every live thread waits at the block barrier (or all are done). */
+        uint32_t waiting = 0;
         for (uint32_t j = 0; j < n; j++)
-            if (w->threads[j].state == F_AT_BLOCK)
+            if (w->threads[j].state == F_AT_BLOCK) {
                 w->threads[j].state = F_RUNNABLE;
+                waiting++;
+            }
+        if (!waiting)
+            break;
     }
     w->fibers_active = 0;
 }
