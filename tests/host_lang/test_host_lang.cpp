@@ -1137,8 +1137,9 @@ static void test_math()
             expf(x) + logf(fabsf(x) + 2.0f), sinf(x) + cosf(x) + powf(2.0f, x),
             x / 3.0f + 1.0f / (x + 100.0f), sqrtf(fabsf(x)) + fmaf(x, x, 1.0f) + fmaf(x, 2.0f, 1.0f),
             x > 0 ? (x < 1 ? x : 1.0f) : 0.0f,
-            (float)((int)nearbyintf(x) * 1000 + (int)x * 100 + (int)floorf(x) * 10 +
-                    (int)ceilf(x)),
+            /* wrapping arithmetic, as the kernel's int math does on x86 */
+            (float)(int)((unsigned)(int)nearbyintf(x) * 1000u + (unsigned)(int)x * 100u +
+                         (unsigned)(int)floorf(x) * 10u + (unsigned)(int)ceilf(x)),
             x + x,
             (float)((std::isnan(x) ? 1 : 0) + (std::isinf(x) ? 2 : 0) + (std::isfinite(x) ? 4 : 0)),
             (float)sin((double)x), (float)exp((double)x * 0.5),

@@ -147,6 +147,8 @@ static void rt_fail(const char *msg)
     snprintf(w->fail_msg, sizeof w->fail_msg, "%s", msg ? msg : "kernel failed");
     w->fault.armed = 0;
     w->fault.signo = -1;
+    if (w->fault.landing)
+        hkc_fiber_prepare_jump(w->fault.landing);
     siglongjmp(w->fault.jmp, 1);
 }
 
@@ -271,6 +273,7 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
                 hkc_fiber_prepare(&t->fiber, fiber_main, t);
             }
     w->fibers_active = 1;
+    w->fault.landing = &w->sched;
     for (;;) {
         for (uint32_t lo = 0; lo < n; lo += HK_HOST_WARP_SIZE) {
             uint32_t hi = lo + HK_HOST_WARP_SIZE < n ? lo + HK_HOST_WARP_SIZE : n;
@@ -298,6 +301,7 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
                              "__syncthreads while others wait at a warp operation (divergent barrier)",
                              b->kernel, lo / HK_HOST_WARP_SIZE, b->idx.x, b->idx.y, b->idx.z);
                     w->fibers_active = 0;
+                    w->fault.landing = NULL; /* already on the scheduler's stack */
                     rt_fail(msg);
                 }
                 release_warp(w, lo, hi);
@@ -313,6 +317,7 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
         if (!waiting)
             break;
     }
+    w->fault.landing = NULL;
     w->fibers_active = 0;
 }
 
@@ -373,6 +378,10 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
         return 0;
     }
     /* Back from a jump: trust the thread's own state, not registers. */
+    if (self->fault.landing) {
+        hkc_fiber_landed();
+        self->fault.landing = NULL;
+    }
     if (self->fault.signo > 0)
         hkc_fault_recovered();
     return -1;

@@ -3,6 +3,7 @@
  * entering the kernel; everything else is left to the previous handler, so
  * a crash in hipkit or in the user's program still crashes as it should. */
 #include "host_fault.h"
+#include "host_fiber.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,8 @@ static void handler(int signo, siginfo_t *si, void *uctx)
         p->armed = 0;
         p->signo = signo;
         p->addr = si ? si->si_addr : NULL;
+        if (p->landing)
+            hkc_fiber_prepare_jump(p->landing);
         siglongjmp(p->jmp, 1);
     }
     for (int i = 0; i < NSIG_FAULT; i++) {

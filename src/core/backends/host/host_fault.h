@@ -11,6 +11,8 @@ typedef struct hkc_fault_point {
     volatile int armed; /* a kernel is running on this thread */
     volatile int signo;
     void *volatile addr;
+    /* Set while fibers run: the stack the jump lands on (for ASan). */
+    struct hkc_fiber *volatile landing;
 } hkc_fault_point;
 
 /* Installs the handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL once per

@@ -16,9 +16,30 @@
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define HAVE_ASAN 1
 #endif
+
+void hkc_fiber_prepare_jump(hkc_fiber *to)
+{
+#ifdef HAVE_ASAN
+    __sanitizer_start_switch_fiber(NULL, to->stack_lo, to->stack_size);
+#else
+    (void)to;
+#endif
+}
+
+void hkc_fiber_landed(void)
+{
+#ifdef HAVE_ASAN
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+    /* The jump skipped the scheduler's frames below us on this stack, and
+     * the sanitizer only cleaned the stack the jump left: clean ours. */
+    char *here = __builtin_frame_address(0);
+    __asan_unpoison_memory_region(here - 64 * 1024, 64 * 1024);
+#endif
+}
 
 void hkc_fiber_stack_register(hkc_fiber *f)
 {
@@ -101,6 +122,8 @@ static void asan_entry(void *p)
 void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
 {
 #ifdef HAVE_ASAN
+    /* frames left behind by a jump out of this stack must not stay poisoned */
+    __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
     /* the start record lives at the top of the fiber's own stack */
     asan_start *st = (asan_start *)(((uintptr_t)f->stack_lo + f->stack_size - sizeof(asan_start)) &
                                     ~(uintptr_t)15);

@@ -20,6 +20,11 @@ void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to);
 /* The last switch away from a fiber that has finished (lets AddressSanitizer
  * drop the fiber's fake stack). */
 void hkc_fiber_exit(hkc_fiber *from, hkc_fiber *to);
+/* Leaving a fiber by a jump (a fault or a failed assert) instead of a switch:
+ * call prepare_jump(to) just before the jump and landed() just after it, so
+ * AddressSanitizer knows which stack is live. No-ops without ASan. */
+void hkc_fiber_prepare_jump(hkc_fiber *to);
+void hkc_fiber_landed(void);
 /* Frees what prepare/switch allocated for f (the ucontext fallback keeps its
  * state on the heap); the stack itself belongs to the caller. */
 void hkc_fiber_release(hkc_fiber *f);
