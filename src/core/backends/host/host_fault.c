@@ -11,6 +11,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define HAVE_VALGRIND 1
+#endif
+#endif
+
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 #define NSIG_FAULT ((int)(sizeof fault_signals / sizeof fault_signals[0]))
 static struct sigaction previous[NSIG_FAULT];
@@ -19,6 +26,7 @@ static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static _Thread_local hkc_fault_point *thread_point;
 static _Thread_local void *thread_altstack;
 static _Thread_local size_t thread_altstack_size;
+static _Thread_local unsigned thread_altstack_vg;
 
 static void handler(int signo, siginfo_t *si, void *uctx)
 {
@@ -83,6 +91,12 @@ void hkc_fault_set_point(hkc_fault_point *p)
     }
     thread_altstack = mem;
     thread_altstack_size = size;
+#ifdef HAVE_VALGRIND
+    /* Otherwise valgrind reads the jump from this stack back to the thread's
+     * as a huge stack move and marks what lies between (the thread's TLS)
+     * undefined. */
+    thread_altstack_vg = VALGRIND_STACK_REGISTER(mem, (char *)mem + size);
+#endif
 }
 
 void hkc_fault_recovered(void)
@@ -101,6 +115,9 @@ void hkc_fault_thread_release(void)
         return;
     stack_t ss = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
     sigaltstack(&ss, NULL);
+#ifdef HAVE_VALGRIND
+    VALGRIND_STACK_DEREGISTER(thread_altstack_vg);
+#endif
     munmap(thread_altstack, thread_altstack_size);
     thread_altstack = NULL;
 }
