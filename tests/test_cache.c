@@ -225,22 +225,15 @@ static void test_round_trip(const char *root)
     free(data);
     hkc_strbuf_clear(&warn);
 
-    /* Timing: one open, fstat, read, checksum, close, futimens. */
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && strstr(pre, "vgpreload")) {
-        tap_skip("get of a 50 KB entry well under 1 ms", "under valgrind");
-    } else {
-        struct timespec t0, t1;
-        int reps = 2000, hits = 0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (int i = 0; i < reps; i++) {
-            hits += hkc_cache_get(c, &id, &data, &size, &warn);
-            free(data);
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / reps;
-        tap_ok(hits == reps && us < 250, "get of a 50 KB entry: %.1f us (< 250 us)", us);
+    /* Repeated hits keep returning the same payload (speed is the
+     * benchmark's business: tools/bench_host.c diskhit). */
+    int hits = 0;
+    for (int i = 0; i < 50; i++) {
+        hits += hkc_cache_get(c, &id, &data, &size, &warn) == 1 && size == n &&
+                !memcmp(data, payload, n);
+        free(data);
     }
+    tap_ok(hits == 50, "50 repeated hits return the same payload");
 
     hkc_cache_usage u;
     int r = hkc_cache_usage_get(c, &u);
