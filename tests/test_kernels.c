@@ -68,6 +68,16 @@ static void test_axpb(void)
     hk_kernel_info info;
     hk_kernel_get_info(k, &info);
     tap_ok(info.uses_barriers == 0, "axpb runs as a plain loop (no barriers)");
+    char *text = NULL;
+    r = hk_kernel_disasm(k, &text);
+    if (system("command -v objdump >/dev/null 2>&1") == 0)
+        tap_ok(r == 0 && strstr(text, "axpb") && strstr(text, "ret"), "hk_kernel_disasm shows axpb's machine code");
+    else
+        tap_ok(r == HK_EUNSUPPORTED && strstr(hk_errmsg(ctx), "objdump"), "without objdump, disasm says so");
+    free(text);
+    uint16_t h = hk_f32_to_f16(1.5f), bf = hk_f32_to_bf16(-2.0f);
+    tap_ok(h == 0x3e00 && hk_f16_to_f32(h) == 1.5f && bf == 0xc000 && hk_bf16_to_f32(bf) == -2.0f,
+           "public f16/bf16 conversions give the known bit patterns");
     hk_buffer_free(dx);
     hk_buffer_free(dy);
     hk_module_free(m);

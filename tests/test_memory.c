@@ -214,6 +214,46 @@ static void test_copy_fill(void)
     hk_buffer_free(b);
 }
 
+static void test_views(hk_module *m)
+{
+    const int n = 4096;
+    hk_buffer *f = NULL, *u = NULL, *part = NULL, *bad = NULL;
+    hk_buffer_alloc(ctx, n, HK_F32, HK_MEM_DEVICE, &f);
+    float *src = malloc(n * 4);
+    for (int i = 0; i < n; i++)
+        src[i] = tu_uniform(-1e6f, 1e6f);
+    hk_buffer_upload(f, 0, src, n * 4);
+    int r = hk_buffer_view(f, HK_U32, 0, n, &u);
+    uint32_t *bits = malloc(n * 4);
+    if (r == 0)
+        hk_buffer_download(u, 0, bits, n * 4);
+    tap_ok(r == 0 && hk_buffer_is_view(u) && !memcmp(bits, src, n * 4),
+           "a u32 view of an f32 buffer reads the same bits");
+    /* a kernel through a view of the second half changes only that half */
+    r = hk_buffer_view(f, HK_F32, n / 2 * 4, n / 2, &part);
+    hk_kernel *k = NULL;
+    hk_module_kernel(m, "scale_add", &k);
+    hk_launch_config cfg = tu_cfg(n / 2 / 256, 1, 1, 256, 1, 1, 0);
+    hk_arg args[] = {hk_arg_buffer(part), hk_arg_float(2), hk_arg_float(1), hk_arg_int(n / 2)};
+    int lr = r == 0 ? hk_launch(k, &cfg, args, 4) : r;
+    float *out = malloc(n * 4);
+    hk_buffer_download(f, 0, out, n * 4);
+    int wrong = 0;
+    for (int i = 0; i < n; i++)
+        wrong += out[i] != (i < n / 2 ? src[i] : src[i] * 2 + 1);
+    tap_ok(lr == 0 && !wrong, "a kernel launched on a view writes through to the parent (%d wrong)", wrong);
+    r = hk_buffer_view(f, HK_F64, 4, 10, &bad);
+    tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "multiple"), "a misaligned view offset is refused");
+    r = hk_buffer_view(f, HK_F64, 0, n, &bad);
+    tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "the buffer has"), "a view past the end is refused");
+    hk_buffer_free(part);
+    hk_buffer_free(u);
+    hk_buffer_free(f);
+    free(src);
+    free(bits);
+    free(out);
+}
+
 int main(void)
 {
     tap_init();
@@ -237,6 +277,7 @@ int main(void)
         test_shared_modes(m);
         test_mmap_sum(m);
         test_mmap_write(m);
+        test_views(m);
         hk_module_free(m);
     }
     test_copy_fill();

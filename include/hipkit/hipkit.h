@@ -84,6 +84,13 @@ HK_API size_t hk_dtype_size(hk_dtype t);
 /* Parses "f32" etc. Returns 0 and sets *out, or HK_EINVAL. */
 HK_API int hk_dtype_parse(const char *name, hk_dtype *out);
 
+/* IEEE binary16 and bfloat16 conversions, rounding to nearest even (NaN
+ * stays NaN, overflow gives infinity). */
+HK_API uint16_t hk_f32_to_f16(float f);
+HK_API float hk_f16_to_f32(uint16_t h);
+HK_API uint16_t hk_f32_to_bf16(float f);
+HK_API float hk_bf16_to_f32(uint16_t h);
+
 /* --------------------------------------------------------------- context */
 
 typedef struct hk_context_options {
@@ -189,6 +196,16 @@ HK_API int hk_buffer_device(const hk_buffer *b);
  * hk_synchronize before reading what a kernel wrote. */
 HK_API void *hk_buffer_host_ptr(hk_buffer *b);
 
+/* A view of part of b as another element type, for deliberate
+ * reinterpretation: `count` elements of `dtype` starting `offset` bytes into
+ * b (the range must fit; offset must be a multiple of dtype's size). The view
+ * shares b's memory, can be passed to kernels like any buffer, and is freed
+ * with hk_buffer_free, which then frees only the view. b must outlive it. */
+HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t count,
+                          hk_buffer **out);
+/* Nonzero when b is a view (hk_buffer_view). */
+HK_API int hk_buffer_is_view(const hk_buffer *b);
+
 /* Byte ranges; each is checked against the buffer's size. */
 HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
 HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
@@ -287,6 +304,11 @@ HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out);
 /* The parameter list as C, "(float a, const float *x)", into buf. Returns
  * the length it needed (like snprintf). */
 HK_API size_t hk_kernel_signature(const hk_kernel *k, char *buf, size_t cap);
+
+/* The kernel's machine code as text, when the backend has a disassembler
+ * (the host backend uses objdump when it is on PATH). *out is malloc'd.
+ * HK_EUNSUPPORTED says why when it cannot. */
+HK_API int hk_kernel_disasm(const hk_kernel *k, char **out);
 
 /* ---------------------------------------------------------------- launch */
 

@@ -94,8 +94,10 @@ struct hkc_backend_ops {
     __typeof__(hk_event_synchronize) *event_synchronize;
     __typeof__(hk_event_elapsed_ms) *event_elapsed_ms;
 
-    /* Optional: disassembly of a loaded module's kernel into out. */
-    int (*disasm)(hkc_backend *be, void *bmod, const char *kernel, hkc_strbuf *out);
+    /* Optional: disassembly of one kernel of a code object into out, or
+     * HK_EUNSUPPORTED with the reason in out. */
+    int (*disasm)(hkc_backend *be, const void *code, size_t size, const char *kernel,
+                  hkc_strbuf *out);
 };
 
 /* The built-in and module backends, in selection order (hip, cuda, host). */

@@ -174,11 +174,51 @@ HK_API int hk_buffer_mmap(hk_context *ctx, const char *path, hk_dtype dtype,
     return 0;
 }
 
+HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t count,
+                          hk_buffer **out)
+{
+    int r = check_buffer(b, "hk_buffer_view");
+    if (r)
+        return r;
+    if (!out)
+        return hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_view: out is NULL");
+    *out = NULL;
+    if (!hk_dtype_name(dtype))
+        return hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_view: invalid dtype %d", (int)dtype);
+    size_t es = hk_dtype_size(dtype);
+    if (offset % es)
+        return hkc_fail(b->ctx, HK_EINVAL, "view: offset %zu is not a multiple of the %s size (%zu)",
+                        offset, hk_dtype_name(dtype), es);
+    if (count > SIZE_MAX / es || offset > b->bytes || count * es > b->bytes - offset)
+        return hkc_fail(b->ctx, HK_EINVAL,
+                        "view: %zu %s from byte %zu need %zu bytes; the buffer has %zu",
+                        count, hk_dtype_name(dtype), offset, count * es, b->bytes);
+    while (b->parent) /* a view of a view is a view of the original */
+        b = b->parent;
+    hk_buffer *v = calloc(1, sizeof *v);
+    if (!v)
+        return hkc_fail(b->ctx, HK_ENOMEM, "out of memory");
+    *v = *b;
+    v->parent = b;
+    v->dtype = dtype;
+    v->count = count;
+    v->bytes = count * es;
+    v->kptr = (char *)b->kptr + offset;
+    v->hptr = b->hptr ? (char *)b->hptr + offset : NULL;
+    v->impl = NULL;
+    *out = v;
+    return 0;
+}
+
+HK_API int hk_buffer_is_view(const hk_buffer *b) { return b && b->parent != NULL; }
+
 HK_API int hk_buffer_sync(hk_buffer *b)
 {
     int r = check_buffer(b, "hk_buffer_sync");
     if (r)
         return r;
+    if (b->parent)
+        return hk_buffer_sync(b->parent);
     if (b->mode != HK_MEM_MMAP || !b->map.writable || !b->bytes)
         return 0;
     hkc_device *dev = b->dev;
@@ -194,6 +234,10 @@ HK_API int hk_buffer_free(hk_buffer *b)
 {
     if (!b)
         return 0;
+    if (b->parent) { /* a view owns nothing but itself */
+        free(b);
+        return 0;
+    }
     int r = 0;
     const hkc_backend_ops *ops = b->dev->be->ops;
     if (b->mode == HK_MEM_MMAP) {

@@ -182,3 +182,8 @@ float hkc_bf16_to_f32(uint16_t h)
         x |= 0x400000;
     return bits_f32(x);
 }
+
+HK_API uint16_t hk_f32_to_f16(float f) { return hkc_f32_to_f16(f); }
+HK_API float hk_f16_to_f32(uint16_t h) { return hkc_f16_to_f32(h); }
+HK_API uint16_t hk_f32_to_bf16(float f) { return hkc_f32_to_bf16(f); }
+HK_API float hk_bf16_to_f32(uint16_t h) { return hkc_bf16_to_f32(h); }

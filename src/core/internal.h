@@ -62,6 +62,7 @@ struct hk_buffer {
     void *hptr; /* host view or NULL */
     void *impl;
     hkc_mapping map; /* mmap mode */
+    hk_buffer *parent; /* set for views: the memory is the parent's */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -77,6 +78,8 @@ struct hkc_modentry {
     int nmetas;
     hkc_source_kernel *src_kernels; /* from the source, when compiled */
     int nsrc_kernels;
+    void *code; /* the code object, kept for disassembly */
+    size_t code_size;
 };
 
 struct hk_module {

@@ -101,6 +101,7 @@ void hkc_module_table_clear(hk_context *ctx)
         if (e->bmod)
             e->dev->be->ops->module_unload(e->dev->be, e->bmod);
         free(e->metas);
+        free(e->code);
         hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
         free(e);
         e = next;
@@ -140,6 +141,11 @@ static int entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t
         return r;
     }
     hkc_strbuf_free(&err);
+    e->code = malloc(size ? size : 1);
+    if (e->code) {
+        memcpy(e->code, code, size);
+        e->code_size = size;
+    }
     e->next = ctx->modules;
     ctx->modules = e;
     *out = e;
@@ -533,6 +539,30 @@ HK_API int hk_module_kernel_sig(hk_module *m, const char *name, const char *sign
 }
 
 HK_API const char *hk_kernel_name(const hk_kernel *k) { return k->name; }
+
+HK_API int hk_kernel_disasm(const hk_kernel *k, char **out)
+{
+    if (!k || !out)
+        return hkc_fail(NULL, HK_EINVAL, "hk_kernel_disasm: kernel or out is NULL");
+    *out = NULL;
+    hkc_modentry *e = k->m->entry;
+    hkc_backend *be = e->dev->be;
+    if (!be->ops->disasm)
+        return hkc_fail(k->m->ctx, HK_EUNSUPPORTED, "the %s backend has no disassembler",
+                        be->ops->name);
+    if (!e->code)
+        return hkc_fail(k->m->ctx, HK_ENOMEM, "the code object was not kept (out of memory)");
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    int r = be->ops->disasm(be, e->code, e->code_size, k->name, &s);
+    if (r != 0) {
+        hkc_fail(k->m->ctx, r, "kernel %s: %s", k->name, s.data);
+        hkc_strbuf_free(&s);
+        return r;
+    }
+    *out = hkc_strbuf_take(&s);
+    return 0;
+}
 
 HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out)
 {

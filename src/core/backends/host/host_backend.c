@@ -472,5 +472,5 @@ const hkc_backend_ops hkc_backend_host = {
     .event_record = host_event_record,
     .event_synchronize = host_event_synchronize,
     .event_elapsed_ms = host_event_elapsed_ms,
-    .disasm = NULL,
+    .disasm = hkc_host_disasm,
 };

@@ -41,6 +41,14 @@ const char *hkc_host_toolchain(hkc_backend *be);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* Runs argv (PATH searched) with stdout and stderr into out; returns the
+ * exit status, or -errno when it could not start. */
+int hkc_host_run_capture(char *const argv[], hkc_strbuf *out);
+/* Writes a file with mode 0600; 0 or -errno. */
+int hkc_host_write_file(const char *path, const char *data, size_t n);
+/* host_disasm.c */
+int hkc_host_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
+                    hkc_strbuf *out);
 /* Creates the context's private temporary folder once. */
 int hkc_host_workdir(host_impl *h, hkc_strbuf *err);
 

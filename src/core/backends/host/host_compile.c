@@ -30,7 +30,7 @@ static int compiler_words(char *buf, size_t cap, char **words, int max)
 
 /* Runs argv with stdout and stderr into out. Returns the exit status, or
  * -errno when it could not start. */
-static int run_capture(char *const argv[], hkc_strbuf *out)
+int hkc_host_run_capture(char *const argv[], hkc_strbuf *out)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -140,7 +140,7 @@ const char *hkc_host_toolchain(hkc_backend *be)
     } else {
         words[n] = "--version";
         words[n + 1] = NULL;
-        if (run_capture(words, &out) == 0) {
+        if (hkc_host_run_capture(words, &out) == 0) {
             size_t len = strcspn(out.data, "\n");
             snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
                      out.data);
@@ -157,7 +157,7 @@ const char *hkc_host_toolchain(hkc_backend *be)
     return h->toolchain;
 }
 
-static int write_file(const char *path, const char *data, size_t n)
+int hkc_host_write_file(const char *path, const char *data, size_t n)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -208,7 +208,7 @@ static int ensure_headers(host_impl *h, hkc_strbuf *log)
     mkdir(path, 0700);
     for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
         snprintf(path, sizeof path, "%s/include/%s", tmpl, f->path);
-        int e = write_file(path, f->data, f->size);
+        int e = hkc_host_write_file(path, f->data, f->size);
         if (e) {
             hkc_strbuf_printf(log, "cannot write %s: %s", path, strerror(-e));
             return HK_EIO;
@@ -268,7 +268,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     snprintf(src, sizeof src, "%s/m%u-%d.cpp", h->workdir, serial, (int)getpid());
     snprintf(out, sizeof out, "%s/m%u-%d.so", h->workdir, serial, (int)getpid());
     snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
-    int e = write_file(src, tu.data, tu.len);
+    int e = hkc_host_write_file(src, tu.data, tu.len);
     hkc_strbuf_free(&tu);
     if (e) {
         hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
@@ -309,7 +309,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     argv[a] = NULL;
     hkc_strbuf clog;
     hkc_strbuf_init(&clog);
-    int status = run_capture((char *const *)argv, &clog);
+    int status = hkc_host_run_capture((char *const *)argv, &clog);
     free(argv);
     unlink(src);
     if (status < 0) {
