@@ -1,0 +1,69 @@
+/* The `hk` Lua module: shared declarations of src/repl's binding files.
+ *
+ * One hk_context per Lua state, created by hkl_open and kept in the registry.
+ * Every failing hipkit call becomes a Lua error carrying hk_errmsg(ctx), so
+ * the REPL's error handler prints it and the session goes on. */
+#ifndef HKL_H
+#define HKL_H
+
+#include <hipkit/hipkit.h>
+#include <lauxlib.h>
+#include <lua.h>
+
+/* Metatable names (shown by Lua in argument errors). */
+#define HKL_BUFFER "hk.buffer"
+#define HKL_MODULE "hk.module"
+#define HKL_KERNEL "hk.kernel"
+#define HKL_LAUNCHER "hk.launcher"
+#define HKL_DEVICE "hk.device"
+
+/* Creates the context (backend/device per opts, may be NULL), registers every
+ * metatable, and leaves the `hk` table on the stack. On failure pushes nil
+ * and the message and returns 2; else returns 1. */
+int hkl_open(lua_State *L, const hk_context_options *opts);
+/* The Lua state's context. */
+hk_context *hkl_ctx(lua_State *L);
+/* Raises a Lua error with hipkit's message when rc != 0. */
+void hkl_check(lua_State *L, int rc);
+/* Raises "what: <hk_errmsg>" style errors for a failed call. */
+int hkl_error(lua_State *L, int rc, const char *what);
+
+/* Buffers (lua_buffer.c). A buffer userdata owns its hk_buffer; a view
+ * keeps its parent alive through its user value. */
+typedef struct hkl_buffer {
+    hk_buffer *b; /* NULL once freed (close or gc) */
+} hkl_buffer;
+/* Registers the buffer metatable and adds alloc, mmap, from, load_npy to
+ * the table on top of the stack. */
+void hkl_buffer_register(lua_State *L);
+/* Pushes a new userdata owning b (takes ownership). parent_idx: stack index
+ * of the buffer it views, or 0. */
+void hkl_push_buffer(lua_State *L, hk_buffer *b, int parent_idx);
+/* The live hk_buffer at idx, or a Lua error ("buffer was freed"). */
+hk_buffer *hkl_check_buffer(lua_State *L, int idx);
+/* NULL when idx is not a buffer userdata. */
+hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
+/* Parses a dtype name at idx (default when absent) or errors listing names. */
+hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def);
+hk_mem_mode hkl_check_mode(lua_State *L, int idx, const char *def);
+
+/* Plots (lua_plot.c): adds buffer methods plot and png to the method table
+ * on top of the stack. */
+void hkl_plot_register(lua_State *L);
+/* NumPy files (lua_npy.c): adds save to the method table on top of the
+ * stack; hkl_npy_load is hk.load_npy. */
+void hkl_npy_register(lua_State *L);
+int hkl_npy_load(lua_State *L);
+
+/* Modules, kernels and launches (lua_module.c): registers metatables and
+ * adds compile and load to the table on top of the stack. */
+void hkl_module_register(lua_State *L);
+/* Benchmarks (lua_bench.c): adds bench to the table on top of the stack. */
+void hkl_bench_register(lua_State *L);
+
+/* Long work: a progress line on stderr after about a second, when stderr is
+ * a terminal (progress.c). end() erases it. */
+void hkl_progress_begin(const char *what);
+void hkl_progress_end(void);
+
+#endif

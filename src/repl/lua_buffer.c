@@ -1,0 +1,1208 @@
+/* hk.buffer: buffers as Lua userdata, with element access (`b[i]`, 1-based),
+ * bulk methods and the hk.alloc / hk.from / hk.mmap constructors.
+ *
+ * The host may not see a buffer's memory (hk_buffer_host_ptr is NULL for
+ * device memory on a GPU), so every access goes through a "span": the host
+ * pointer when there is one, else 1 MiB chunks downloaded or uploaded through
+ * a scratch userdata (collected by Lua, so a Lua error mid-way leaks nothing).
+ *
+ * Numbers: floats read as Lua floats (f16/bf16 widened); integers as Lua
+ * integers, u64 values above 2^63-1 wrapping to negative ones (two's
+ * complement, as math.ult sees them). Writes to integer dtypes must be
+ * integral and in range: u64 takes integers >= 0 and integral floats below
+ * 2^64. Writes to float dtypes round to nearest (overflow gives infinity). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hkl.h"
+
+#define CHUNK_BYTES ((size_t)1 << 20)
+#define BLOCK 2048 /* elements converted to double at a time, on the stack */
+#define TOTABLE_MAX 10000000
+
+/* The userdata. pub comes first so that hkl_test_buffer's callers see the
+ * struct of hkl.h. parent points at the userdata this one views, which the
+ * user value keeps alive (userdata never move in Lua 5.4). */
+typedef struct lbuf {
+    hkl_buffer pub;
+    struct lbuf *parent;
+} lbuf;
+
+/* ------------------------------------------------------------ dtypes */
+
+static int is_float(hk_dtype t) { return t <= HK_F64; }
+static int is_signed(hk_dtype t) { return t >= HK_I8 && t <= HK_I64; }
+
+static void int_range(hk_dtype t, int64_t *lo, uint64_t *hi)
+{
+    size_t bits = hk_dtype_size(t) * 8;
+    if (is_signed(t)) {
+        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+        *hi = bits == 64 ? (uint64_t)INT64_MAX : ((uint64_t)1 << (bits - 1)) - 1;
+    } else {
+        *lo = 0;
+        *hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    }
+}
+
+static double load_f64(hk_dtype t, const void *p)
+{
+    switch (t) {
+    case HK_F16: { uint16_t v; memcpy(&v, p, 2); return hk_f16_to_f32(v); }
+    case HK_BF16: { uint16_t v; memcpy(&v, p, 2); return hk_bf16_to_f32(v); }
+    case HK_F32: { float v; memcpy(&v, p, 4); return v; }
+    case HK_F64: { double v; memcpy(&v, p, 8); return v; }
+    case HK_I8: return *(const int8_t *)p;
+    case HK_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case HK_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case HK_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case HK_U8: return *(const uint8_t *)p;
+    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case HK_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    default: return 0;
+    }
+}
+
+/* Integer dtypes as 64 bits (sign-extended for signed ones). */
+static uint64_t load_u64(hk_dtype t, const void *p)
+{
+    switch (t) {
+    case HK_I8: return (uint64_t)(int64_t)*(const int8_t *)p;
+    case HK_I16: { int16_t v; memcpy(&v, p, 2); return (uint64_t)(int64_t)v; }
+    case HK_I32: { int32_t v; memcpy(&v, p, 4); return (uint64_t)(int64_t)v; }
+    case HK_U8: return *(const uint8_t *)p;
+    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+/* Converts n elements to double; the switch sits outside the loops. */
+static void to_f64(hk_dtype t, const void *src, double *dst, size_t n)
+{
+    const unsigned char *s = src;
+    size_t es = hk_dtype_size(t);
+#define CONV_(type, expr)                                                   \
+    for (size_t k = 0; k < n; k++) {                                        \
+        type v;                                                             \
+        memcpy(&v, s + k * es, sizeof v);                                   \
+        dst[k] = (expr);                                                    \
+    }                                                                       \
+    break;
+    switch (t) {
+    case HK_F16: CONV_(uint16_t, hk_f16_to_f32(v))
+    case HK_BF16: CONV_(uint16_t, hk_bf16_to_f32(v))
+    case HK_F32: CONV_(float, v)
+    case HK_F64: CONV_(double, v)
+    case HK_I8: CONV_(int8_t, v)
+    case HK_I16: CONV_(int16_t, v)
+    case HK_I32: CONV_(int32_t, v)
+    case HK_I64: CONV_(int64_t, (double)v)
+    case HK_U8: CONV_(uint8_t, v)
+    case HK_U16: CONV_(uint16_t, v)
+    case HK_U32: CONV_(uint32_t, v)
+    case HK_U64: CONV_(uint64_t, (double)v)
+    default: break;
+    }
+#undef CONV_
+}
+
+static void store_f64(hk_dtype t, void *p, double x)
+{
+    switch (t) {
+    case HK_F16: { uint16_t v = hk_f32_to_f16((float)x); memcpy(p, &v, 2); break; }
+    case HK_BF16: { uint16_t v = hk_f32_to_bf16((float)x); memcpy(p, &v, 2); break; }
+    case HK_F32: { float v = (float)x; memcpy(p, &v, 4); break; }
+    default: memcpy(p, &x, 8); break;
+    }
+}
+
+/* Stores the low bits of u (two's complement) into an integer dtype. */
+static void store_int(hk_dtype t, void *p, uint64_t u)
+{
+    switch (hk_dtype_size(t)) {
+    case 1: { uint8_t v = (uint8_t)u; memcpy(p, &v, 1); break; }
+    case 2: { uint16_t v = (uint16_t)u; memcpy(p, &v, 2); break; }
+    case 4: { uint32_t v = (uint32_t)u; memcpy(p, &v, 4); break; }
+    default: memcpy(p, &u, 8); break;
+    }
+}
+
+static void push_elem(lua_State *L, hk_dtype t, const void *p)
+{
+    if (is_float(t))
+        lua_pushnumber(L, load_f64(t, p));
+    else
+        lua_pushinteger(L, (lua_Integer)load_u64(t, p));
+}
+
+static const char *range_error(lua_State *L, hk_dtype t, const char *value)
+{
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    char msg[160];
+    snprintf(msg, sizeof msg, "value %s out of range for %s [%lld, %llu]", value,
+             hk_dtype_name(t), (long long)lo, (unsigned long long)hi);
+    return lua_pushstring(L, msg);
+}
+
+/* Converts the Lua value at idx to one element of t at out. Returns NULL, or
+ * an error message (pushed on the stack) naming the value and dtype. */
+static const char *encode(lua_State *L, int idx, hk_dtype t, void *out)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        return lua_pushfstring(L, "expected a number for %s, got %s", hk_dtype_name(t),
+                               luaL_typename(L, idx));
+    if (is_float(t)) {
+        store_f64(t, out, (double)lua_tonumber(L, idx));
+        return NULL;
+    }
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    char text[64];
+    if (lua_isinteger(L, idx)) {
+        lua_Integer v = lua_tointeger(L, idx);
+        if (v < lo || (v > 0 && (uint64_t)v > hi)) {
+            snprintf(text, sizeof text, "%lld", (long long)v);
+            return range_error(L, t, text);
+        }
+        store_int(t, out, (uint64_t)v);
+        return NULL;
+    }
+    double x = (double)lua_tonumber(L, idx);
+    if (!isfinite(x) || x != floor(x))
+        return lua_pushfstring(L, "value %s is not an integer (dtype %s)",
+                               lua_tostring(L, idx), hk_dtype_name(t));
+    /* (double)hi + 1 is exactly 2^bits for every width. */
+    if (x < (double)lo || x >= (double)hi + 1.0) {
+        snprintf(text, sizeof text, "%.17g", x);
+        return range_error(L, t, text);
+    }
+    store_int(t, out, x >= 9223372036854775808.0 ? (uint64_t)x : (uint64_t)(int64_t)x);
+    return NULL;
+}
+
+/* %g, but NaN prints as "nan" whatever its sign bit (glibc says "-nan"). */
+static void fmt_num(char *buf, size_t cap, const char *fmt, double v)
+{
+    if (isnan(v))
+        snprintf(buf, cap, "nan");
+    else
+        snprintf(buf, cap, fmt, v);
+}
+
+static void fmt_elem(char *buf, size_t cap, hk_dtype t, const void *p)
+{
+    switch (t) {
+    case HK_F16:
+    case HK_BF16: fmt_num(buf, cap, "%.4g", load_f64(t, p)); break;
+    case HK_F32: fmt_num(buf, cap, "%.7g", load_f64(t, p)); break;
+    case HK_F64: fmt_num(buf, cap, "%.15g", load_f64(t, p)); break;
+    case HK_U64: snprintf(buf, cap, "%llu", (unsigned long long)load_u64(t, p)); break;
+    default:
+        if (is_signed(t))
+            snprintf(buf, cap, "%lld", (long long)(int64_t)load_u64(t, p));
+        else
+            snprintf(buf, cap, "%llu", (unsigned long long)load_u64(t, p));
+        break;
+    }
+}
+
+hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def)
+{
+    const char *name = def ? luaL_optstring(L, idx, def) : luaL_checkstring(L, idx);
+    hk_dtype t;
+    if (hk_dtype_parse(name, &t) == 0)
+        return t;
+    luaL_Buffer lb;
+    luaL_buffinit(L, &lb);
+    lua_pushfstring(L, "unknown dtype '%s' (", name);
+    luaL_addvalue(&lb);
+    for (int i = 0; i < HK_DTYPE_COUNT; i++) {
+        luaL_addstring(&lb, hk_dtype_name((hk_dtype)i));
+        luaL_addstring(&lb, i + 1 < HK_DTYPE_COUNT ? ", " : ")");
+    }
+    luaL_pushresult(&lb);
+    luaL_argerror(L, idx, lua_tostring(L, -1));
+    return HK_F32;
+}
+
+hk_mem_mode hkl_check_mode(lua_State *L, int idx, const char *def)
+{
+    const char *name = def ? luaL_optstring(L, idx, def) : luaL_checkstring(L, idx);
+    hk_mem_mode m;
+    if (hk_mem_mode_parse(name, &m) == 0)
+        return m;
+    luaL_argerror(L, idx, lua_pushfstring(L, "unknown memory mode '%s' (device, managed, host, mmap)", name));
+    return HK_MEM_DEVICE;
+}
+
+/* ----------------------------------------------------------- userdata */
+
+hkl_buffer *hkl_test_buffer(lua_State *L, int idx)
+{
+    return luaL_testudata(L, idx, HKL_BUFFER);
+}
+
+hk_buffer *hkl_check_buffer(lua_State *L, int idx)
+{
+    lbuf *u = luaL_checkudata(L, idx, HKL_BUFFER);
+    if (!u->pub.b)
+        luaL_argerror(L, idx, "buffer was freed");
+    /* A view's memory goes with the buffer it views. */
+    for (lbuf *p = u->parent; p; p = p->parent)
+        if (!p->pub.b)
+            luaL_argerror(L, idx, "buffer was freed (it views a buffer that was freed)");
+    return u->pub.b;
+}
+
+/* Pushes a closed userdata; the caller acquires the buffer into it. */
+static lbuf *new_ud(lua_State *L, int parent_idx)
+{
+    if (parent_idx)
+        parent_idx = lua_absindex(L, parent_idx);
+    lbuf *u = lua_newuserdatauv(L, sizeof *u, 1);
+    u->pub.b = NULL;
+    u->parent = NULL;
+    luaL_setmetatable(L, HKL_BUFFER);
+    if (parent_idx) {
+        u->parent = luaL_testudata(L, parent_idx, HKL_BUFFER);
+        lua_pushvalue(L, parent_idx);
+        lua_setiuservalue(L, -2, 1);
+    }
+    return u;
+}
+
+void hkl_push_buffer(lua_State *L, hk_buffer *b, int parent_idx)
+{
+    new_ud(L, parent_idx)->pub.b = b;
+}
+
+static int close_ud(lbuf *u)
+{
+    hk_buffer *b = u->pub.b;
+    u->pub.b = NULL;
+    return hk_buffer_free(b);
+}
+
+static int buf_gc(lua_State *L)
+{
+    close_ud(luaL_checkudata(L, 1, HKL_BUFFER));
+    return 0;
+}
+
+static int buf_free(lua_State *L)
+{
+    lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    /* Only a writable mapping's write-back can fail; say so. */
+    int r = close_ud(u);
+    if (r)
+        return hkl_error(L, r, "free");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- spans */
+
+typedef struct span {
+    hk_buffer *b;
+    hk_dtype t;
+    size_t es, n;
+    unsigned char *host; /* the buffer's memory, or NULL */
+    unsigned char *tmp;  /* CHUNK_BYTES of scratch when host is NULL */
+} span;
+
+/* Leaves one value (scratch or nil) on the stack. */
+static void span_init(lua_State *L, span *s, hk_buffer *b, int write)
+{
+    s->b = b;
+    s->t = hk_buffer_dtype(b);
+    s->es = hk_dtype_size(s->t);
+    s->n = hk_buffer_length(b);
+    s->host = hk_buffer_host_ptr(b);
+    s->tmp = NULL;
+    /* An empty upload checks that a mapping is writable, before we touch
+     * read-only pages through the host pointer. */
+    if (write)
+        hkl_check(L, hk_buffer_upload(b, 0, NULL, 0));
+    if (s->host) {
+        hkl_check(L, hk_synchronize(hkl_ctx(L))); /* see what kernels wrote */
+        lua_pushnil(L);
+    } else {
+        s->tmp = lua_newuserdatauv(L, CHUNK_BYTES, 0);
+    }
+}
+
+/* Elements per chunk, for spans of the given element sizes. */
+static size_t chunk_elems(size_t es) { return CHUNK_BYTES / es; }
+
+static const unsigned char *span_read(lua_State *L, span *s, size_t first, size_t n)
+{
+    if (s->host)
+        return s->host + first * s->es;
+    hkl_check(L, hk_buffer_download(s->b, first * s->es, s->tmp, n * s->es));
+    return s->tmp;
+}
+
+static unsigned char *span_wbegin(span *s, size_t first)
+{
+    return s->host ? s->host + first * s->es : s->tmp;
+}
+
+static void span_wend(lua_State *L, span *s, size_t first, size_t n)
+{
+    if (!s->host)
+        hkl_check(L, hk_buffer_upload(s->b, first * s->es, s->tmp, n * s->es));
+}
+
+/* One element, for b[i] and tostring: never more than that is read. */
+static void read_one(lua_State *L, hk_buffer *b, size_t i, void *out)
+{
+    size_t es = hk_dtype_size(hk_buffer_dtype(b));
+    unsigned char *host = hk_buffer_host_ptr(b);
+    if (host) {
+        hkl_check(L, hk_synchronize(hkl_ctx(L)));
+        memcpy(out, host + i * es, es);
+    } else {
+        hkl_check(L, hk_buffer_download(b, i * es, out, es));
+    }
+}
+
+/* ------------------------------------------------------------ metamethods */
+
+/* The 0-based index of key at idx, checked against b's length. */
+static size_t check_index(lua_State *L, hk_buffer *b, int idx)
+{
+    int isint;
+    lua_Integer i = lua_tointegerx(L, idx, &isint);
+    if (!isint) {
+        if (lua_type(L, idx) == LUA_TNUMBER)
+            luaL_error(L, "index %s is not an integer", lua_tostring(L, idx));
+        luaL_error(L, "bad index (a %s): index buffers with integers 1..#buf", luaL_typename(L, idx));
+    }
+    size_t n = hk_buffer_length(b);
+    if (i < 1 || (uint64_t)i > n)
+        luaL_error(L, "index %I out of range [1, %I]", i, (lua_Integer)n);
+    return (size_t)(i - 1);
+}
+
+static int buf_index(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        lua_pushvalue(L, 2);
+        lua_rawget(L, lua_upvalueindex(1));
+        return 1;
+    }
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    size_t i = check_index(L, b, 2);
+    unsigned char v[8];
+    read_one(L, b, i, v);
+    push_elem(L, hk_buffer_dtype(b), v);
+    return 1;
+}
+
+static int buf_newindex(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    if (lua_type(L, 2) == LUA_TSTRING)
+        return luaL_error(L, "cannot set field '%s' of a buffer", lua_tostring(L, 2));
+    size_t i = check_index(L, b, 2);
+    hk_dtype t = hk_buffer_dtype(b);
+    size_t es = hk_dtype_size(t);
+    unsigned char v[8];
+    const char *err = encode(L, 3, t, v);
+    if (err)
+        return luaL_error(L, "buf[%I] = ...: %s", (lua_Integer)i + 1, err);
+    hkl_check(L, hk_buffer_upload(b, 0, NULL, 0)); /* writable? */
+    unsigned char *host = hk_buffer_host_ptr(b);
+    if (host) {
+        hkl_check(L, hk_synchronize(hkl_ctx(L)));
+        memcpy(host + i * es, v, es);
+    } else {
+        hkl_check(L, hk_buffer_upload(b, i * es, v, es));
+    }
+    return 0;
+}
+
+static int buf_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)hk_buffer_length(hkl_check_buffer(L, 1)));
+    return 1;
+}
+
+static void push_device(lua_State *L, hk_buffer *b)
+{
+    hk_device_info info;
+    if (hk_device_get(hkl_ctx(L), hk_buffer_device(b), &info) == 0)
+        lua_pushfstring(L, "%s:%d", info.backend, info.index);
+    else
+        lua_pushfstring(L, "device %d", hk_buffer_device(b));
+}
+
+static int buf_tostring(lua_State *L)
+{
+    lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    int dead = !u->pub.b;
+    for (lbuf *p = u->parent; p && !dead; p = p->parent)
+        dead = !p->pub.b;
+    if (dead) {
+        lua_pushstring(L, "hk.buffer (freed)");
+        return 1;
+    }
+    hk_buffer *b = u->pub.b;
+    hk_dtype t = hk_buffer_dtype(b);
+    size_t n = hk_buffer_length(b);
+    luaL_Buffer lb;
+    push_device(L, b);
+    const char *dev = lua_tostring(L, -1);
+    luaL_buffinit(L, &lb);
+    char s[64];
+    snprintf(s, sizeof s, "hk.buffer<%s>[%zu] %s%s on ", hk_dtype_name(t), n,
+             hk_mem_mode_name(hk_buffer_mode(b)), hk_buffer_is_view(b) ? " view" : "");
+    luaL_addstring(&lb, s);
+    luaL_addstring(&lb, dev);
+    luaL_addstring(&lb, " {");
+    for (size_t k = 0; k < n; k++) {
+        if (n > 6 && k == 3) {
+            luaL_addstring(&lb, "..., ");
+            k = n - 3;
+        }
+        unsigned char v[8];
+        read_one(L, b, k, v);
+        fmt_elem(s, sizeof s, t, v);
+        luaL_addstring(&lb, s);
+        if (k + 1 < n)
+            luaL_addstring(&lb, ", ");
+    }
+    luaL_addstring(&lb, "}");
+    luaL_pushresult(&lb);
+    return 1;
+}
+
+/* ------------------------------------------------------------- methods */
+
+static int m_dtype(lua_State *L)
+{
+    lua_pushstring(L, hk_dtype_name(hk_buffer_dtype(hkl_check_buffer(L, 1))));
+    return 1;
+}
+
+static int m_mode(lua_State *L)
+{
+    lua_pushstring(L, hk_mem_mode_name(hk_buffer_mode(hkl_check_buffer(L, 1))));
+    return 1;
+}
+
+static int m_device(lua_State *L)
+{
+    push_device(L, hkl_check_buffer(L, 1));
+    return 1;
+}
+
+static int m_bytes(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)hk_buffer_bytes(hkl_check_buffer(L, 1)));
+    return 1;
+}
+
+static int m_totable(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    lua_Integer n = (lua_Integer)hk_buffer_length(b);
+    lua_Integer i = luaL_optinteger(L, 2, 1);
+    lua_Integer j = luaL_optinteger(L, 3, n);
+    luaL_argcheck(L, i >= 1 && i <= n + 1, 2,
+                  lua_pushfstring(L, "start %I out of range [1, %I]", i, n));
+    luaL_argcheck(L, j <= n, 3, lua_pushfstring(L, "end %I out of range [1, %I]", j, n));
+    lua_Integer count = j >= i ? j - i + 1 : 0;
+    if (count > TOTABLE_MAX)
+        return luaL_error(L, "totable: %I elements is too many for a Lua table (at most %d); "
+                             "ask for a range, e.g. b:totable(1, 1000)", count, TOTABLE_MAX);
+    span s;
+    span_init(L, &s, b, 0);
+    lua_createtable(L, (int)count, 0);
+    size_t per = chunk_elems(s.es);
+    for (size_t done = 0; done < (size_t)count;) {
+        size_t m = (size_t)count - done < per ? (size_t)count - done : per;
+        const unsigned char *p = span_read(L, &s, (size_t)i - 1 + done, m);
+        for (size_t k = 0; k < m; k++) {
+            push_elem(L, s.t, p + k * s.es);
+            lua_rawseti(L, -2, (lua_Integer)(done + k + 1));
+        }
+        done += m;
+    }
+    return 1;
+}
+
+static int m_fill(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    unsigned char v[8];
+    luaL_checkany(L, 2);
+    const char *err = encode(L, 2, hk_buffer_dtype(b), v);
+    if (err)
+        return luaL_argerror(L, 2, err);
+    hkl_check(L, hk_buffer_fill(b, v));
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int64_t check_int_arg(lua_State *L, int idx, lua_Integer def, const char *what)
+{
+    if (lua_isnoneornil(L, idx))
+        return def;
+    int isint;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint)
+        luaL_argerror(L, idx, lua_pushfstring(L, "%s must be an integer for an integer dtype", what));
+    return v;
+}
+
+static int m_iota(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    hk_dtype t = hk_buffer_dtype(b);
+    size_t n = hk_buffer_length(b);
+    double fstart = luaL_optnumber(L, 2, 0), fstep = luaL_optnumber(L, 3, 1);
+    int64_t start = 0, step = 0;
+    if (!is_float(t)) {
+        start = check_int_arg(L, 2, 0, "start");
+        step = check_int_arg(L, 3, 1, "step");
+        if (n) {
+            int64_t last, lo;
+            uint64_t hi;
+            int_range(t, &lo, &hi);
+            char text[64];
+            if (__builtin_mul_overflow(step, (int64_t)(n - 1), &last) ||
+                __builtin_add_overflow(start, last, &last))
+                return luaL_error(L, "iota: start + (n-1)*step overflows 64 bits");
+            int64_t ends[2] = {start, last};
+            for (int e = 0; e < 2; e++) {
+                if (ends[e] < lo || (ends[e] > 0 && (uint64_t)ends[e] > hi)) {
+                    snprintf(text, sizeof text, "%lld", (long long)ends[e]);
+                    return luaL_error(L, "iota: %s", range_error(L, t, text));
+                }
+            }
+        }
+    }
+    span s;
+    span_init(L, &s, b, 1);
+    size_t per = chunk_elems(s.es);
+    for (size_t first = 0; first < n; first += per) {
+        size_t m = n - first < per ? n - first : per;
+        unsigned char *p = span_wbegin(&s, first);
+        if (is_float(t)) {
+            for (size_t k = 0; k < m; k++)
+                store_f64(t, p + k * s.es, fstart + (double)(first + k) * fstep);
+        } else {
+            for (size_t k = 0; k < m; k++)
+                store_int(t, p + k * s.es, (uint64_t)start + (uint64_t)(first + k) * (uint64_t)step);
+        }
+        span_wend(L, &s, first, m);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* Errors for keys of the options table at idx that are not in names. */
+static void check_opts(lua_State *L, int idx, const char *const *names, const char *fn)
+{
+    if (lua_isnoneornil(L, idx))
+        return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        int known = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (const char *const *k = names; *k && !known; k++)
+                known = strcmp(*k, lua_tostring(L, -1)) == 0;
+        if (!known) {
+            luaL_Buffer lb;
+            luaL_buffinit(L, &lb);
+            for (const char *const *k = names; *k; k++) {
+                luaL_addstring(&lb, *k);
+                if (k[1])
+                    luaL_addstring(&lb, ", ");
+            }
+            luaL_pushresult(&lb);
+            luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s' (known: %s)", fn,
+                                                  luaL_tolstring(L, -2, NULL), lua_tostring(L, -1)));
+        }
+    }
+}
+
+/* The option's value, or nil, pushed. */
+static int get_opt(lua_State *L, int idx, const char *key)
+{
+    if (lua_isnoneornil(L, idx)) {
+        lua_pushnil(L);
+        return LUA_TNIL;
+    }
+    return lua_getfield(L, idx, key);
+}
+
+static double opt_number(lua_State *L, int idx, const char *key, double def)
+{
+    int type = get_opt(L, idx, key);
+    double v = def;
+    if (type == LUA_TNUMBER)
+        v = lua_tonumber(L, -1);
+    else if (type != LUA_TNIL)
+        luaL_argerror(L, idx, lua_pushfstring(L, "option '%s' must be a number", key));
+    lua_pop(L, 1);
+    return v;
+}
+
+static lua_Integer opt_integer(lua_State *L, int idx, const char *key, lua_Integer def)
+{
+    int type = get_opt(L, idx, key);
+    lua_Integer v = def;
+    int isint = 1;
+    if (type != LUA_TNIL)
+        v = lua_tointegerx(L, -1, &isint);
+    if (!isint || (type != LUA_TNIL && type != LUA_TNUMBER))
+        luaL_argerror(L, idx, lua_pushfstring(L, "option '%s' must be an integer", key));
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_bool(lua_State *L, int idx, const char *key)
+{
+    get_opt(L, idx, key);
+    int v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* xoshiro256**, seeded through splitmix64: small, fast, and the same
+ * sequence on every platform. */
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&seed);
+}
+
+static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1p-53; } /* [0, 1) */
+
+static int seed_key; /* registry slot of the unseeded-call counter */
+
+/* Unseeded calls draw seeds from a sequence kept per Lua state: successive
+ * calls differ, and a script run twice sees the same data. rand returns the
+ * seed it used, so any call can be replayed with {seed = ...}. */
+static lua_Integer next_default_seed(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &seed_key);
+    lua_Integer n = lua_tointeger(L, -1) + 1;
+    lua_pop(L, 1);
+    lua_pushinteger(L, n);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &seed_key);
+    uint64_t x = (uint64_t)n ^ 0x5eed5eed5eed5eedu;
+    return (lua_Integer)(splitmix64(&x) >> 1);
+}
+
+static int m_rand(lua_State *L)
+{
+    static const char *const names[] = {"seed", "dist", "lo", "hi", "mean", "std", NULL};
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    check_opts(L, 2, names, "rand");
+    hk_dtype t = hk_buffer_dtype(b);
+    size_t n = hk_buffer_length(b);
+    lua_Integer seed;
+    if (get_opt(L, 2, "seed") == LUA_TNIL)
+        seed = next_default_seed(L);
+    else if (!lua_isinteger(L, -1))
+        return luaL_argerror(L, 2, "option 'seed' must be an integer");
+    else
+        seed = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    int dist_type = get_opt(L, 2, "dist");
+    if (dist_type != LUA_TNIL && dist_type != LUA_TSTRING)
+        return luaL_argerror(L, 2, "option 'dist' must be a string");
+    const char *dist = dist_type == LUA_TNIL ? "uniform" : lua_tostring(L, -1);
+    int normal = strcmp(dist, "normal") == 0;
+    if (!normal && strcmp(dist, "uniform") != 0)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "unknown dist '%s' (uniform, normal)", dist));
+    lua_pop(L, 1);
+    double lo = 0, hi = 1, mean = 0, sd = 1;
+    int64_t ilo = 0, ihi = 100;
+    if (is_float(t)) {
+        lo = opt_number(L, 2, "lo", 0);
+        hi = opt_number(L, 2, "hi", 1);
+        mean = opt_number(L, 2, "mean", 0);
+        sd = opt_number(L, 2, "std", 1);
+        if (!normal && !(lo < hi && isfinite(hi - lo)))
+            return luaL_argerror(L, 2, "need finite lo < hi");
+    } else {
+        if (normal)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "dist 'normal' needs a float dtype, not %s",
+                                                       hk_dtype_name(t)));
+        ilo = opt_integer(L, 2, "lo", 0);
+        ihi = opt_integer(L, 2, "hi", 100);
+        int64_t dlo;
+        uint64_t dhi;
+        int_range(t, &dlo, &dhi);
+        if (ilo > ihi)
+            return luaL_argerror(L, 2, "need lo <= hi");
+        if (ilo < dlo || (ihi > 0 && (uint64_t)ihi > dhi))
+            return luaL_argerror(L, 2, lua_pushfstring(L, "lo..hi (%I..%I) is outside the range of %s",
+                                                       (lua_Integer)ilo, (lua_Integer)ihi,
+                                                       hk_dtype_name(t)));
+    }
+    rng r;
+    rng_seed(&r, (uint64_t)seed);
+    span s;
+    span_init(L, &s, b, 1);
+    size_t per = chunk_elems(s.es);
+    uint64_t range = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0: all 2^64 values */
+    uint64_t reject = range ? (0 - range) % range : 0;
+    double spare = 0;
+    int have_spare = 0;
+    for (size_t first = 0; first < n; first += per) {
+        size_t m = n - first < per ? n - first : per;
+        unsigned char *p = span_wbegin(&s, first);
+        for (size_t k = 0; k < m; k++) {
+            unsigned char *e = p + k * s.es;
+            if (!is_float(t)) {
+                uint64_t x;
+                do
+                    x = rng_next(&r);
+                while (x < reject);
+                store_int(t, e, (uint64_t)ilo + (range ? x % range : x));
+            } else if (normal) {
+                double z;
+                if (have_spare) {
+                    z = spare;
+                    have_spare = 0;
+                } else { /* Box-Muller: two normals from two uniforms */
+                    double u1 = (double)((rng_next(&r) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+                    double u2 = rng_unit(&r);
+                    double rad = sqrt(-2 * log(u1));
+                    z = rad * cos(2 * M_PI * u2);
+                    spare = rad * sin(2 * M_PI * u2);
+                    have_spare = 1;
+                }
+                store_f64(t, e, mean + sd * z);
+            } else {
+                /* Rounding to the dtype may reach hi: draw again so values
+                 * stay in [lo, hi) (give up after a few, for empty ranges). */
+                for (int tries = 0; tries < 32; tries++) {
+                    store_f64(t, e, lo + (hi - lo) * rng_unit(&r));
+                    if (load_f64(t, e) < hi)
+                        break;
+                }
+            }
+        }
+        span_wend(L, &s, first, m);
+    }
+    lua_settop(L, 1);
+    lua_pushinteger(L, seed);
+    return 2;
+}
+
+static int m_copy(lua_State *L)
+{
+    hk_buffer *dst = hkl_check_buffer(L, 1);
+    hk_buffer *src = hkl_check_buffer(L, 2);
+    size_t db = hk_buffer_bytes(dst), sb = hk_buffer_bytes(src);
+    if (db != sb)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "source has %I bytes, this buffer %I",
+                                                   (lua_Integer)sb, (lua_Integer)db));
+    hkl_check(L, hk_buffer_copy(dst, 0, src, 0, db));
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int m_clone(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    hk_mem_mode mode = lua_isnoneornil(L, 2) ? hk_buffer_mode(b) : hkl_check_mode(L, 2, NULL);
+    if (mode == HK_MEM_MMAP)
+        return luaL_argerror(L, 2, "cannot clone into an mmap buffer; pass a mode (device, managed, host)");
+    lbuf *u = new_ud(L, 0);
+    hkl_check(L, hk_buffer_alloc(hkl_ctx(L), hk_buffer_length(b), hk_buffer_dtype(b), mode, &u->pub.b));
+    hkl_check(L, hk_buffer_copy(u->pub.b, 0, b, 0, hk_buffer_bytes(b)));
+    return 1;
+}
+
+/* view(dtype, offset, count): offset in bytes, count (default: as many as
+ * fit) in elements of the new dtype. */
+static int m_view(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    hk_dtype t = hkl_check_dtype(L, 2, hk_dtype_name(hk_buffer_dtype(b)));
+    lua_Integer off = luaL_optinteger(L, 3, 0);
+    size_t bytes = hk_buffer_bytes(b), es = hk_dtype_size(t);
+    luaL_argcheck(L, off >= 0 && (uint64_t)off <= bytes, 3,
+                  lua_pushfstring(L, "byte offset %I out of range [0, %I]", off, (lua_Integer)bytes));
+    lua_Integer count = luaL_optinteger(L, 4, (lua_Integer)((bytes - (size_t)off) / es));
+    luaL_argcheck(L, count >= 0, 4, "count must be >= 0");
+    lbuf *u = new_ud(L, 1);
+    hkl_check(L, hk_buffer_view(b, t, (size_t)off, (size_t)count, &u->pub.b));
+    return 1;
+}
+
+static void push_stat_int(lua_State *L, hk_dtype t, uint64_t v)
+{
+    if (t == HK_U64 && v > (uint64_t)INT64_MAX)
+        lua_pushnumber(L, (double)v); /* stats are for reading: no wraparound */
+    else
+        lua_pushinteger(L, (lua_Integer)v);
+}
+
+/* min, max, mean, std (population) over the finite elements, in double,
+ * with the block means combined as Chan et al. do; nan and inf count the
+ * others. With no finite element, min/max/mean/std are NaN. */
+static int m_stats(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    span s;
+    span_init(L, &s, b, 0);
+    size_t per = chunk_elems(s.es);
+    double v[BLOCK];
+    double mean = 0, m2 = 0, fmin = INFINITY, fmax = -INFINITY;
+    uint64_t cnt = 0, nan = 0, inf = 0;
+    int64_t imin = INT64_MAX, imax = INT64_MIN;
+    uint64_t umin = UINT64_MAX, umax = 0;
+    for (size_t first = 0; first < s.n; first += per) {
+        size_t m = s.n - first < per ? s.n - first : per;
+        const unsigned char *p = span_read(L, &s, first, m);
+        for (size_t k0 = 0; k0 < m; k0 += BLOCK) {
+            size_t bn = m - k0 < BLOCK ? m - k0 : BLOCK;
+            const unsigned char *bp = p + k0 * s.es;
+            to_f64(s.t, bp, v, bn);
+            if (s.t == HK_U64) {
+                for (size_t k = 0; k < bn; k++) {
+                    uint64_t x = load_u64(s.t, bp + k * 8);
+                    umin = x < umin ? x : umin;
+                    umax = x > umax ? x : umax;
+                }
+            } else if (!is_float(s.t)) {
+                for (size_t k = 0; k < bn; k++) {
+                    int64_t x = (int64_t)load_u64(s.t, bp + k * s.es);
+                    imin = x < imin ? x : imin;
+                    imax = x > imax ? x : imax;
+                }
+            }
+            double sum = 0;
+            size_t c = 0;
+            for (size_t k = 0; k < bn; k++) {
+                double x = v[k];
+                if (isnan(x)) {
+                    nan++;
+                } else if (isinf(x)) {
+                    inf++;
+                } else {
+                    sum += x;
+                    fmin = x < fmin ? x : fmin;
+                    fmax = x > fmax ? x : fmax;
+                    v[c++] = x;
+                }
+            }
+            if (!c)
+                continue;
+            double bmean = sum / (double)c, bm2 = 0;
+            for (size_t k = 0; k < c; k++)
+                bm2 += (v[k] - bmean) * (v[k] - bmean);
+            double tot = (double)cnt + (double)c, d = bmean - mean;
+            mean += d * (double)c / tot;
+            m2 += bm2 + d * d * (double)cnt * (double)c / tot;
+            cnt += c;
+        }
+    }
+    lua_createtable(L, 0, 7);
+    if (!cnt) {
+        fmin = fmax = mean = NAN;
+    }
+    if (cnt && s.t == HK_U64) {
+        push_stat_int(L, s.t, umin);
+        lua_setfield(L, -2, "min");
+        push_stat_int(L, s.t, umax);
+        lua_setfield(L, -2, "max");
+    } else if (cnt && !is_float(s.t)) {
+        lua_pushinteger(L, imin);
+        lua_setfield(L, -2, "min");
+        lua_pushinteger(L, imax);
+        lua_setfield(L, -2, "max");
+    } else {
+        lua_pushnumber(L, fmin);
+        lua_setfield(L, -2, "min");
+        lua_pushnumber(L, fmax);
+        lua_setfield(L, -2, "max");
+    }
+    lua_pushnumber(L, mean);
+    lua_setfield(L, -2, "mean");
+    lua_pushnumber(L, cnt ? sqrt(m2 / (double)cnt) : NAN);
+    lua_setfield(L, -2, "std");
+    lua_pushinteger(L, (lua_Integer)nan);
+    lua_setfield(L, -2, "nan");
+    lua_pushinteger(L, (lua_Integer)inf);
+    lua_setfield(L, -2, "inf");
+    lua_pushinteger(L, (lua_Integer)s.n);
+    lua_setfield(L, -2, "n");
+    return 1;
+}
+
+#define WORST 5
+
+typedef struct mismatch {
+    size_t i;
+    double got, want, excess;
+} mismatch;
+
+/* allclose(other, rtol, atol): |got - want| <= atol + rtol * |want| for every
+ * element, as numpy.allclose; NaN never matches, equal infinities do. other
+ * is a buffer, a table or a function of the 1-based index. */
+static int m_allclose(lua_State *L)
+{
+    hk_buffer *b = hkl_check_buffer(L, 1);
+    size_t n = hk_buffer_length(b);
+    double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
+    luaL_argcheck(L, rtol >= 0, 3, "rtol must be >= 0");
+    luaL_argcheck(L, atol >= 0, 4, "atol must be >= 0");
+    hk_buffer *ob = NULL;
+    int kind = lua_type(L, 2);
+    if (kind == LUA_TUSERDATA) {
+        ob = hkl_check_buffer(L, 2);
+        if (hk_buffer_length(ob) != n)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "lengths differ (this %I, other %I)",
+                                                       (lua_Integer)n, (lua_Integer)hk_buffer_length(ob)));
+    } else if (kind == LUA_TTABLE) {
+        lua_Integer tn = luaL_len(L, 2);
+        if ((uint64_t)tn != n)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "lengths differ (this %I, table %I)",
+                                                       (lua_Integer)n, tn));
+    } else if (kind != LUA_TFUNCTION) {
+        return luaL_typeerror(L, 2, "buffer, table or function");
+    }
+    lua_settop(L, 4);
+    span s, os;
+    span_init(L, &s, b, 0);
+    size_t per = chunk_elems(s.es);
+    if (ob) {
+        span_init(L, &os, ob, 0);
+        per = chunk_elems(s.es > os.es ? s.es : os.es);
+    }
+    double got[BLOCK], want[BLOCK];
+    mismatch worst[WORST];
+    int nworst = 0;
+    uint64_t bad = 0;
+    for (size_t first = 0; first < n; first += per) {
+        size_t m = n - first < per ? n - first : per;
+        const unsigned char *p = span_read(L, &s, first, m);
+        const unsigned char *op = ob ? span_read(L, &os, first, m) : NULL;
+        for (size_t k0 = 0; k0 < m; k0 += BLOCK) {
+            size_t bn = m - k0 < BLOCK ? m - k0 : BLOCK;
+            to_f64(s.t, p + k0 * s.es, got, bn);
+            if (ob) {
+                to_f64(os.t, op + k0 * os.es, want, bn);
+            } else {
+                for (size_t k = 0; k < bn; k++) {
+                    lua_Integer idx = (lua_Integer)(first + k0 + k + 1);
+                    if (kind == LUA_TTABLE) {
+                        lua_geti(L, 2, idx);
+                    } else {
+                        lua_pushvalue(L, 2);
+                        lua_pushinteger(L, idx);
+                        lua_call(L, 1, 1);
+                    }
+                    int isnum;
+                    want[k] = lua_tonumberx(L, -1, &isnum);
+                    if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
+                        return luaL_error(L, "allclose: %s gave %s for element %I, not a number",
+                                          kind == LUA_TTABLE ? "the table" : "the function",
+                                          luaL_typename(L, -1), idx);
+                    lua_pop(L, 1);
+                }
+            }
+            for (size_t k = 0; k < bn; k++) {
+                double g = got[k], w = want[k], excess;
+                if (isnan(g) || isnan(w))
+                    excess = INFINITY;
+                else if (g == w)
+                    continue;
+                else if (isinf(g) || isinf(w))
+                    excess = INFINITY;
+                else if ((excess = fabs(g - w) - atol - rtol * fabs(w)) <= 0)
+                    continue;
+                bad++;
+                if (nworst == WORST && !(excess > worst[WORST - 1].excess))
+                    continue;
+                int at = nworst < WORST ? nworst++ : WORST - 1;
+                while (at > 0 && worst[at - 1].excess < excess) {
+                    worst[at] = worst[at - 1];
+                    at--;
+                }
+                worst[at] = (mismatch){first + k0 + k, g, w, excess};
+            }
+        }
+    }
+    if (!bad) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushboolean(L, 0);
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)bad);
+    lua_setfield(L, -2, "count");
+    lua_createtable(L, nworst, 0);
+    char line[160];
+    snprintf(line, sizeof line, "%llu of %zu elements differ (rtol %g, atol %g); worst:",
+             (unsigned long long)bad, n, rtol, atol);
+    lua_pushstring(L, line);
+    for (int w = 0; w < nworst; w++) {
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, (lua_Integer)worst[w].i + 1);
+        lua_setfield(L, -2, "i");
+        lua_pushnumber(L, worst[w].got);
+        lua_setfield(L, -2, "got");
+        lua_pushnumber(L, worst[w].want);
+        lua_setfield(L, -2, "want");
+        lua_pushnumber(L, fabs(worst[w].got - worst[w].want));
+        lua_setfield(L, -2, "err");
+        lua_rawseti(L, -3, w + 1);
+        char g[32], v[32];
+        fmt_num(g, sizeof g, "%.9g", worst[w].got);
+        fmt_num(v, sizeof v, "%.9g", worst[w].want);
+        snprintf(line, sizeof line, "%s [%zu] got %s want %s", w ? "," : "", worst[w].i + 1, g, v);
+        lua_pushstring(L, line);
+        lua_concat(L, 2);
+    }
+    /* stack: false, report, worst, message */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -4, "message");
+    lua_rotate(L, -2, 1);
+    lua_setfield(L, -3, "worst");
+    return 3;
+}
+
+/* ---------------------------------------------------------- constructors */
+
+static size_t check_count(lua_State *L, int idx)
+{
+    lua_Integer n = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, n >= 0, idx, "length must be >= 0");
+    return (size_t)n;
+}
+
+static int l_alloc(lua_State *L)
+{
+    size_t n = check_count(L, 1);
+    hk_dtype t = hkl_check_dtype(L, 2, "f32");
+    hk_mem_mode mode = hkl_check_mode(L, 3, "device");
+    lbuf *u = new_ud(L, 0);
+    hkl_check(L, hk_buffer_alloc(hkl_ctx(L), n, t, mode, &u->pub.b));
+    return 1;
+}
+
+static int l_from(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    hk_dtype t = hkl_check_dtype(L, 2, "f32");
+    hk_mem_mode mode = hkl_check_mode(L, 3, "device");
+    lua_Integer len = luaL_len(L, 1);
+    lua_settop(L, 3);
+    lbuf *u = new_ud(L, 0);
+    hkl_check(L, hk_buffer_alloc(hkl_ctx(L), (size_t)len, t, mode, &u->pub.b));
+    span s;
+    span_init(L, &s, u->pub.b, 1);
+    size_t per = chunk_elems(s.es);
+    for (size_t first = 0; first < (size_t)len; first += per) {
+        size_t m = (size_t)len - first < per ? (size_t)len - first : per;
+        unsigned char *p = span_wbegin(&s, first);
+        for (size_t k = 0; k < m; k++) {
+            lua_geti(L, 1, (lua_Integer)(first + k + 1));
+            const char *err = encode(L, -1, t, p + k * s.es);
+            if (err)
+                return luaL_argerror(L, 1, lua_pushfstring(L, "element %I: %s",
+                                                           (lua_Integer)(first + k + 1), err));
+            lua_pop(L, 1);
+        }
+        span_wend(L, &s, first, m);
+    }
+    lua_pop(L, 1); /* the span's scratch */
+    return 1;
+}
+
+static int l_mmap(lua_State *L)
+{
+    static const char *const names[] = {"write", "create", "offset", "length", NULL};
+    const char *path = luaL_checkstring(L, 1);
+    hk_dtype t = hkl_check_dtype(L, 2, "u8");
+    check_opts(L, 3, names, "mmap");
+    hk_mmap_options o;
+    hk_mmap_options_defaults(&o);
+    o.writable = opt_bool(L, 3, "write");
+    o.create = opt_bool(L, 3, "create");
+    lua_Integer off = opt_integer(L, 3, "offset", 0), len = opt_integer(L, 3, "length", 0);
+    luaL_argcheck(L, off >= 0 && len >= 0, 3, "offset and length must be >= 0");
+    luaL_argcheck(L, !o.create || o.writable, 3, "create needs write = true");
+    o.offset = (uint64_t)off;
+    o.length = (uint64_t)len;
+    lbuf *u = new_ud(L, 0);
+    hkl_progress_begin(lua_pushfstring(L, "mapping %s", path));
+    int r = hk_buffer_mmap(hkl_ctx(L), path, t, &o, &u->pub.b);
+    hkl_progress_end();
+    lua_pop(L, 1);
+    hkl_check(L, r);
+    return 1;
+}
+
+void hkl_buffer_register(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"totable", m_totable}, {"fill", m_fill},   {"iota", m_iota},     {"rand", m_rand},
+        {"copy", m_copy},       {"clone", m_clone}, {"view", m_view},     {"stats", m_stats},
+        {"allclose", m_allclose}, {"free", buf_free}, {"dtype", m_dtype}, {"mode", m_mode},
+        {"device", m_device},   {"bytes", m_bytes}, {NULL, NULL},
+    };
+    static const luaL_Reg meta[] = {
+        {"__newindex", buf_newindex}, {"__len", buf_len}, {"__tostring", buf_tostring},
+        {"__gc", buf_gc},             {"__close", buf_gc}, {NULL, NULL},
+    };
+    static const luaL_Reg ctors[] = {
+        {"alloc", l_alloc}, {"from", l_from}, {"mmap", l_mmap}, {"load_npy", hkl_npy_load}, {NULL, NULL},
+    };
+    luaL_newmetatable(L, HKL_BUFFER);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, methods);
+    hkl_npy_register(L);
+    hkl_plot_register(L);
+    /* __index is a function (for b[i]); `methods` lets completion list them. */
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "methods");
+    lua_pushcclosure(L, buf_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_setfuncs(L, ctors, 0);
+}

@@ -1,0 +1,263 @@
+/* The `hk` table: the context, backends and devices, sync, the cache, and
+ * the error convention every binding file shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hkl.h"
+
+/* Registry key of the context userdata (its __gc destroys the context, which
+ * Lua runs after every buffer and module is collected, since those hold a
+ * reference to it through their metatables' registry upvalue). */
+static const char ctx_key = 'c';
+
+typedef struct hkl_context {
+    hk_context *ctx;
+} hkl_context;
+
+hk_context *hkl_ctx(lua_State *L)
+{
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ctx_key);
+    hkl_context *c = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!c || !c->ctx)
+        luaL_error(L, "hipkit context is closed");
+    return c->ctx;
+}
+
+int hkl_error(lua_State *L, int rc, const char *what)
+{
+    const char *msg = hk_errmsg(hkl_ctx(L));
+    if (what)
+        return luaL_error(L, "%s: %s", what, *msg ? msg : hk_strerror(rc));
+    return luaL_error(L, "%s", *msg ? msg : hk_strerror(rc));
+}
+
+void hkl_check(lua_State *L, int rc)
+{
+    if (rc != 0)
+        hkl_error(L, rc, NULL);
+}
+
+static int ctx_gc(lua_State *L)
+{
+    hkl_context *c = lua_touserdata(L, 1);
+    if (c->ctx) {
+        hk_context_destroy(c->ctx);
+        c->ctx = NULL;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- devices */
+
+/* A device is a small table with a __tostring: plain data, easy to inspect. */
+static void push_device(lua_State *L, int i)
+{
+    hk_context *ctx = hkl_ctx(L);
+    hk_device_info d;
+    hkl_check(L, hk_device_get(ctx, i, &d));
+    lua_createtable(L, 0, 12);
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, "id");
+    lua_pushstring(L, d.backend);
+    lua_setfield(L, -2, "backend");
+    lua_pushinteger(L, d.index);
+    lua_setfield(L, -2, "index");
+    lua_pushstring(L, d.name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, d.target);
+    lua_setfield(L, -2, "target");
+    lua_pushinteger(L, (lua_Integer)d.total_memory);
+    lua_setfield(L, -2, "memory");
+    lua_pushinteger(L, d.compute_units);
+    lua_setfield(L, -2, "compute_units");
+    lua_pushinteger(L, d.warp_size);
+    lua_setfield(L, -2, "warp_size");
+    lua_pushboolean(L, d.managed_memory);
+    lua_setfield(L, -2, "managed_memory");
+    lua_pushinteger(L, d.max_threads_per_block);
+    lua_setfield(L, -2, "max_threads_per_block");
+    lua_pushinteger(L, (lua_Integer)d.max_shared_per_block);
+    lua_setfield(L, -2, "max_shared_per_block");
+    lua_pushboolean(L, i == hk_device_current(ctx));
+    lua_setfield(L, -2, "current");
+    luaL_setmetatable(L, HKL_DEVICE);
+}
+
+static int device_tostring(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "backend");
+    lua_getfield(L, 1, "index");
+    lua_getfield(L, 1, "name");
+    lua_getfield(L, 1, "target");
+    lua_getfield(L, 1, "memory");
+    lua_getfield(L, 1, "compute_units");
+    lua_getfield(L, 1, "warp_size");
+    lua_getfield(L, 1, "current");
+    lua_pushfstring(L, "%s:%d %s (%s), %f GiB, %d compute units, warp %d%s", lua_tostring(L, 2),
+                    (int)lua_tointeger(L, 3), lua_tostring(L, 4), lua_tostring(L, 5),
+                    (double)lua_tointeger(L, 6) / (1024.0 * 1024 * 1024), (int)lua_tointeger(L, 7),
+                    (int)lua_tointeger(L, 8), lua_toboolean(L, 9) ? " [current]" : "");
+    return 1;
+}
+
+static int l_devices(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    int n = hk_device_count(ctx);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        push_device(L, i);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* hk.device() → the current device; hk.device(i | "cuda:0" | "host") selects
+ * one (i is 1-based, as the list hk.devices() returns) and returns it. */
+static int l_device(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    if (!lua_isnoneornil(L, 1)) {
+        int idx;
+        if (lua_type(L, 1) == LUA_TNUMBER) {
+            lua_Integer i = luaL_checkinteger(L, 1);
+            if (i < 1 || i > hk_device_count(ctx))
+                return luaL_argerror(L, 1, lua_pushfstring(L, "device %d does not exist (1..%d)",
+                                                           (int)i, hk_device_count(ctx)));
+            idx = (int)i - 1;
+        } else {
+            idx = hk_device_find(ctx, luaL_checkstring(L, 1));
+            if (idx < 0)
+                return hkl_error(L, idx, NULL);
+        }
+        hkl_check(L, hk_device_select(ctx, idx));
+    }
+    push_device(L, hk_device_current(ctx));
+    return 1;
+}
+
+static int l_backends(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    int n = hk_backend_count(ctx);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        hk_backend_info b;
+        hkl_check(L, hk_backend_get(ctx, i, &b));
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, b.name);
+        lua_setfield(L, -2, "name");
+        lua_pushboolean(L, b.available);
+        lua_setfield(L, -2, "available");
+        lua_pushstring(L, b.reason);
+        lua_setfield(L, -2, "reason");
+        lua_pushstring(L, b.toolchain);
+        lua_setfield(L, -2, "toolchain");
+        lua_pushinteger(L, b.device_count);
+        lua_setfield(L, -2, "devices");
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int l_sync(lua_State *L)
+{
+    hkl_check(L, hk_synchronize(hkl_ctx(L)));
+    return 0;
+}
+
+/* --------------------------------------------------------------- cache */
+
+static int l_cache_dir(lua_State *L)
+{
+    hk_cache_stats s;
+    hkl_check(L, hk_cache_get_stats(hkl_ctx(L), &s));
+    if (s.dir[0])
+        lua_pushstring(L, s.dir);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int l_cache_stats(lua_State *L)
+{
+    hk_cache_stats s;
+    hkl_check(L, hk_cache_get_stats(hkl_ctx(L), &s));
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, s.dir);
+    lua_setfield(L, -2, "dir");
+    lua_pushstring(L, s.mode);
+    lua_setfield(L, -2, "mode");
+    lua_pushinteger(L, (lua_Integer)s.entries);
+    lua_setfield(L, -2, "entries");
+    lua_pushinteger(L, (lua_Integer)s.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushinteger(L, (lua_Integer)s.max_bytes);
+    lua_setfield(L, -2, "max_bytes");
+    return 1;
+}
+
+static int l_cache_clear(lua_State *L)
+{
+    hkl_check(L, hk_cache_clear(hkl_ctx(L)));
+    return 0;
+}
+
+static int l_cache_prune(lua_State *L)
+{
+    lua_Integer max = luaL_optinteger(L, 1, 0);
+    luaL_argcheck(L, max >= 0, 1, "a size in bytes, 0 for the configured cap");
+    hkl_check(L, hk_cache_prune(hkl_ctx(L), (uint64_t)max));
+    return 0;
+}
+
+static const luaL_Reg cache_fns[] = {
+    {"dir", l_cache_dir},
+    {"stats", l_cache_stats},
+    {"clear", l_cache_clear},
+    {"prune", l_cache_prune},
+    {NULL, NULL},
+};
+
+static const luaL_Reg hk_fns[] = {
+    {"backends", l_backends},
+    {"devices", l_devices},
+    {"device", l_device},
+    {"sync", l_sync},
+    {NULL, NULL},
+};
+
+int hkl_open(lua_State *L, const hk_context_options *opts)
+{
+    hk_context *ctx = NULL;
+    if (hk_context_create(opts, &ctx) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, hk_errmsg(NULL));
+        return 2;
+    }
+    hkl_context *c = lua_newuserdatauv(L, sizeof *c, 0);
+    c->ctx = ctx;
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, ctx_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &ctx_key);
+
+    luaL_newmetatable(L, HKL_DEVICE);
+    lua_pushcfunction(L, device_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    luaL_newlib(L, hk_fns);
+    luaL_newlib(L, cache_fns);
+    lua_setfield(L, -2, "cache");
+    lua_pushstring(L, HK_VERSION_STRING);
+    lua_setfield(L, -2, "version");
+    hkl_buffer_register(L);
+    hkl_module_register(L);
+    hkl_bench_register(L);
+    return 1;
+}

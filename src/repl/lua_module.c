@@ -1,0 +1,517 @@
+/* Modules, kernels and launches from Lua: hk.compile, hk.load, m:kernel,
+ * k:launch and k{grid=, block=}(...). A launch converts its arguments on the
+ * C stack and allocates nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hkl.h"
+
+#define MAX_ARGS 64
+
+typedef struct hkl_module {
+    hk_module *m; /* NULL once freed */
+} hkl_module;
+
+typedef struct hkl_kernel {
+    hk_kernel *k;
+    hkl_module *owner; /* its module userdata (kept alive as user value 1) */
+} hkl_kernel;
+
+typedef struct hkl_launcher {
+    hkl_kernel *kernel; /* kept alive as user value 1 */
+    hk_launch_config cfg;
+} hkl_launcher;
+
+/* Light userdata that stands for a null pointer argument. */
+static const char null_sentinel = 0;
+
+/* ------------------------------------------------------------- modules */
+
+static hkl_module *check_module(lua_State *L, int idx)
+{
+    hkl_module *um = luaL_checkudata(L, idx, HKL_MODULE);
+    if (!um->m)
+        luaL_error(L, "the module was freed");
+    return um;
+}
+
+static void push_module(lua_State *L, hk_module *m)
+{
+    hkl_module *um = lua_newuserdatauv(L, sizeof *um, 0);
+    um->m = m;
+    luaL_setmetatable(L, HKL_MODULE);
+}
+
+/* Keeps the string on top of the stack alive in the anchor table and
+ * returns a pointer to it (valid while the anchor is on the stack). */
+static const char *anchor_string(lua_State *L, int anchor)
+{
+    lua_Integer n = (lua_Integer)lua_rawlen(L, anchor) + 1;
+    lua_rawseti(L, anchor, n);
+    lua_rawgeti(L, anchor, n);
+    const char *s = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return s;
+}
+
+/* opts[field]: a string or a list of strings; for defines also
+ * {NAME = VALUE} pairs, which become "NAME=VALUE". */
+static int string_list(lua_State *L, int opts, int anchor, const char *field, const char **out,
+                       int max)
+{
+    int n = 0, t = lua_getfield(L, opts, field);
+    if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (t == LUA_TSTRING) {
+        out[n++] = anchor_string(L, anchor);
+        return n;
+    }
+    if (t != LUA_TTABLE)
+        luaL_error(L, "option '%s' must be a string or a list of strings", field);
+    int tbl = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, tbl)) {
+        if (n >= max)
+            luaL_error(L, "option '%s' has more than %d entries", field, max);
+        if (lua_type(L, -2) == LUA_TNUMBER) {
+            if (lua_type(L, -1) != LUA_TSTRING)
+                luaL_error(L, "option '%s' entry %d is not a string", field, (int)lua_tointeger(L, -2));
+            lua_pushvalue(L, -1);
+            out[n++] = anchor_string(L, anchor);
+        } else if (!strcmp(field, "defines") && lua_type(L, -2) == LUA_TSTRING) {
+            const char *key = lua_tostring(L, -2);
+            if (lua_type(L, -1) == LUA_TBOOLEAN) {
+                lua_pushfstring(L, "%s=%s", key, lua_toboolean(L, -1) ? "1" : "0");
+                out[n++] = anchor_string(L, anchor);
+            } else {
+                const char *v = luaL_tolstring(L, -1, NULL);
+                lua_pushfstring(L, "%s=%s", key, v);
+                out[n++] = anchor_string(L, anchor);
+                lua_pop(L, 1); /* luaL_tolstring's result */
+            }
+        } else {
+            luaL_error(L, "option '%s' has a key that is not a list index", field);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return n;
+}
+
+static int l_compile(lua_State *L)
+{
+    const char *src = luaL_checkstring(L, 1);
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    const char *flags[64], *defines[64], *dirs[32];
+    lua_settop(L, 2);
+    lua_newtable(L); /* 3: keeps every option string alive */
+    if (!lua_isnil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        if (lua_getfield(L, 2, "name") != LUA_TNIL) {
+            luaL_checkstring(L, -1);
+            o.name = anchor_string(L, 3);
+        } else {
+            lua_pop(L, 1);
+        }
+        o.nflags = string_list(L, 2, 3, "flags", flags, 64);
+        o.flags = flags;
+        o.ndefines = string_list(L, 2, 3, "defines", defines, 64);
+        o.defines = defines;
+        o.ninclude_dirs = string_list(L, 2, 3, "include_dirs", dirs, 32);
+        o.include_dirs = dirs;
+        lua_getfield(L, 2, "cache");
+        o.no_cache = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    hk_context *ctx = hkl_ctx(L);
+    char what[160];
+    snprintf(what, sizeof what, "compiling %s", o.name ? o.name : "module");
+    hk_module *m = NULL;
+    hkl_progress_begin(what);
+    int r = hk_module_compile(ctx, src, &o, &m);
+    hkl_progress_end();
+    hkl_check(L, r);
+    push_module(L, m);
+    return 1;
+}
+
+static int l_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    hk_module *m = NULL;
+    hkl_check(L, hk_module_load_file(hkl_ctx(L), path, &m));
+    push_module(L, m);
+    return 1;
+}
+
+static int module_close(lua_State *L)
+{
+    hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    if (um->m) {
+        hk_module_free(um->m);
+        um->m = NULL;
+    }
+    return 0;
+}
+
+static int module_kernels(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    int n = hk_module_kernel_count(um->m);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushstring(L, hk_module_kernel_name(um->m, i));
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static void push_kernel(lua_State *L, int module_idx, hk_kernel *k)
+{
+    hkl_module *um = lua_touserdata(L, module_idx);
+    hkl_kernel *uk = lua_newuserdatauv(L, sizeof *uk, 1);
+    uk->k = k;
+    uk->owner = um;
+    lua_pushvalue(L, module_idx);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, HKL_KERNEL);
+}
+
+/* m:kernel(name [, signature]) */
+static int module_kernel(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    const char *sig = luaL_optstring(L, 3, NULL);
+    hk_kernel *k = NULL;
+    hkl_check(L, sig ? hk_module_kernel_sig(um->m, name, sig, &k) : hk_module_kernel(um->m, name, &k));
+    push_kernel(L, 1, k);
+    return 1;
+}
+
+static int module_tostring(lua_State *L)
+{
+    hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    if (!um->m) {
+        lua_pushliteral(L, "hk.module (freed)");
+        return 1;
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "hk.module '%s': ", hk_module_name(um->m));
+    luaL_addvalue(&b);
+    int n = hk_module_kernel_count(um->m);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            luaL_addstring(&b, ", ");
+        luaL_addstring(&b, hk_module_kernel_name(um->m, i));
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* m.name is the module's name; m.<kernel> is the kernel of that name;
+ * otherwise the method. A name that is none of these is an error listing
+ * the kernels, not a silent nil. */
+static int module_index(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    lua_getfield(L, lua_upvalueindex(1), key);
+    if (!lua_isnil(L, -1))
+        return 1;
+    lua_pop(L, 1);
+    if (!strcmp(key, "name")) {
+        lua_pushstring(L, hk_module_name(um->m));
+        return 1;
+    }
+    hk_kernel *k = NULL;
+    hkl_check(L, hk_module_kernel(um->m, key, &k));
+    push_kernel(L, 1, k);
+    return 1;
+}
+
+/* ------------------------------------------------------------- kernels */
+
+static hkl_kernel *check_kernel(lua_State *L, int idx)
+{
+    hkl_kernel *uk = luaL_checkudata(L, idx, HKL_KERNEL);
+    if (!uk->owner->m)
+        luaL_error(L, "the kernel's module was freed");
+    return uk;
+}
+
+/* A grid or block: a number, or {x, y, z} / {x=, y=, z=}. */
+static hk_dim3 check_dim3(lua_State *L, int idx, const char *what)
+{
+    hk_dim3 d = {1, 1, 1};
+    uint32_t *v = &d.x;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Integer n;
+        if (!lua_isinteger(L, idx) || (n = lua_tointeger(L, idx)) < 1 || n > 0xffffffffll)
+            luaL_error(L, "%s must be a positive integer or {x, y, z}", what);
+        d.x = (uint32_t)lua_tointeger(L, idx);
+        return d;
+    }
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s must be a number or a table {x, y, z}, got %s", what, luaL_typename(L, idx));
+    static const char *names[] = {"x", "y", "z"};
+    for (int i = 0; i < 3; i++) {
+        int t = lua_geti(L, idx, i + 1);
+        if (t == LUA_TNIL) {
+            lua_pop(L, 1);
+            t = lua_getfield(L, idx, names[i]);
+        }
+        if (t != LUA_TNIL) {
+            int ok;
+            lua_Integer n = lua_tointegerx(L, -1, &ok);
+            if (!ok || n < 1 || n > 0xffffffffll)
+                luaL_error(L, "%s.%s must be a positive integer", what, names[i]);
+            v[i] = (uint32_t)n;
+        }
+        lua_pop(L, 1);
+    }
+    return d;
+}
+
+/* Converts Lua values [first, first+n) to hk_args. nil is refused: a null
+ * pointer must be meant (hk.null). */
+static void convert_args(lua_State *L, int first, int n, hk_arg *args)
+{
+    for (int i = 0; i < n; i++) {
+        int idx = first + i;
+        switch (lua_type(L, idx)) {
+        case LUA_TNUMBER:
+            args[i] = lua_isinteger(L, idx) ? hk_arg_int(lua_tointeger(L, idx))
+                                            : hk_arg_float(lua_tonumber(L, idx));
+            break;
+        case LUA_TBOOLEAN:
+            args[i] = hk_arg_bool(lua_toboolean(L, idx));
+            break;
+        case LUA_TLIGHTUSERDATA:
+            if (lua_touserdata(L, idx) == &null_sentinel) {
+                args[i] = hk_arg_null();
+                break;
+            }
+            luaL_error(L, "kernel argument %d is a light userdata; pass a buffer, a number, a boolean or hk.null", i + 1);
+            break;
+        case LUA_TUSERDATA: {
+            if (!hkl_test_buffer(L, idx))
+                luaL_error(L, "kernel argument %d is a %s; pass a buffer, a number, a boolean or hk.null",
+                           i + 1, luaL_typename(L, idx));
+            args[i] = hk_arg_buffer(hkl_check_buffer(L, idx)); /* refuses freed buffers */
+            break;
+        }
+        case LUA_TNIL:
+            luaL_error(L, "kernel argument %d is nil (a typo? pass hk.null for a null pointer)", i + 1);
+            break;
+        default:
+            luaL_error(L, "kernel argument %d is a %s; pass a buffer, a number, a boolean or hk.null",
+                       i + 1, luaL_typename(L, idx));
+        }
+    }
+}
+
+static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, int first)
+{
+    int n = lua_gettop(L) - first + 1;
+    if (n > MAX_ARGS)
+        return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
+    hk_arg args[MAX_ARGS];
+    convert_args(L, first, n, args);
+    hkl_check(L, hk_launch(k, cfg, args, n));
+    return 0;
+}
+
+/* k:launch(grid, block, ...) */
+static int kernel_launch(lua_State *L)
+{
+    hkl_kernel *uk = check_kernel(L, 1);
+    hk_launch_config cfg;
+    cfg.grid = check_dim3(L, 2, "grid");
+    cfg.block = check_dim3(L, 3, "block");
+    cfg.shared_bytes = 0;
+    return do_launch(L, uk->k, &cfg, 4);
+}
+
+/* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
+static int kernel_call(lua_State *L)
+{
+    check_kernel(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
+    ul->kernel = lua_touserdata(L, 1);
+    if (lua_getfield(L, 2, "grid") == LUA_TNIL)
+        return luaL_error(L, "launch configuration needs grid=");
+    ul->cfg.grid = check_dim3(L, -1, "grid");
+    lua_pop(L, 1);
+    if (lua_getfield(L, 2, "block") == LUA_TNIL)
+        return luaL_error(L, "launch configuration needs block=");
+    ul->cfg.block = check_dim3(L, -1, "block");
+    lua_pop(L, 1);
+    lua_getfield(L, 2, "shared");
+    lua_Integer shared = luaL_optinteger(L, -1, 0);
+    if (shared < 0)
+        return luaL_error(L, "shared= must be a byte count >= 0");
+    ul->cfg.shared_bytes = (size_t)shared;
+    lua_pop(L, 1);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    luaL_setmetatable(L, HKL_LAUNCHER);
+    return 1;
+}
+
+static int launcher_call(lua_State *L)
+{
+    hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
+    if (!ul->kernel->owner->m)
+        return luaL_error(L, "the kernel's module was freed");
+    return do_launch(L, ul->kernel->k, &ul->cfg, 2);
+}
+
+static int launcher_tostring(lua_State *L)
+{
+    hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
+    lua_pushfstring(L, "hk.launcher %s grid {%d, %d, %d} block {%d, %d, %d} shared %d",
+                    ul->kernel->owner->m ? hk_kernel_name(ul->kernel->k) : "(freed)",
+                    (int)ul->cfg.grid.x, (int)ul->cfg.grid.y, (int)ul->cfg.grid.z,
+                    (int)ul->cfg.block.x, (int)ul->cfg.block.y, (int)ul->cfg.block.z,
+                    (int)ul->cfg.shared_bytes);
+    return 1;
+}
+
+static void set_int_or_nil(lua_State *L, const char *field, int64_t v)
+{
+    if (v < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, (lua_Integer)v);
+    lua_setfield(L, -2, field);
+}
+
+static int kernel_info(lua_State *L)
+{
+    hkl_kernel *uk = check_kernel(L, 1);
+    hk_kernel_info info;
+    hkl_check(L, hk_kernel_get_info(uk->k, &info));
+    lua_createtable(L, 0, 12);
+    lua_pushstring(L, info.name);
+    lua_setfield(L, -2, "name");
+    char sig[1024];
+    hk_kernel_signature(uk->k, sig, sizeof sig);
+    lua_pushstring(L, sig);
+    lua_setfield(L, -2, "signature");
+    lua_createtable(L, info.param_count, 0);
+    for (int i = 0; i < info.param_count; i++) {
+        hk_param_info p;
+        hkl_check(L, hk_kernel_param(uk->k, i, &p));
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, p.name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, p.type);
+        lua_setfield(L, -2, "type");
+        lua_pushinteger(L, p.size);
+        lua_setfield(L, -2, "size");
+        lua_pushinteger(L, p.align);
+        lua_setfield(L, -2, "align");
+        lua_pushinteger(L, p.offset);
+        lua_setfield(L, -2, "offset");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_pushinteger(L, info.kernarg_size);
+    lua_setfield(L, -2, "kernarg_size");
+    lua_pushinteger(L, info.max_threads_per_block);
+    lua_setfield(L, -2, "max_threads_per_block");
+    set_int_or_nil(L, "registers", info.registers);
+    set_int_or_nil(L, "static_shared", info.static_shared);
+    set_int_or_nil(L, "local_bytes", info.local_bytes);
+    lua_pushstring(L, hk_code_origin_name(info.origin));
+    lua_setfield(L, -2, "origin");
+    lua_pushnumber(L, info.compile_ms);
+    lua_setfield(L, -2, "compile_ms");
+    lua_pushboolean(L, info.uses_barriers);
+    lua_setfield(L, -2, "uses_barriers");
+    return 1;
+}
+
+static int kernel_disasm(lua_State *L)
+{
+    hkl_kernel *uk = check_kernel(L, 1);
+    char *text = NULL;
+    hkl_check(L, hk_kernel_disasm(uk->k, &text));
+    lua_pushstring(L, text);
+    free(text);
+    return 1;
+}
+
+static int kernel_tostring(lua_State *L)
+{
+    hkl_kernel *uk = luaL_checkudata(L, 1, HKL_KERNEL);
+    if (!uk->owner->m) {
+        lua_pushliteral(L, "hk.kernel (module freed)");
+        return 1;
+    }
+    char sig[1024];
+    hk_kernel_signature(uk->k, sig, sizeof sig);
+    lua_pushfstring(L, "hk.kernel %s%s", hk_kernel_name(uk->k), sig);
+    return 1;
+}
+
+static const luaL_Reg module_methods[] = {
+    {"kernels", module_kernels},
+    {"kernel", module_kernel},
+    {"free", module_close},
+    {NULL, NULL},
+};
+
+static const luaL_Reg kernel_methods[] = {
+    {"launch", kernel_launch},
+    {"info", kernel_info},
+    {"disasm", kernel_disasm},
+    {NULL, NULL},
+};
+
+void hkl_module_register(lua_State *L)
+{
+    luaL_newmetatable(L, HKL_MODULE);
+    luaL_newlib(L, module_methods);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "methods"); /* for the REPL's completion */
+    lua_pushcclosure(L, module_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, module_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, module_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, module_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, HKL_KERNEL);
+    luaL_newlib(L, kernel_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, kernel_call);
+    lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, kernel_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, HKL_LAUNCHER);
+    lua_pushcfunction(L, launcher_call);
+    lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, launcher_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+
+    lua_pushcfunction(L, l_compile);
+    lua_setfield(L, -2, "compile");
+    lua_pushcfunction(L, l_load);
+    lua_setfield(L, -2, "load");
+    lua_pushlightuserdata(L, (void *)&null_sentinel);
+    lua_setfield(L, -2, "null");
+}
