@@ -100,7 +100,12 @@ struct hkc_backend_ops {
                   hkc_strbuf *out);
 };
 
-/* The built-in and module backends, in selection order (hip, cuda, host). */
+/* The built-in backend. */
 extern const hkc_backend_ops hkc_backend_host;
+
+/* Backend modules (hipkit-backend-NAME.so) share these structures with the
+ * core, so a module is only loaded by the hipkit it was built with: it
+ * exports `hkc_backend_module_abi` (this value) and `hkc_backend_NAME_ops`. */
+#define HKC_BACKEND_MODULE_ABI 1u
 
 #endif

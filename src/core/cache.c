@@ -754,7 +754,8 @@ static int older(const void *a, const void *b)
 static int evict(hkc_cache *c, scan *s, uint64_t cap, const char *keep, hkc_strbuf *msg)
 {
     int failed = 0;
-    qsort(s->files, s->n, sizeof *s->files, older);
+    if (s->n) /* an empty scan has no array at all */
+        qsort(s->files, s->n, sizeof *s->files, older);
     /* An entry too big for the cap on its own goes at once, and alone: it
      * must not flush everything else on its way out. */
     for (size_t i = 0; keep && i < s->n; i++) {

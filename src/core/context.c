@@ -1,16 +1,19 @@
 /* Context: probes the backends, lists their devices, selects one, and owns
  * the compile cache. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* Backends this build knows, in selection order. A backend that was not built
- * is still listed, so `hipkit info` can say why it is absent. */
+/* Backends in selection order. hip and cuda are modules
+ * (hipkit-backend-NAME.so) loaded when present, so libhipkit itself needs
+ * no vendor library; one that is missing or cannot load is still listed,
+ * with the reason, so `hipkit info` can say why it is absent. */
 typedef struct backend_slot {
     const char *name;
-    const hkc_backend_ops *ops; /* NULL: not built */
+    const hkc_backend_ops *ops; /* built in; NULL for modules */
 } backend_slot;
 
 static const backend_slot backend_slots[] = {
@@ -20,9 +23,73 @@ static const backend_slot backend_slots[] = {
 };
 #define NSLOTS ((int)(sizeof backend_slots / sizeof backend_slots[0]))
 
-/* Names of the backends that were not built; ops tables only exist for built
- * ones, so these carry just a name for hk_backend_get. */
-static const hkc_backend_ops unbuilt_ops[NSLOTS] = {
+/* Where modules are looked for: HIPKIT_BACKEND_PATH (a folder), then beside
+ * libhipkit, its hipkit/ subfolder (the install layout) and
+ * backends/NAME/ (the build tree). Modules stay loaded: the ops tables they
+ * export are used until the process ends. */
+static const hkc_backend_ops *load_module(const char *name, hkc_strbuf *reason)
+{
+    char file[64], path[4096];
+    snprintf(file, sizeof file, "hipkit-backend-%s.so", name);
+    const char *dirs[4];
+    int ndirs = 0;
+    const char *env = getenv("HIPKIT_BACKEND_PATH");
+    if (env && *env)
+        dirs[ndirs++] = env;
+    Dl_info info;
+    char self[4096] = "";
+    if (dladdr((void *)load_module, &info) && info.dli_fname) {
+        snprintf(self, sizeof self, "%s", info.dli_fname);
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        else
+            snprintf(self, sizeof self, ".");
+        dirs[ndirs++] = self;
+    }
+    hkc_strbuf tried;
+    hkc_strbuf_init(&tried);
+    for (int pass = 0; pass < ndirs * 3; pass++) {
+        const char *dir = dirs[pass / 3];
+        if (pass % 3 == 0)
+            snprintf(path, sizeof path, "%s/%s", dir, file);
+        else if (pass % 3 == 1)
+            snprintf(path, sizeof path, "%s/hipkit/%s", dir, file);
+        else
+            snprintf(path, sizeof path, "%s/backends/%s/%s", dir, name, file);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            hkc_strbuf_printf(&tried, "%s%s", tried.len ? ", " : "", path);
+            continue;
+        }
+        fclose(f);
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+            hkc_strbuf_printf(reason, "%s cannot be loaded: %s", path, dlerror());
+            hkc_strbuf_free(&tried);
+            return NULL;
+        }
+        char sym[64];
+        snprintf(sym, sizeof sym, "hkc_backend_%s_ops", name);
+        const unsigned *abi = dlsym(dl, "hkc_backend_module_abi");
+        const hkc_backend_ops *ops = dlsym(dl, sym);
+        if (!abi || !ops || *abi != HKC_BACKEND_MODULE_ABI) {
+            hkc_strbuf_printf(reason, "%s was built for another hipkit (module ABI %u, this one %u)",
+                              path, abi ? *abi : 0, HKC_BACKEND_MODULE_ABI);
+            hkc_strbuf_free(&tried);
+            return NULL; /* left loaded: never unload what may hold state */
+        }
+        hkc_strbuf_free(&tried);
+        return ops;
+    }
+    hkc_strbuf_printf(reason, "this hipkit has no %s backend module (looked for %s)", name,
+                      tried.data);
+    hkc_strbuf_free(&tried);
+    return NULL;
+}
+
+/* Stand-ins for backends that could not be loaded: a name for listing. */
+static const hkc_backend_ops absent_ops[NSLOTS] = {
     {.name = "hip"}, {.name = "cuda"}, {.name = "host"},
 };
 
@@ -39,13 +106,12 @@ static void probe_all(hk_context *ctx)
         hkc_backend *be = &ctx->backends[ctx->nbackends++];
         be->ctx = ctx;
         hkc_strbuf_init(&be->reason);
-        if (!backend_slots[i].ops) {
-            be->ops = &unbuilt_ops[i];
-            hkc_strbuf_printf(&be->reason, "this hipkit was built without the %s backend",
-                              backend_slots[i].name);
+        be->ops = backend_slots[i].ops ? backend_slots[i].ops
+                                       : load_module(backend_slots[i].name, &be->reason);
+        if (!be->ops) {
+            be->ops = &absent_ops[i];
             continue;
         }
-        be->ops = backend_slots[i].ops;
         int n = be->ops->probe(be, &be->reason);
         be->ndev = n > 0 ? n : 0;
         if (n <= 0 && !be->reason.len)
