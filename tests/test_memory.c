@@ -113,10 +113,12 @@ static void test_mmap_sum(hk_module *m)
     tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "read-only"), "a read-only map refuses an upload");
     hk_kernel *stamp = NULL;
     hk_module_kernel(m, "stamp", &stamp);
-    hk_arg sargs[] = {hk_arg_buffer(b), hk_arg_uint(1), hk_arg_int(16)};
-    hk_launch_config c16 = tu_cfg(1, 1, 1, 16, 1, 1, 0);
-    r = hk_launch(stamp, &c16, sargs, 3);
-    tap_ok(r == HK_EFAULT, "a kernel writing to a read-only map faults cleanly (%s)", hk_errmsg(ctx));
+    if (tu_on_host()) { /* on a GPU the fault resets the context: tests/gpu covers it */
+        hk_arg sargs[] = {hk_arg_buffer(b), hk_arg_uint(1), hk_arg_int(16)};
+        hk_launch_config c16 = tu_cfg(1, 1, 1, 16, 1, 1, 0);
+        r = hk_launch(stamp, &c16, sargs, 3);
+        tap_ok(r == HK_EFAULT, "a kernel writing to a read-only map faults cleanly (%s)", hk_errmsg(ctx));
+    }
 
     hk_mmap_options o;
     hk_mmap_options_defaults(&o);

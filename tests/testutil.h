@@ -37,20 +37,34 @@ static inline float tu_uniform(float lo, float hi)
     return lo + (hi - lo) * (float)((tu_next() >> 40) * (1.0 / 16777216.0));
 }
 
-/* Does a C++ compiler exist for the host backend? */
+/* Does a C++ compiler exist for the host backend? (Other backends bring
+ * their own compiler.) */
 static inline int tu_have_cxx(void)
 {
+    const char *b = getenv("HIPKIT_TEST_BACKEND");
+    if (b && *b && strcmp(b, "host"))
+        return 1;
     const char *cxx = getenv("HIPKIT_CXX");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", cxx && *cxx ? cxx : "c++");
     return system(cmd) == 0;
 }
 
+/* The backend under test: host, unless HIPKIT_TEST_BACKEND names another
+ * (tests/gpu/run.sh runs the same tests on a GPU that way). */
+static inline const char *tu_backend(void)
+{
+    const char *b = getenv("HIPKIT_TEST_BACKEND");
+    return b && *b ? b : "host";
+}
+
+static inline int tu_on_host(void) { return strcmp(tu_backend(), "host") == 0; }
+
 static inline hk_context *tu_context(void)
 {
     hk_context_options o;
     hk_context_options_defaults(&o);
-    o.backend = "host";
+    o.backend = tu_backend();
     hk_context *ctx = NULL;
     if (hk_context_create(&o, &ctx) != 0) {
         printf("Bail out! cannot create a host context: %s\n", hk_errmsg(NULL));

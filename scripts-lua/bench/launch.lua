@@ -17,9 +17,11 @@ local function time(label, f)
     collectgarbage("collect")
     collectgarbage("stop")
     local kb0 = collectgarbage("count")
-    local t0 = os.clock()
+    hk.sync()
+    local t0 = hk.clock()
     for _ = 1, reps do f() end
-    local us = (os.clock() - t0) / reps * 1e6
+    hk.sync()
+    local us = (hk.clock() - t0) / reps * 1e6
     local grew = (collectgarbage("count") - kb0) * 1024
     collectgarbage("restart")
     print(("%s: %.3f us per launch, Lua heap grew %d bytes over %d launches"):format(label, us, grew, reps))

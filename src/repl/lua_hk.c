@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hkl.h"
 
@@ -163,6 +164,16 @@ static int l_backends(lua_State *L)
     return 1;
 }
 
+/* Seconds on a monotonic clock, for timing from scripts (os.clock is CPU
+ * time, which misses time spent waiting for a GPU). */
+static int l_clock(lua_State *L)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+    return 1;
+}
+
 static int l_sync(lua_State *L)
 {
     hkl_check(L, hk_synchronize(hkl_ctx(L)));
@@ -227,6 +238,7 @@ static const luaL_Reg hk_fns[] = {
     {"devices", l_devices},
     {"device", l_device},
     {"sync", l_sync},
+    {"clock", l_clock},
     {NULL, NULL},
 };
 

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Every test that can run on a GPU, and every scripts-lua example, on the GPU
+# backend (default cuda), with nothing but a build folder: the device
+# machines have no Lua headers and no package registry, so build elsewhere,
+# carry the build folder, run this there. Prints one TAP stream and ends with
+# "N passed, N failed".
+# Usage: tests/gpu/run.sh [BUILD_DIR] [BACKEND]
+build=${1:-build}
+backend=${2:-cuda}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+export HIPKIT_TEST_BACKEND=$backend
+export HIPKIT_CACHE_DIR=${HIPKIT_CACHE_DIR:-$(mktemp -d)}
+hipkit="$build/src/repl/hipkit"
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
+n=0
+pass=0
+fail=0
+
+# Re-numbers one program's TAP lines into the combined stream.
+emit() { # name, then the program's output on stdin
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*|"not ok "*)
+            n=$((n + 1))
+            rest=${line#ok }
+            status=ok
+            case "$line" in "not ok "*) status="not ok"; rest=${line#not ok } ;; esac
+            rest=${rest#* }
+            case "$status $rest" in
+            "not ok "*"# TODO"*) pass=$pass ;;
+            "ok "*) pass=$((pass + 1)) ;;
+            *) fail=$((fail + 1)) ;;
+            esac
+            echo "$status $n - [$1] ${rest#- }" ;;
+        1..*) ;;
+        *) echo "$line" ;;
+        esac
+    done
+}
+
+run() { # name, command...
+    name=$1
+    shift
+    "$@" >"$tmp" 2>&1
+    rc=$?
+    emit "$name" <"$tmp" # not in a pipe: the counters must survive
+    # a program that died without a failing point still fails
+    if [ $rc -ne 0 ] && ! grep -q '^not ok' "$tmp"; then
+        n=$((n + 1)); fail=$((fail + 1))
+        echo "not ok $n - [$name] exited $rc"
+    fi
+}
+
+echo "# backend $backend; build $build; $(date -u)"
+"$hipkit" info 2>&1 | sed 's/^/# /'
+for t in test_kernels test_memory test_gpu_faults; do
+    run "$t" "$build/tests/$t"
+done
+for t in test_buffers test_npy_plot; do
+    run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
+done
+for s in "$src"/scripts-lua/0*.lua; do
+    name=$(basename "$s")
+    out=$("$hipkit" --backend "$backend" "$s" 2>&1)
+    rc=$?
+    n=$((n + 1))
+    if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok $n - [scripts-lua] $name"
+    else fail=$((fail + 1)); echo "not ok $n - [scripts-lua] $name exited $rc"; fi
+    printf '%s\n' "$out" | tail -n 6 | sed 's/^/# /'
+done
+echo "1..$n"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
