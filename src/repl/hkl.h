@@ -10,7 +10,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-/* Metatable names (shown by Lua in argument errors). */
+/* Metatable names (shown by Lua in argument errors). Userdata whose
+ * __index is a function (buffers, modules) also publish their method table
+ * as the metatable field `methods`, which the REPL's completion reads. */
 #define HKL_BUFFER "hk.buffer"
 #define HKL_MODULE "hk.module"
 #define HKL_KERNEL "hk.kernel"
@@ -45,6 +47,8 @@ hk_buffer *hkl_check_buffer(lua_State *L, int idx);
 hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
 /* Parses a dtype name at idx (default when absent) or errors listing names. */
 hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def);
+/* One element of dtype t at p, as a double. */
+double hkl_load_f64(hk_dtype t, const void *p);
 hk_mem_mode hkl_check_mode(lua_State *L, int idx, const char *def);
 
 /* Plots (lua_plot.c): adds buffer methods plot and png to the method table

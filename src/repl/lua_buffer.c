@@ -46,7 +46,7 @@ static void int_range(hk_dtype t, int64_t *lo, uint64_t *hi)
     }
 }
 
-static double load_f64(hk_dtype t, const void *p)
+double hkl_load_f64(hk_dtype t, const void *p)
 {
     switch (t) {
     case HK_F16: { uint16_t v; memcpy(&v, p, 2); return hk_f16_to_f32(v); }
@@ -133,7 +133,7 @@ static void store_int(hk_dtype t, void *p, uint64_t u)
 static void push_elem(lua_State *L, hk_dtype t, const void *p)
 {
     if (is_float(t))
-        lua_pushnumber(L, load_f64(t, p));
+        lua_pushnumber(L, hkl_load_f64(t, p));
     else
         lua_pushinteger(L, (lua_Integer)load_u64(t, p));
 }
@@ -199,9 +199,9 @@ static void fmt_elem(char *buf, size_t cap, hk_dtype t, const void *p)
 {
     switch (t) {
     case HK_F16:
-    case HK_BF16: fmt_num(buf, cap, "%.4g", load_f64(t, p)); break;
-    case HK_F32: fmt_num(buf, cap, "%.7g", load_f64(t, p)); break;
-    case HK_F64: fmt_num(buf, cap, "%.15g", load_f64(t, p)); break;
+    case HK_BF16: fmt_num(buf, cap, "%.4g", hkl_load_f64(t, p)); break;
+    case HK_F32: fmt_num(buf, cap, "%.7g", hkl_load_f64(t, p)); break;
+    case HK_F64: fmt_num(buf, cap, "%.15g", hkl_load_f64(t, p)); break;
     case HK_U64: snprintf(buf, cap, "%llu", (unsigned long long)load_u64(t, p)); break;
     default:
         if (is_signed(t))
@@ -818,7 +818,7 @@ static int m_rand(lua_State *L)
                  * stay in [lo, hi) (give up after a few, for empty ranges). */
                 for (int tries = 0; tries < 32; tries++) {
                     store_f64(t, e, lo + (hi - lo) * rng_unit(&r));
-                    if (load_f64(t, e) < hi)
+                    if (hkl_load_f64(t, e) < hi)
                         break;
                 }
             }

@@ -49,37 +49,19 @@ static void reader_init(lua_State *L, reader *r, hk_buffer *b)
     }
 }
 
-static double load(hk_dtype t, const unsigned char *p)
-{
-    switch (t) {
-    case HK_F16: { uint16_t v; memcpy(&v, p, 2); return hk_f16_to_f32(v); }
-    case HK_BF16: { uint16_t v; memcpy(&v, p, 2); return hk_bf16_to_f32(v); }
-    case HK_F32: { float v; memcpy(&v, p, 4); return v; }
-    case HK_F64: { double v; memcpy(&v, p, 8); return v; }
-    case HK_I8: return *(const int8_t *)p;
-    case HK_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case HK_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case HK_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
-    case HK_U8: return *p;
-    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case HK_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
-    default: return 0;
-    }
-}
 
 /* Element i; cheap when i follows the previous one. */
 static double reader_get(lua_State *L, reader *r, size_t i)
 {
     if (r->host)
-        return load(r->t, r->host + i * r->es);
+        return hkl_load_f64(r->t, r->host + i * r->es);
     if (i < r->first || i >= r->first + r->count) {
         size_t per = CHUNK_BYTES / r->es;
         r->first = i;
         r->count = r->n - i < per ? r->n - i : per;
         hkl_check(L, hk_buffer_download(r->b, i * r->es, r->tmp, r->count * r->es));
     }
-    return load(r->t, r->tmp + (i - r->first) * r->es);
+    return hkl_load_f64(r->t, r->tmp + (i - r->first) * r->es);
 }
 
 /* The data as rows x cols, reduced to gh x gw box means (gh <= rows,
