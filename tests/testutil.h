@@ -60,6 +60,15 @@ static inline const char *tu_backend(void)
 
 static inline int tu_on_host(void) { return strcmp(tu_backend(), "host") == 0; }
 
+/* Is there a C++ compiler for the host backend, whatever is under test? */
+static inline int tu_have_host_cxx(void)
+{
+    const char *cxx = getenv("HIPKIT_CXX");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", cxx && *cxx ? cxx : "c++");
+    return system(cmd) == 0;
+}
+
 static inline hk_context *tu_context(void)
 {
     hk_context_options o;

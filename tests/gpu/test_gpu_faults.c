@@ -1,7 +1,10 @@
 /* A GPU fault does not end the session: the faulting kernel is named, the
- * context is reset, buffers from before fail with a message that says why,
- * and new allocations and launches work. Runs on HIPKIT_TEST_BACKEND (a GPU
- * backend); skips where that backend is unavailable. */
+ * buffers of that device then fail on use with a message that says why, and
+ * the session goes on. Whether the device itself can be used again depends
+ * on the driver: CUDA keeps an illegal-address error for the life of the
+ * process (measured on an H100, driver 580), so there the message must say
+ * to restart, and another backend (the CPU) must still work. Runs on
+ * HIPKIT_TEST_BACKEND (a GPU backend); skips where it is unavailable. */
 #include "../testutil.h"
 
 static const char *src =
@@ -65,21 +68,54 @@ int main(void)
 
     hk_buffer *fresh = NULL;
     r = hk_buffer_alloc(ctx, n, HK_I32, HK_MEM_DEVICE, &fresh);
-    if (r == 0)
+    if (r != 0) {
+        /* the device is gone for this process: say so, and how to get it back */
+        tap_ok(strstr(hk_errmsg(ctx), "restart") != NULL,
+               "a new allocation on the faulted device says to restart: %s", hk_errmsg(ctx));
+    } else {
         r = hk_buffer_upload(fresh, 0, host, sizeof host);
-    hk_launch_config cfg = tu_cfg((n + 255) / 256, 1, 1, 256, 1, 1, 0);
-    hk_arg aa[] = {hk_arg_buffer(fresh), hk_arg_int(n)};
+        hk_launch_config cfg = tu_cfg((n + 255) / 256, 1, 1, 256, 1, 1, 0);
+        hk_arg aa[] = {hk_arg_buffer(fresh), hk_arg_int(n)};
+        if (r == 0)
+            r = hk_launch(add1, &cfg, aa, 2);
+        if (r == 0)
+            r = hk_synchronize(ctx);
+        if (r == 0)
+            r = hk_buffer_download(fresh, 0, back, sizeof back);
+        int bad = 0;
+        for (int i = 0; i < n; i++)
+            bad += back[i] != host[i] + 1;
+        tap_ok(r == 0 && !bad, "after the reset, a new buffer and the same kernel work (%s, %d wrong)",
+               r ? hk_errmsg(ctx) : "ok", bad);
+    }
+
+    /* the session goes on: the CPU backend in the same context still works */
+    int hostdev = hk_device_find(ctx, "host");
+    hk_buffer *hb = NULL;
+    hk_module *hm = NULL;
+    hk_kernel *hk_add1 = NULL;
+    r = hostdev < 0 ? hostdev : hk_device_select(ctx, hostdev);
     if (r == 0)
-        r = hk_launch(add1, &cfg, aa, 2);
+        r = hk_buffer_alloc(ctx, n, HK_I32, HK_MEM_DEVICE, &hb);
     if (r == 0)
-        r = hk_synchronize(ctx);
+        r = hk_buffer_upload(hb, 0, host, sizeof host);
+    if (r == 0 && tu_have_host_cxx())
+        r = hk_module_compile(ctx, src, &co, &hm);
+    if (r == 0 && hm)
+        r = hk_module_kernel(hm, "add1", &hk_add1);
+    hk_launch_config hcfg = tu_cfg((n + 255) / 256, 1, 1, 256, 1, 1, 0);
+    hk_arg ha[] = {hk_arg_buffer(hb), hk_arg_int(n)};
+    if (r == 0 && hk_add1)
+        r = hk_launch(hk_add1, &hcfg, ha, 2);
     if (r == 0)
-        r = hk_buffer_download(fresh, 0, back, sizeof back);
-    int bad = 0;
-    for (int i = 0; i < n; i++)
-        bad += back[i] != host[i] + 1;
-    tap_ok(r == 0 && !bad, "after the reset, a new buffer and the same kernel work (%s, %d wrong)",
-           r ? hk_errmsg(ctx) : "ok", bad);
+        r = hk_buffer_download(hb, 0, back, sizeof back);
+    int hbad = 0;
+    for (int i = 0; hk_add1 && i < n; i++)
+        hbad += back[i] != host[i] + 1;
+    tap_ok(r == 0 && !hbad, "the session goes on: the host backend in the same context works (%s)",
+           r ? hk_errmsg(ctx) : "ok");
+    hk_buffer_free(hb);
+    hk_module_free(hm);
 
     hk_buffer_free(fresh);
     hk_buffer_free(old);

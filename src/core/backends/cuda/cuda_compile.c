@@ -1,0 +1,233 @@
+/* NVRTC for the NVIDIA backend: HIP source to a cubin (SASS for the
+ * device's sm_XY), with hipkit's <hip/hip_runtime.h> and friends served as
+ * virtual headers. This file uses NVRTC only, never the driver, so it also
+ * works (and is tested) on machines without a GPU. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cuda_backend.h"
+
+/* tools/embed.py's output for the headers in include/hip. */
+typedef struct {
+    const char *path;
+    const char *data;
+    size_t size;
+} hkc_embedded_file;
+extern const hkc_embedded_file hkc_cuda_headers[];
+
+#ifndef HKC_CUDA_INCLUDE
+#define HKC_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+/* Standard headers HIP code includes that NVRTC 13 does not have although
+ * it provides what they declare: assert is built in. */
+static const struct {
+    const char *name, *text;
+} std_shims[] = {
+    {"cassert", "/* hipkit: assert is built into NVRTC */\n"},
+    {"assert.h", "/* hipkit: assert is built into NVRTC */\n"},
+};
+
+/* FNV-1a, 32 bits: enough to tell header versions apart in cache keys. */
+static uint32_t fnv1a(uint32_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static uint32_t headers_hash(void)
+{
+    uint32_t h = 2166136261u;
+    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
+        h = fnv1a(h, f->path, strlen(f->path) + 1);
+        h = fnv1a(h, f->data, f->size);
+    }
+    for (size_t i = 0; i < sizeof std_shims / sizeof std_shims[0]; i++) {
+        h = fnv1a(h, std_shims[i].name, strlen(std_shims[i].name) + 1);
+        h = fnv1a(h, std_shims[i].text, strlen(std_shims[i].text));
+    }
+    return h;
+}
+
+const char *hkc_cuda_toolchain(hkc_backend *be)
+{
+    cuda_impl *ci = be->impl;
+    if (ci->toolchain[0])
+        return ci->toolchain;
+    int major = 0, minor = 0;
+    char buf[sizeof ci->toolchain];
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        snprintf(buf, sizeof buf, "nvrtc ? hdr %08x", (unsigned)headers_hash());
+    else
+        snprintf(buf, sizeof buf, "nvrtc %d.%d hdr %08x", major, minor, (unsigned)headers_hash());
+    memcpy(ci->toolchain, buf, sizeof buf);
+    return ci->toolchain;
+}
+
+/* The toolkit's include folder, for cuda_fp16.h and cuda_bf16.h (NVRTC 13
+ * does not have them built in): $CUDA_HOME/include, $CUDA_PATH/include,
+ * else the one hipkit was built against. Writes "" when none has them. */
+static void toolkit_include(char *out, size_t cap)
+{
+    const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
+    struct stat st;
+    char probe[4200];
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = getenv(envs[i]);
+        if (!v || !*v || strlen(v) > 4096)
+            continue;
+        snprintf(probe, sizeof probe, "%s/include/cuda_fp16.h", v);
+        if (stat(probe, &st) == 0 && (size_t)snprintf(out, cap, "%s/include", v) < cap)
+            return;
+    }
+    snprintf(probe, sizeof probe, "%s/cuda_fp16.h", HKC_CUDA_INCLUDE);
+    if (stat(probe, &st) == 0 && (size_t)snprintf(out, cap, "%s", HKC_CUDA_INCLUDE) < cap)
+        return;
+    out[0] = '\0';
+}
+
+/* NVRTC writes `file(LINE): error: ...`; hipkit's logs (and the host
+ * backend's compiler) say `file:LINE: error: ...`. Rewrites each line that
+ * starts with a name, a parenthesised number and a colon. */
+static void append_log(hkc_strbuf *out, const char *log)
+{
+    const char *p = log;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) + 1 : strlen(p);
+        const char *open = NULL;
+        for (const char *q = p; q < p + len && *q != ' ' && *q != '\n'; q++)
+            if (*q == '(') {
+                open = q;
+                break;
+            }
+        const char *num = open ? open + 1 : NULL, *close = num;
+        while (close && close < p + len && *close >= '0' && *close <= '9')
+            close++;
+        if (open && open > p && close > num && close + 1 < p + len && close[0] == ')' &&
+            close[1] == ':') {
+            hkc_strbuf_append(out, p, (size_t)(open - p));
+            hkc_strbuf_puts(out, ":");
+            hkc_strbuf_append(out, num, (size_t)(close - num));
+            hkc_strbuf_append(out, close + 1, len - (size_t)(close + 1 - p));
+        } else {
+            hkc_strbuf_append(out, p, len);
+        }
+        p += len;
+    }
+}
+
+static int nvrtc_failed(hkc_strbuf *log, const char *name, const char *what, nvrtcResult r)
+{
+    hkc_strbuf_printf(log, "compiling %s failed: %s: %s", name, what, nvrtcGetErrorString(r));
+    return r == NVRTC_ERROR_OUT_OF_MEMORY ? HK_ENOMEM : HK_EBACKEND;
+}
+
+int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
+                     size_t *code_size, hkc_strbuf *log)
+{
+    cuda_impl *ci = be->impl;
+    const char *name = job->name && *job->name ? job->name : "kernel.hip";
+    *code = NULL;
+    *code_size = 0;
+    if (!ci || dev < 0 || dev >= ci->ndev) {
+        hkc_strbuf_printf(log, "compiling %s failed: no CUDA device %d", name, dev);
+        return HK_ENODEV;
+    }
+
+    /* Virtual headers: hipkit's HIP headers, then the standard shims. */
+    enum { MAX_HEADERS = 16 };
+    const char *hnames[MAX_HEADERS], *htexts[MAX_HEADERS];
+    int nh = 0;
+    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path && nh < MAX_HEADERS; f++) {
+        hnames[nh] = f->path;
+        htexts[nh++] = f->data;
+    }
+    for (size_t i = 0; i < sizeof std_shims / sizeof std_shims[0] && nh < MAX_HEADERS; i++) {
+        hnames[nh] = std_shims[i].name;
+        htexts[nh++] = std_shims[i].text;
+    }
+
+    nvrtcProgram prog;
+    nvrtcResult r = nvrtcCreateProgram(&prog, job->source, name, nh, htexts, hnames);
+    if (r != NVRTC_SUCCESS)
+        return nvrtc_failed(log, name, "nvrtcCreateProgram", r);
+
+    char arch[64], incdir[4200], incopt[4210];
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", ci->devs[dev].cc_major,
+             ci->devs[dev].cc_minor);
+    toolkit_include(incdir, sizeof incdir);
+    snprintf(incopt, sizeof incopt, "-I%s", incdir);
+    int nopt = 0, cap = 4 + (job->nflags > 0 ? job->nflags : 0);
+    const char **opts = malloc((size_t)cap * sizeof *opts);
+    if (!opts) {
+        nvrtcDestroyProgram(&prog);
+        return HK_ENOMEM;
+    }
+    opts[nopt++] = arch;
+    opts[nopt++] = "-default-device";
+    opts[nopt++] = "--std=c++17";
+    if (incdir[0])
+        opts[nopt++] = incopt;
+    for (int i = 0; i < job->nflags; i++)
+        opts[nopt++] = job->flags[i];
+
+    r = nvrtcCompileProgram(prog, nopt, opts);
+    free(opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t lsize = 0;
+        char *text = NULL;
+        if (nvrtcGetProgramLogSize(prog, &lsize) == NVRTC_SUCCESS && lsize > 0 &&
+            (text = malloc(lsize + 1)) && nvrtcGetProgramLog(prog, text) == NVRTC_SUCCESS) {
+            text[lsize] = '\0';
+        } else if (text) {
+            text[0] = '\0';
+        }
+        hkc_strbuf_printf(log, "compiling %s failed:\n", name);
+        if (text && *text)
+            append_log(log, text);
+        else
+            hkc_strbuf_puts(log, nvrtcGetErrorString(r));
+        if (!incdir[0])
+            hkc_strbuf_puts(log, "\n(no CUDA toolkit include folder found: set CUDA_HOME)");
+        free(text);
+        nvrtcDestroyProgram(&prog);
+        return r == NVRTC_ERROR_COMPILATION || r == NVRTC_ERROR_INVALID_OPTION ? HK_ECOMPILE
+                                                                                : HK_EBACKEND;
+    }
+
+    /* A cubin for sm_XY; when the user's flags asked for a virtual
+     * architecture (compute_XY) there is none, and the PTX is the code. */
+    size_t size = 0;
+    int ptx = 0;
+    r = nvrtcGetCUBINSize(prog, &size);
+    if (r == NVRTC_SUCCESS && size == 0) {
+        ptx = 1;
+        r = nvrtcGetPTXSize(prog, &size);
+    }
+    if (r != NVRTC_SUCCESS || size == 0) {
+        nvrtcDestroyProgram(&prog);
+        return nvrtc_failed(log, name, ptx ? "nvrtcGetPTXSize" : "nvrtcGetCUBINSize", r);
+    }
+    char *buf = malloc(size);
+    if (!buf) {
+        nvrtcDestroyProgram(&prog);
+        return HK_ENOMEM;
+    }
+    r = ptx ? nvrtcGetPTX(prog, buf) : nvrtcGetCUBIN(prog, buf);
+    nvrtcDestroyProgram(&prog);
+    if (r != NVRTC_SUCCESS) {
+        free(buf);
+        return nvrtc_failed(log, name, ptx ? "nvrtcGetPTX" : "nvrtcGetCUBIN", r);
+    }
+    *code = buf;
+    *code_size = size;
+    return 0;
+}

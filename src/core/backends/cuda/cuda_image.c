@@ -1,0 +1,206 @@
+/* What an NVIDIA code object holds, read without the driver: its kind, a
+ * cubin's SM architecture and its kernel entry points. Pure parsing of
+ * bytes that may come from anywhere (a file, the cache), so every offset is
+ * bounds-checked. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+
+#define ELF_EM_CUDA 190
+#define ELF_SHT_SYMTAB 2
+#define ELF_STT_FUNC 2
+/* The st_other bit NVIDIA's tools set on __global__ entry points (both nvcc
+ * and NVRTC cubins); device functions kept out of line lack it. */
+#define ELF_STO_CUDA_ENTRY 0x10
+#define FATBIN_MAGIC 0xBA55ED50u
+
+static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* A 64-bit little-endian ELF for EM_CUDA (cubins are never anything else). */
+static int is_cubin(const unsigned char *d, size_t size)
+{
+    return size >= 64 && d[0] == 0x7f && d[1] == 'E' && d[2] == 'L' && d[3] == 'F' && d[4] == 2 &&
+           d[5] == 1 && rd16(d + 18) == ELF_EM_CUDA;
+}
+
+/* PTX text: after blank space and // or block comments, a directive such as
+ * `.version`; or, failing that, `.target` somewhere in the first 64 KiB. */
+static int is_ptx(const char *s, size_t size)
+{
+    size_t i = 0;
+    while (i < size) {
+        if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+            i++;
+        } else if (i + 1 < size && s[i] == '/' && s[i + 1] == '/') {
+            while (i < size && s[i] != '\n')
+                i++;
+        } else if (i + 1 < size && s[i] == '/' && s[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < size && !(s[i] == '*' && s[i + 1] == '/'))
+                i++;
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    if (i < size && size - i >= 8 && !memcmp(s + i, ".version", 8))
+        return 1;
+    size_t lim = size < 65536 ? size : 65536;
+    for (size_t k = 0; k + 7 <= lim; k++) {
+        if (s[k] == '\0')
+            return 0; /* binary, not text */
+        if (!memcmp(s + k, ".target", 7))
+            return 1;
+    }
+    return 0;
+}
+
+cuda_image_kind hkc_cuda_image_kind(const void *data, size_t size)
+{
+    const unsigned char *d = data;
+    if (!d || size < 4)
+        return CUDA_IMAGE_UNKNOWN;
+    if (is_cubin(d, size))
+        return CUDA_IMAGE_CUBIN;
+    if (rd32(d) == FATBIN_MAGIC)
+        return CUDA_IMAGE_FATBIN;
+    if (is_ptx(data, size))
+        return CUDA_IMAGE_PTX;
+    return CUDA_IMAGE_UNKNOWN;
+}
+
+/* e_flags of a cubin, found by compiling with nvcc -cubin and NVRTC (CUDA
+ * 13.0) for sm_80/86/90/90a/100/120:
+ *   sm_80 0x06005004, sm_86 0x06005604, sm_90(a) 0x06005a04,
+ *   sm_100 0x06006402, sm_120 0x06007802.
+ * With EI_ABIVERSION (byte 8) >= 8 (CUDA 12 and later) the SM number is bits
+ * 8..15; the low byte and the top bits are ABI/feature flags (the "a"
+ * variants are not told apart here). Older cubins (ABI version < 8) kept
+ * the SM in bits 0..7. */
+int hkc_cuda_cubin_arch(const void *data, size_t size)
+{
+    const unsigned char *d = data;
+    if (!d || !is_cubin(d, size))
+        return 0;
+    uint32_t flags = rd32(d + 48);
+    return d[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
+}
+
+int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *count)
+{
+    const unsigned char *d = data;
+    *names = NULL;
+    *count = 0;
+    if (!d || !is_cubin(d, size))
+        return HK_EFORMAT;
+    uint64_t shoff = rd64(d + 40);
+    uint16_t shentsize = rd16(d + 58), shnum = rd16(d + 60);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
+        return HK_EFORMAT;
+    /* Two passes over the symbol tables: count and size, then copy. */
+    size_t total = 0;
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        char **out = NULL;
+        char *text = NULL;
+        if (pass == 1) {
+            out = malloc((size_t)n * sizeof *out + total + 1);
+            if (!out)
+                return HK_ENOMEM;
+            text = (char *)(out + n);
+            n = 0;
+        }
+        for (unsigned i = 0; i < shnum; i++) {
+            const unsigned char *sh = d + shoff + (uint64_t)i * shentsize;
+            if (rd32(sh + 4) != ELF_SHT_SYMTAB)
+                continue;
+            uint64_t off = rd64(sh + 24), sz = rd64(sh + 32), entsize = rd64(sh + 56);
+            uint32_t link = rd32(sh + 40);
+            if (entsize < 24 || off > size || sz > size - off || link >= shnum)
+                return free(out), HK_EFORMAT;
+            const unsigned char *strsh = d + shoff + (uint64_t)link * shentsize;
+            uint64_t stroff = rd64(strsh + 24), strsz = rd64(strsh + 32);
+            if (stroff > size || strsz > size - stroff)
+                return free(out), HK_EFORMAT;
+            const char *strtab = (const char *)d + stroff;
+            for (uint64_t s = 0; s + entsize <= sz; s += entsize) {
+                const unsigned char *sym = d + off + s;
+                uint32_t nameoff = rd32(sym);
+                unsigned char info = sym[4], other = sym[5];
+                if ((info & 0xf) != ELF_STT_FUNC || !(other & ELF_STO_CUDA_ENTRY) ||
+                    nameoff >= strsz)
+                    continue;
+                const char *name = strtab + nameoff;
+                size_t len = strnlen(name, strsz - nameoff);
+                if (len == 0 || len == strsz - nameoff)
+                    continue; /* empty or not terminated inside the table */
+                if (pass == 0) {
+                    total += len + 1;
+                } else {
+                    memcpy(text, name, len + 1);
+                    out[n] = text;
+                    text += len + 1;
+                }
+                n++;
+            }
+        }
+        if (pass == 1) {
+            *names = out;
+            *count = n;
+        }
+    }
+    return 0;
+}
+
+/* Itanium-mangled kernel symbols, enough to find a kernel by the name
+ * written in its source (the name hkc_source_scan reports): `_Z<len><name>...`
+ * gives name; a nested name `_ZN<len><ns>...<len><name>E...` gives its last
+ * part (the function's own name). Anything else, extern "C" names included,
+ * is copied as is. out is always NUL-terminated (truncated to cap - 1). */
+void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap)
+{
+    if (!out || cap == 0)
+        return;
+    out[0] = '\0';
+    if (!symbol)
+        return;
+    const char *name = symbol;
+    size_t name_len = strlen(symbol);
+    if (!strncmp(symbol, "_Z", 2)) {
+        const char *p = symbol + 2;
+        int nested = *p == 'N';
+        if (nested)
+            p++;
+        const char *last = NULL;
+        size_t last_len = 0;
+        while (*p >= '1' && *p <= '9') {
+            size_t len = 0;
+            while (*p >= '0' && *p <= '9' && len <= 4096)
+                len = len * 10 + (size_t)(*p++ - '0');
+            if (len > 4096 || strnlen(p, len) < len) {
+                last = NULL;
+                break;
+            }
+            last = p;
+            last_len = len;
+            p += len;
+            if (!nested)
+                break;
+        }
+        if (last && (!nested || *p == 'E' || *p == 'I')) {
+            name = last;
+            name_len = last_len;
+        }
+    }
+    if (name_len >= cap)
+        name_len = cap - 1;
+    memcpy(out, name, name_len);
+    out[name_len] = '\0';
+}

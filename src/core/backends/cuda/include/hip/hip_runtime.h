@@ -1,0 +1,232 @@
+/* hipkit's <hip/hip_runtime.h> for the NVIDIA backend: a device-only shim
+ * served to NVRTC (CUDA 13, sm_70 and newer) as a virtual header. It maps
+ * the HIP device language onto CUDA's: HIP's index macros, dynamic shared
+ * memory macros, the non-_sync warp operations (HIP's __ballot is 64-bit),
+ * __lane_id, vector arithmetic, float/double atomicMin/Max and abort.
+ * There is no HIP host API here: hipkit's C API is the host side. */
+#ifndef HIPKIT_CUDA_HIP_RUNTIME_H
+#define HIPKIT_CUDA_HIP_RUNTIME_H
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "hipkit's NVIDIA backend needs sm_70 or newer"
+#endif
+
+#ifndef __HIP_PLATFORM_NVIDIA__
+#define __HIP_PLATFORM_NVIDIA__ 1
+#endif
+#ifndef __HIP_DEVICE_COMPILE__
+#define __HIP_DEVICE_COMPILE__ 1
+#endif
+#define __HIPKIT_CUDA__ 1
+
+/* ------------------------------------------------------------ indexing */
+#define hipThreadIdx_x (threadIdx.x)
+#define hipThreadIdx_y (threadIdx.y)
+#define hipThreadIdx_z (threadIdx.z)
+#define hipBlockIdx_x (blockIdx.x)
+#define hipBlockIdx_y (blockIdx.y)
+#define hipBlockIdx_z (blockIdx.z)
+#define hipBlockDim_x (blockDim.x)
+#define hipBlockDim_y (blockDim.y)
+#define hipBlockDim_z (blockDim.z)
+#define hipGridDim_x (gridDim.x)
+#define hipGridDim_y (gridDim.y)
+#define hipGridDim_z (gridDim.z)
+
+/* ------------------------------------------------------ shared memory */
+#define HIP_DYNAMIC_SHARED_ATTRIBUTE
+#define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[]
+
+/* --------------------------------------------------- warp operations */
+/* HIP's non-_sync forms name the whole warp, as the _sync forms do with a
+ * full mask on NVIDIA (warpSize 32). */
+#define HKC_FULL_MASK 0xffffffffu
+
+#define HKC_SHFL_FOR(T)                                                              \
+    static __device__ __forceinline__ T __shfl(T var, int src, int width = warpSize) \
+    {                                                                                \
+        return __shfl_sync(HKC_FULL_MASK, var, src, width);                          \
+    }                                                                                \
+    static __device__ __forceinline__ T __shfl_up(T var, unsigned int delta,         \
+                                                  int width = warpSize)              \
+    {                                                                                \
+        return __shfl_up_sync(HKC_FULL_MASK, var, delta, width);                     \
+    }                                                                                \
+    static __device__ __forceinline__ T __shfl_down(T var, unsigned int delta,       \
+                                                    int width = warpSize)            \
+    {                                                                                \
+        return __shfl_down_sync(HKC_FULL_MASK, var, delta, width);                   \
+    }                                                                                \
+    static __device__ __forceinline__ T __shfl_xor(T var, int mask,                  \
+                                                   int width = warpSize)             \
+    {                                                                                \
+        return __shfl_xor_sync(HKC_FULL_MASK, var, mask, width);                     \
+    }
+
+HKC_SHFL_FOR(int)
+HKC_SHFL_FOR(unsigned int)
+HKC_SHFL_FOR(long)
+HKC_SHFL_FOR(unsigned long)
+HKC_SHFL_FOR(long long)
+HKC_SHFL_FOR(unsigned long long)
+HKC_SHFL_FOR(float)
+HKC_SHFL_FOR(double)
+#undef HKC_SHFL_FOR
+
+/* HIP's ballot is 64 bits wide (a wavefront of 64 on AMD). CUDA still
+ * declares deprecated non-_sync __ballot (32-bit), __any and __all that
+ * sm_70 cannot run, so these names are macros for hipkit's versions. */
+static __device__ __forceinline__ unsigned long long __hkc_ballot(int pred)
+{
+    return (unsigned long long)__ballot_sync(HKC_FULL_MASK, pred);
+}
+static __device__ __forceinline__ int __hkc_any(int pred) { return __any_sync(HKC_FULL_MASK, pred); }
+static __device__ __forceinline__ int __hkc_all(int pred) { return __all_sync(HKC_FULL_MASK, pred); }
+#define __ballot(pred) __hkc_ballot(pred)
+#define __any(pred) __hkc_any(pred)
+#define __all(pred) __hkc_all(pred)
+
+static __device__ __forceinline__ unsigned int __lane_id(void)
+{
+    unsigned int r;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    return r;
+}
+
+/* ------------------------------------------------------------- atomics */
+/* atomicMin/atomicMax on float and double (CUDA has only integer forms), as
+ * compare-and-swap loops on the bits; NaN operands are ignored, as fminf and
+ * fmaxf do. */
+#define HKC_ATOMIC_FMINMAX(NAME, SUFFIX, T, I, PICK, AS_I, AS_T)                  \
+    static __device__ __forceinline__ T NAME##SUFFIX(T *addr, T val)               \
+    {                                                                              \
+        I *p = (I *)addr;                                                          \
+        I old = *(volatile I *)p, assumed;                                         \
+        do {                                                                       \
+            assumed = old;                                                         \
+            I want = AS_I(PICK(AS_T(assumed), val));                               \
+            if (want == assumed)                                                   \
+                break;                                                             \
+            old = atomicCAS##SUFFIX(p, assumed, want);                             \
+        } while (old != assumed);                                                  \
+        return AS_T(old);                                                          \
+    }
+#define HKC_ATOMIC_FMINMAX_ALL(SUFFIX)                                                         \
+    HKC_ATOMIC_FMINMAX(atomicMin, SUFFIX, float, int, fminf, __float_as_int, __int_as_float)   \
+    HKC_ATOMIC_FMINMAX(atomicMax, SUFFIX, float, int, fmaxf, __float_as_int, __int_as_float)   \
+    HKC_ATOMIC_FMINMAX(atomicMin, SUFFIX, double, unsigned long long, fmin,                    \
+                       (unsigned long long)__double_as_longlong, __hkc_ull_as_double)         \
+    HKC_ATOMIC_FMINMAX(atomicMax, SUFFIX, double, unsigned long long, fmax,                    \
+                       (unsigned long long)__double_as_longlong, __hkc_ull_as_double)
+
+static __device__ __forceinline__ double __hkc_ull_as_double(unsigned long long v)
+{
+    return __longlong_as_double((long long)v);
+}
+HKC_ATOMIC_FMINMAX_ALL()
+HKC_ATOMIC_FMINMAX_ALL(_block)
+HKC_ATOMIC_FMINMAX_ALL(_system)
+#undef HKC_ATOMIC_FMINMAX_ALL
+#undef HKC_ATOMIC_FMINMAX
+
+/* --------------------------------------------------------------- abort */
+/* Device code has no C library: abort() traps, as HIP's does. */
+static __device__ __forceinline__ void abort(void) { __trap(); }
+namespace std {
+using ::abort;
+}
+
+/* --------------------------------------------------- vector arithmetic */
+/* HIP defines component-wise operators on its vector types; CUDA does not.
+ * Vector op vector, vector op scalar, scalar op vector, the compound
+ * assignments, unary minus and (for integers) ~. The 4-wide 64-bit types are
+ * deprecated in CUDA 13 and left out. */
+#define HKC_VV1(a, OP, b) a.x OP b.x;
+#define HKC_VV2(a, OP, b) a.x OP b.x; a.y OP b.y;
+#define HKC_VV3(a, OP, b) a.x OP b.x; a.y OP b.y; a.z OP b.z;
+#define HKC_VV4(a, OP, b) a.x OP b.x; a.y OP b.y; a.z OP b.z; a.w OP b.w;
+#define HKC_VS1(a, OP, s) a.x OP s;
+#define HKC_VS2(a, OP, s) a.x OP s; a.y OP s;
+#define HKC_VS3(a, OP, s) a.x OP s; a.y OP s; a.z OP s;
+#define HKC_VS4(a, OP, s) a.x OP s; a.y OP s; a.z OP s; a.w OP s;
+
+#define HKC_VOP(V, T, N, OP, OPEQ)                                                  \
+    static __device__ __forceinline__ V &operator OPEQ(V &a, V b)                   \
+    {                                                                               \
+        HKC_VV##N(a, OPEQ, b) return a;                                             \
+    }                                                                               \
+    static __device__ __forceinline__ V &operator OPEQ(V &a, T s)                   \
+    {                                                                               \
+        HKC_VS##N(a, OPEQ, s) return a;                                             \
+    }                                                                               \
+    static __device__ __forceinline__ V operator OP(V a, V b) { return a OPEQ b; }  \
+    static __device__ __forceinline__ V operator OP(V a, T s) { return a OPEQ s; }  \
+    static __device__ __forceinline__ V operator OP(T s, V b)                       \
+    {                                                                               \
+        V a;                                                                        \
+        HKC_VS##N(a, =, s) return a OPEQ b;                                         \
+    }
+
+#define HKC_VARITH(V, T, N)                                                         \
+    HKC_VOP(V, T, N, +, +=)                                                         \
+    HKC_VOP(V, T, N, -, -=)                                                         \
+    HKC_VOP(V, T, N, *, *=)                                                         \
+    HKC_VOP(V, T, N, /, /=)                                                         \
+    static __device__ __forceinline__ V operator-(V a)                              \
+    {                                                                               \
+        V r;                                                                        \
+        HKC_VV##N(r, = (T) - , a) return r;                                         \
+    }                                                                               \
+    static __device__ __forceinline__ V operator+(V a) { return a; }
+
+#define HKC_VINT(V, T, N)                                                           \
+    HKC_VARITH(V, T, N)                                                             \
+    HKC_VOP(V, T, N, %, %=)                                                         \
+    HKC_VOP(V, T, N, &, &=)                                                         \
+    HKC_VOP(V, T, N, |, |=)                                                         \
+    HKC_VOP(V, T, N, ^, ^=)                                                         \
+    HKC_VOP(V, T, N, <<, <<=)                                                       \
+    HKC_VOP(V, T, N, >>, >>=)                                                       \
+    static __device__ __forceinline__ V operator~(V a)                              \
+    {                                                                               \
+        V r;                                                                        \
+        HKC_VV##N(r, = (T) ~ , a) return r;                                         \
+    }
+
+#define HKC_VINT4(P, T)                                                             \
+    HKC_VINT(P##1, T, 1) HKC_VINT(P##2, T, 2) HKC_VINT(P##3, T, 3) HKC_VINT(P##4, T, 4)
+#define HKC_VINT3(P, T) HKC_VINT(P##1, T, 1) HKC_VINT(P##2, T, 2) HKC_VINT(P##3, T, 3)
+
+HKC_VINT4(char, signed char)
+HKC_VINT4(uchar, unsigned char)
+HKC_VINT4(short, short)
+HKC_VINT4(ushort, unsigned short)
+HKC_VINT4(int, int)
+HKC_VINT4(uint, unsigned int)
+HKC_VINT3(long, long)
+HKC_VINT3(ulong, unsigned long)
+HKC_VINT3(longlong, long long)
+HKC_VINT3(ulonglong, unsigned long long)
+HKC_VARITH(float1, float, 1)
+HKC_VARITH(float2, float, 2)
+HKC_VARITH(float3, float, 3)
+HKC_VARITH(float4, float, 4)
+HKC_VARITH(double1, double, 1)
+HKC_VARITH(double2, double, 2)
+HKC_VARITH(double3, double, 3)
+
+#undef HKC_VINT3
+#undef HKC_VINT4
+#undef HKC_VINT
+#undef HKC_VARITH
+#undef HKC_VOP
+#undef HKC_VS4
+#undef HKC_VS3
+#undef HKC_VS2
+#undef HKC_VS1
+#undef HKC_VV4
+#undef HKC_VV3
+#undef HKC_VV2
+#undef HKC_VV1
+
+#endif
