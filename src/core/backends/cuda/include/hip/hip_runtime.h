@@ -139,94 +139,103 @@ using ::abort;
 /* --------------------------------------------------- vector arithmetic */
 /* HIP defines component-wise operators on its vector types; CUDA does not.
  * Vector op vector, vector op scalar, scalar op vector, the compound
- * assignments, unary minus and (for integers) ~. The 4-wide 64-bit types are
- * deprecated in CUDA 13 and left out. */
-#define HKC_VV1(a, OP, b) a.x OP b.x;
-#define HKC_VV2(a, OP, b) a.x OP b.x; a.y OP b.y;
-#define HKC_VV3(a, OP, b) a.x OP b.x; a.y OP b.y; a.z OP b.z;
-#define HKC_VV4(a, OP, b) a.x OP b.x; a.y OP b.y; a.z OP b.z; a.w OP b.w;
-#define HKC_VS1(a, OP, s) a.x OP s;
-#define HKC_VS2(a, OP, s) a.x OP s; a.y OP s;
-#define HKC_VS3(a, OP, s) a.x OP s; a.y OP s; a.z OP s;
-#define HKC_VS4(a, OP, s) a.x OP s; a.y OP s; a.z OP s; a.w OP s;
+ * assignments, unary minus and plus, and (for integers) % & | ^ << >> ~.
+ * They are templates over a trait that only the vector types have, so the
+ * compiler parses them once and instantiates only what a kernel uses:
+ * written out per type, they cost NVRTC about 80 ms on every compile. The
+ * 4-wide 64-bit types are deprecated in CUDA 13 and left out. */
+template <typename V> struct hkc_vec;     /* arithmetic vectors: elem, n */
+template <typename V> struct hkc_int_vec; /* integer vectors only */
+#define HKC_VEC(V, T, N) template <> struct hkc_vec<V> { typedef T elem; enum { n = N }; };
+#define HKC_IVEC(V, T, N) HKC_VEC(V, T, N) template <> struct hkc_int_vec<V> { typedef T elem; };
+#define HKC_IVEC4(P, T) HKC_IVEC(P##1, T, 1) HKC_IVEC(P##2, T, 2) HKC_IVEC(P##3, T, 3) HKC_IVEC(P##4, T, 4)
+#define HKC_IVEC3(P, T) HKC_IVEC(P##1, T, 1) HKC_IVEC(P##2, T, 2) HKC_IVEC(P##3, T, 3)
+HKC_IVEC4(char, signed char)
+HKC_IVEC4(uchar, unsigned char)
+HKC_IVEC4(short, short)
+HKC_IVEC4(ushort, unsigned short)
+HKC_IVEC4(int, int)
+HKC_IVEC4(uint, unsigned int)
+HKC_IVEC3(long, long)
+HKC_IVEC3(ulong, unsigned long)
+HKC_IVEC3(longlong, long long)
+HKC_IVEC3(ulonglong, unsigned long long)
+HKC_VEC(float1, float, 1)
+HKC_VEC(float2, float, 2)
+HKC_VEC(float3, float, 3)
+HKC_VEC(float4, float, 4)
+HKC_VEC(double1, double, 1)
+HKC_VEC(double2, double, 2)
+HKC_VEC(double3, double, 3)
+#undef HKC_IVEC3
+#undef HKC_IVEC4
+#undef HKC_IVEC
+#undef HKC_VEC
 
-#define HKC_VOP(V, T, N, OP, OPEQ)                                                  \
-    static __device__ __forceinline__ V &operator OPEQ(V &a, V b)                   \
-    {                                                                               \
-        HKC_VV##N(a, OPEQ, b) return a;                                             \
-    }                                                                               \
-    static __device__ __forceinline__ V &operator OPEQ(V &a, T s)                   \
-    {                                                                               \
-        HKC_VS##N(a, OPEQ, s) return a;                                             \
-    }                                                                               \
-    static __device__ __forceinline__ V operator OP(V a, V b) { return a OPEQ b; }  \
-    static __device__ __forceinline__ V operator OP(V a, T s) { return a OPEQ s; }  \
-    static __device__ __forceinline__ V operator OP(T s, V b)                       \
-    {                                                                               \
-        V a;                                                                        \
-        HKC_VS##N(a, =, s) return a OPEQ b;                                         \
+/* Component i of a vector: the members are laid out as an array of elem. */
+#define HKC_C(v, i) (reinterpret_cast<E *>(&(v))[i])
+#define HKC_CC(v, i) (reinterpret_cast<const E *>(&(v))[i])
+
+#define HKC_VOP(TRAIT, OP, OPEQ)                                                              \
+    template <typename V, typename E = typename TRAIT<V>::elem>                               \
+    __device__ __forceinline__ V &operator OPEQ(V &a, const V &b)                             \
+    {                                                                                         \
+        for (int i = 0; i < hkc_vec<V>::n; i++)                                               \
+            HKC_C(a, i) OPEQ HKC_CC(b, i);                                                    \
+        return a;                                                                             \
+    }                                                                                         \
+    template <typename V, typename E = typename TRAIT<V>::elem>                               \
+    __device__ __forceinline__ V &operator OPEQ(V &a, typename TRAIT<V>::elem s)              \
+    {                                                                                         \
+        for (int i = 0; i < hkc_vec<V>::n; i++)                                               \
+            HKC_C(a, i) OPEQ s;                                                               \
+        return a;                                                                             \
+    }                                                                                         \
+    template <typename V, typename E = typename TRAIT<V>::elem>                               \
+    __device__ __forceinline__ V operator OP(V a, const V &b) { return a OPEQ b; }            \
+    template <typename V, typename E = typename TRAIT<V>::elem>                               \
+    __device__ __forceinline__ V operator OP(V a, typename TRAIT<V>::elem s) { return a OPEQ s; } \
+    template <typename V, typename E = typename TRAIT<V>::elem>                               \
+    __device__ __forceinline__ V operator OP(typename TRAIT<V>::elem s, const V &b)           \
+    {                                                                                         \
+        V a;                                                                                  \
+        for (int i = 0; i < hkc_vec<V>::n; i++)                                               \
+            HKC_C(a, i) = s;                                                                  \
+        return a OPEQ b;                                                                      \
     }
 
-#define HKC_VARITH(V, T, N)                                                         \
-    HKC_VOP(V, T, N, +, +=)                                                         \
-    HKC_VOP(V, T, N, -, -=)                                                         \
-    HKC_VOP(V, T, N, *, *=)                                                         \
-    HKC_VOP(V, T, N, /, /=)                                                         \
-    static __device__ __forceinline__ V operator-(V a)                              \
-    {                                                                               \
-        V r;                                                                        \
-        HKC_VV##N(r, = (T) - , a) return r;                                         \
-    }                                                                               \
-    static __device__ __forceinline__ V operator+(V a) { return a; }
+HKC_VOP(hkc_vec, +, +=)
+HKC_VOP(hkc_vec, -, -=)
+HKC_VOP(hkc_vec, *, *=)
+HKC_VOP(hkc_vec, /, /=)
+HKC_VOP(hkc_int_vec, %, %=)
+HKC_VOP(hkc_int_vec, &, &=)
+HKC_VOP(hkc_int_vec, |, |=)
+HKC_VOP(hkc_int_vec, ^, ^=)
+HKC_VOP(hkc_int_vec, <<, <<=)
+HKC_VOP(hkc_int_vec, >>, >>=)
 
-#define HKC_VINT(V, T, N)                                                           \
-    HKC_VARITH(V, T, N)                                                             \
-    HKC_VOP(V, T, N, %, %=)                                                         \
-    HKC_VOP(V, T, N, &, &=)                                                         \
-    HKC_VOP(V, T, N, |, |=)                                                         \
-    HKC_VOP(V, T, N, ^, ^=)                                                         \
-    HKC_VOP(V, T, N, <<, <<=)                                                       \
-    HKC_VOP(V, T, N, >>, >>=)                                                       \
-    static __device__ __forceinline__ V operator~(V a)                              \
-    {                                                                               \
-        V r;                                                                        \
-        HKC_VV##N(r, = (T) ~ , a) return r;                                         \
-    }
+template <typename V, typename E = typename hkc_vec<V>::elem>
+__device__ __forceinline__ V operator-(const V &a)
+{
+    V r;
+    for (int i = 0; i < hkc_vec<V>::n; i++)
+        HKC_C(r, i) = (E)-HKC_CC(a, i);
+    return r;
+}
+template <typename V, typename E = typename hkc_vec<V>::elem>
+__device__ __forceinline__ V operator+(const V &a) { return a; }
+template <typename V, typename E = typename hkc_int_vec<V>::elem>
+__device__ __forceinline__ V operator~(const V &a)
+{
+    V r;
+    for (int i = 0; i < hkc_vec<V>::n; i++)
+        HKC_C(r, i) = (E)~HKC_CC(a, i);
+    return r;
+}
 
-#define HKC_VINT4(P, T)                                                             \
-    HKC_VINT(P##1, T, 1) HKC_VINT(P##2, T, 2) HKC_VINT(P##3, T, 3) HKC_VINT(P##4, T, 4)
-#define HKC_VINT3(P, T) HKC_VINT(P##1, T, 1) HKC_VINT(P##2, T, 2) HKC_VINT(P##3, T, 3)
-
-HKC_VINT4(char, signed char)
-HKC_VINT4(uchar, unsigned char)
-HKC_VINT4(short, short)
-HKC_VINT4(ushort, unsigned short)
-HKC_VINT4(int, int)
-HKC_VINT4(uint, unsigned int)
-HKC_VINT3(long, long)
-HKC_VINT3(ulong, unsigned long)
-HKC_VINT3(longlong, long long)
-HKC_VINT3(ulonglong, unsigned long long)
-HKC_VARITH(float1, float, 1)
-HKC_VARITH(float2, float, 2)
-HKC_VARITH(float3, float, 3)
-HKC_VARITH(float4, float, 4)
-HKC_VARITH(double1, double, 1)
-HKC_VARITH(double2, double, 2)
-HKC_VARITH(double3, double, 3)
-
-#undef HKC_VINT3
-#undef HKC_VINT4
-#undef HKC_VINT
-#undef HKC_VARITH
 #undef HKC_VOP
-#undef HKC_VS4
-#undef HKC_VS3
-#undef HKC_VS2
-#undef HKC_VS1
-#undef HKC_VV4
-#undef HKC_VV3
-#undef HKC_VV2
-#undef HKC_VV1
+#undef HKC_CC
+#undef HKC_C
 
 #endif
