@@ -246,6 +246,10 @@ HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **ou
 HK_API void hk_module_free(hk_module *m);
 
 HK_API const char *hk_module_name(const hk_module *m);
+/* The module's code object (a shared object on the host backend, a cubin or
+ * PTX on NVIDIA): what hk_module_load_* takes back, so a compiled module can
+ * be saved and loaded later. Valid while the context lives. */
+HK_API int hk_module_code(const hk_module *m, const void **data, size_t *size);
 HK_API int hk_module_kernel_count(const hk_module *m);
 HK_API const char *hk_module_kernel_name(const hk_module *m, int i);
 

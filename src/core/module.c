@@ -385,6 +385,17 @@ HK_API void hk_module_free(hk_module *m)
 }
 
 HK_API const char *hk_module_name(const hk_module *m) { return m->name; }
+
+HK_API int hk_module_code(const hk_module *m, const void **data, size_t *size)
+{
+    if (!m || !data || !size)
+        return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "hk_module_code: NULL argument");
+    if (!m->entry->code)
+        return hkc_fail(m->ctx, HK_ENOMEM, "the code object was not kept (out of memory)");
+    *data = m->entry->code;
+    *size = m->entry->code_size;
+    return 0;
+}
 HK_API int hk_module_kernel_count(const hk_module *m) { return m->entry->nmetas; }
 
 HK_API const char *hk_module_kernel_name(const hk_module *m, int i)

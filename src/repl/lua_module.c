@@ -1,6 +1,7 @@
 /* Modules, kernels and launches from Lua: hk.compile, hk.load, m:kernel,
  * k:launch and k{grid=, block=}(...). A launch converts its arguments on the
  * C stack and allocates nothing. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,7 +463,27 @@ static int kernel_tostring(lua_State *L)
     return 1;
 }
 
+/* m:save(path): the code object, for hk.load later. */
+static int module_save(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    const void *data;
+    size_t size;
+    hkl_check(L, hk_module_code(um->m, &data, &size));
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return luaL_error(L, "cannot write '%s': %s", path, strerror(errno));
+    size_t w = fwrite(data, 1, size, f);
+    int bad = fclose(f) != 0 || w != size;
+    if (bad)
+        return luaL_error(L, "writing '%s' failed: %s", path, strerror(errno));
+    lua_pushinteger(L, (lua_Integer)size);
+    return 1;
+}
+
 static const luaL_Reg module_methods[] = {
+    {"save", module_save},
     {"kernels", module_kernels},
     {"kernel", module_kernel},
     {"free", module_close},

@@ -60,6 +60,9 @@ done
 for t in test_buffers test_npy_plot; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
+cubin=$build/tests/axpb_sm80.cubin
+[ -f "$cubin" ] || cubin=
+run "lua test_load" "$hipkit" --backend "$backend" "$src/tests/gpu/test_load.lua" $cubin
 for s in "$src"/scripts-lua/0*.lua; do
     name=$(basename "$s")
     out=$("$hipkit" --backend "$backend" "$s" 2>&1)

@@ -132,6 +132,19 @@ t.ok(tostring(m.axpb):find("axpb(float a", 1, true), "a kernel prints its signat
 local again = hk.compile(src, {name = "test_hk"})
 t.is(again.axpb:info().origin, "memory", "compiling the same source again comes from memory")
 
+-- save and load back: the code object without its source
+local saved = os.tmpname()
+local nbytes = m:save(saved)
+local lm = hk.load(saved)
+os.remove(saved)
+t.ok(nbytes > 0 and table.concat(lm:kernels(), ","):find("axpb", 1, true), "m:save then hk.load gives the kernels back")
+t.ok(fails("signature", function() return lm.axpb end), "a loaded module's kernel asks for its signature")
+local lk = lm:kernel("axpb", "float a, const float *x, float b, float *y, int n")
+for i = 1, 64 do y[i] = 0 / 0 end
+lk:launch(1, 64, a, x, b, y, 64)
+t.ok(math.abs(y[64] - (a * xs[64] + b)) < 1e-4 and lk:info().origin == "file", "the loaded kernel runs; origin file")
+t.ok(fails("not an ELF", hk.load, arg[0]), "a Lua file is no code object")
+
 -- disassembly
 local okd, text = pcall(m.axpb.disasm, m.axpb)
 if okd then

@@ -146,7 +146,6 @@ static void fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
         hkc_strbuf_printf(msg, "a kernel faulted on cuda:%d (after launching %s): %s", d, kernels, eb);
     else
         hkc_strbuf_printf(msg, "a kernel faulted on cuda:%d: %s", d, eb);
-    hkc_strbuf_puts(msg, "; the GPU context was reset: buffers and modules from before are invalid");
 
     /* Release ours, reset (in case another user holds it), take it again. */
     cuCtxSetCurrent(NULL);
@@ -161,17 +160,19 @@ static void fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
         cd->ctx = nc;
         cd->retains++;
         cuCtxSetCurrent(nc);
+        hkc_strbuf_puts(msg, "; the GPU context was reset: buffers and modules from before are invalid");
     } else {
         /* Measured on an H100 (driver 580): after CUDA_ERROR_ILLEGAL_ADDRESS
          * even a reset primary context cannot be retained again; the
          * driver keeps the error for the life of the process. */
         char eb2[256];
         cd->ctx = NULL;
+        hkc_cuda_error(rr, eb2, sizeof eb2);
         snprintf(cd->dead, sizeof cd->dead,
-                 "cuda:%d cannot be used again in this process: after %s%s%s the driver refuses a new "
-                 "context (%s; CUDA keeps such errors until the process ends); restart hipkit to use "
-                 "this GPU again (the host backend still works)",
-                 d, eb, kernels[0] ? " in " : "", kernels, hkc_cuda_error(rr, eb2, sizeof eb2));
+                 "cuda:%d cannot be used again in this process: CUDA keeps the fault%s%s until the "
+                 "process ends (a new context fails with %s); restart hipkit to use this GPU again, "
+                 "the host backend still works",
+                 d, kernels[0] ? " of " : "", kernels, eb2);
         hkc_strbuf_printf(msg, "; %s", cd->dead);
     }
     pthread_mutex_lock(&fault_lock);
@@ -753,13 +754,13 @@ static int load_image(hkc_backend *be, cuda_module *m, hkc_strbuf *err)
     if (kind == CUDA_IMAGE_CUBIN && arch && arch != want &&
         (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE)) {
         hkc_strbuf_printf(err, "the cubin is for sm_%d; device %d is sm_%d (%s): rebuild it with "
-                               "`hipkit compile --cuda-arch sm_%d FILE.hip` or compile the source "
-                               "with hk.compile", arch, m->dev, want, cd->name, want);
+                               "`nvcc -cubin -arch=sm_%d FILE.cu` (or a fatbin with PTX), or compile "
+                               "the source with hk.compile", arch, m->dev, want, cd->name, want);
         return HK_EFORMAT;
     }
     if (kind == CUDA_IMAGE_FATBIN && r == CUDA_ERROR_NO_BINARY_FOR_GPU) {
         hkc_strbuf_printf(err, "the fatbin holds no code for sm_%d (%s) and no PTX the driver can "
-                               "compile: rebuild it with `hipkit compile --cuda-arch sm_%d FILE.hip`",
+                               "compile: rebuild it with `nvcc -fatbin -arch=sm_%d FILE.cu`",
                           want, cd->name, want);
         return HK_EFORMAT;
     }

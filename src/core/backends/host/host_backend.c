@@ -253,7 +253,7 @@ static int host_module_load(hkc_backend *be, int dev, const void *code, size_t s
     const unsigned char *c = code;
     if (size < 64 || memcmp(c, "\177ELF", 4) != 0) {
         hkc_strbuf_puts(err, "not an ELF shared object: the host backend loads the .so files its "
-                             "compiler writes (hk_module_compile, or a file saved from the cache)");
+                             "compiler writes (as hk_module_code or m:save gives them)");
         return HK_EFORMAT;
     }
     int fd = memfd_create("hipkit-module", MFD_CLOEXEC);
