@@ -30,8 +30,10 @@ static int is_cubin(const unsigned char *d, size_t size)
            d[5] == 1 && rd16(d + 18) == ELF_EM_CUDA;
 }
 
-/* PTX text: after blank space and // or block comments, a directive such as
- * `.version`; or, failing that, `.target` somewhere in the first 64 KiB. */
+/* PTX text: after blank space and // or block comments, the `.version`
+ * directive (every PTX file starts with it); or `.target` at the start of a
+ * line in the first 64 KiB (a fragment without a version). A word such as
+ * dev.target inside other text is not enough. */
 static int is_ptx(const char *s, size_t size)
 {
     size_t i = 0;
@@ -56,7 +58,8 @@ static int is_ptx(const char *s, size_t size)
     for (size_t k = 0; k + 7 <= lim; k++) {
         if (s[k] == '\0')
             return 0; /* binary, not text */
-        if (!memcmp(s + k, ".target", 7))
+        if (!memcmp(s + k, ".target", 7) && (k == 0 || s[k - 1] == '\n') &&
+            k + 7 < size && (s[k + 7] == ' ' || s[k + 7] == '\t'))
             return 1;
     }
     return 0;
