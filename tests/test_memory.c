@@ -248,6 +248,16 @@ static void test_views(hk_module *m)
         wrong += i < n / 2 ? out[i] != want : !(fabsf(out[i] - want) <= 1e-6f * (1.0f + fabsf(want)));
     }
     tap_ok(lr == 0 && !wrong, "a kernel launched on a view writes through to the parent (%d wrong)", wrong);
+    /* a view of a view counts its offset from the view it is given */
+    hk_buffer *vv = NULL;
+    r = hk_buffer_view(part, HK_U32, 8, 4, &vv);
+    uint32_t got4[4] = {0};
+    if (r == 0)
+        hk_buffer_download(vv, 0, got4, sizeof got4);
+    float expect4[4];
+    hk_buffer_download(f, (size_t)(n / 2) * 4 + 8, expect4, sizeof expect4);
+    tap_ok(r == 0 && !memcmp(got4, expect4, sizeof got4), "a view of a view starts at its own offset");
+    hk_buffer_free(vv);
     r = hk_buffer_view(f, HK_F64, 4, 10, &bad);
     tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "multiple"), "a misaligned view offset is refused");
     r = hk_buffer_view(f, HK_F64, 0, n, &bad);

@@ -193,7 +193,9 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
         return hkc_fail(b->ctx, HK_EINVAL,
                         "view: %zu %s from byte %zu need %zu bytes; the buffer has %zu",
                         count, hk_dtype_name(dtype), offset, count * es, b->bytes);
-    while (b->parent) /* a view of a view is a view of the original */
+    /* A view of a view is a view of the original, at the offsets added up. */
+    char *base = b->kptr, *hbase = b->hptr;
+    while (b->parent)
         b = b->parent;
     hk_buffer *v = calloc(1, sizeof *v);
     if (!v)
@@ -203,8 +205,8 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
     v->dtype = dtype;
     v->count = count;
     v->bytes = count * es;
-    v->kptr = (char *)b->kptr + offset;
-    v->hptr = b->hptr ? (char *)b->hptr + offset : NULL;
+    v->kptr = base + offset;
+    v->hptr = hbase ? hbase + offset : NULL;
     v->impl = NULL;
     *out = v;
     return 0;
