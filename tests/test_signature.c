@@ -877,6 +877,27 @@ static void test_pack_errors(void)
     hkc_strbuf_free(&err);
 }
 
+/* A double just under f16's rounding edge packs as the largest f16, not as
+ * infinity (the conversion goes through float). */
+static void test_pack_f16_edge(void)
+{
+    hkc_signature sig;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = hkc_signature_parse("__half h", &sig, &err);
+    uint16_t out = 0;
+    hk_arg a = hk_arg_float(65519.999);
+    if (r == 0)
+        r = hkc_signature_pack(&sig, "edge", &a, 1, 0, &out, &err);
+    tap_ok(r == 0 && out == 0x7bff, "65519.999 packs as the largest f16 (0x%04x, %s)", out, err.data);
+    a = hk_arg_float(65520.0);
+    hkc_strbuf_clear(&err);
+    r = hkc_signature_pack(&sig, "edge", &a, 1, 0, &out, &err);
+    tap_ok(r == HK_EARG && strstr(err.data, "out of range"), "65520 rounds to infinity: refused");
+    hkc_signature_free(&sig);
+    hkc_strbuf_free(&err);
+}
+
 int main(void)
 {
     tap_init();
@@ -892,5 +913,6 @@ int main(void)
     test_pack_roundtrip();
     test_pack_conversions();
     test_pack_errors();
+    test_pack_f16_edge();
     return tap_done();
 }

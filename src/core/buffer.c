@@ -186,9 +186,12 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
     if (!hk_dtype_name(dtype))
         return hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_view: invalid dtype %d", (int)dtype);
     size_t es = hk_dtype_size(dtype);
-    if (offset % es)
-        return hkc_fail(b->ctx, HK_EINVAL, "view: offset %zu is not a multiple of the %s size (%zu)",
-                        offset, hk_dtype_name(dtype), es);
+    /* The address itself must suit the element: a misaligned pointer is a
+     * fault on a GPU, so a view of a view checks its absolute position. */
+    if (((uintptr_t)b->kptr + offset) % es)
+        return hkc_fail(b->ctx, HK_EINVAL,
+                        "view: offset %zu puts %s elements at a position that is not a multiple of "
+                        "their size (%zu)", offset, hk_dtype_name(dtype), es);
     if (count > SIZE_MAX / es || offset > b->bytes || count * es > b->bytes - offset)
         return hkc_fail(b->ctx, HK_EINVAL,
                         "view: %zu %s from byte %zu need %zu bytes; the buffer has %zu",

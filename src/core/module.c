@@ -93,20 +93,12 @@ static void gather_includes(include_set *inc, const char *text, const char *cons
 
 /* ------------------------------------------------------ the memory table */
 
+static void entry_unload(hk_context *ctx, hkc_modentry **link);
+
 void hkc_module_table_clear(hk_context *ctx)
 {
-    hkc_modentry *e = ctx->modules;
-    while (e) {
-        hkc_modentry *next = e->next;
-        if (e->bmod)
-            e->dev->be->ops->module_unload(e->dev->be, e->bmod);
-        free(e->metas);
-        free(e->code);
-        hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
-        free(e);
-        e = next;
-    }
-    ctx->modules = NULL;
+    while (ctx->modules)
+        entry_unload(ctx, &ctx->modules);
 }
 
 static hkc_modentry *table_find(hk_context *ctx, hkc_device *dev, const hkc_cache_key *key)
@@ -372,6 +364,36 @@ static void kernel_free(hk_kernel *k)
     free(k);
 }
 
+/* Compiled code nobody holds stays in the table for the next compile of the
+ * same source, up to this many entries; loaded files go when released. */
+#define KEEP_UNUSED 32
+
+static void entry_unload(hk_context *ctx, hkc_modentry **link)
+{
+    hkc_modentry *e = *link;
+    *link = e->next;
+    e->dev->be->ops->module_unload(e->dev->be, e->bmod);
+    free(e->metas);
+    free(e->code);
+    hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
+    free(e);
+    (void)ctx;
+}
+
+static void table_trim(hk_context *ctx)
+{
+    int unused = 0;
+    for (hkc_modentry **link = &ctx->modules; *link;) {
+        hkc_modentry *e = *link;
+        /* newest first: the entries past the first KEEP_UNUSED idle ones go */
+        if (e->refs == 0 && (!e->has_key || ++unused > KEEP_UNUSED)) {
+            entry_unload(ctx, link);
+            continue;
+        }
+        link = &e->next;
+    }
+}
+
 HK_API void hk_module_free(hk_module *m)
 {
     if (!m)
@@ -380,8 +402,10 @@ HK_API void hk_module_free(hk_module *m)
         kernel_free(m->kernels[i]);
     free(m->kernels);
     m->entry->refs--;
+    hk_context *ctx = m->ctx;
     free(m->name);
     free(m);
+    table_trim(ctx);
 }
 
 HK_API const char *hk_module_name(const hk_module *m) { return m->name; }

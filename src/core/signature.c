@@ -1375,6 +1375,10 @@ static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const cha
     double maxv = 3.4028234663852886e38;
     if (d == HK_F16) {
         h = hkc_f32_to_f16(g);
+        /* Through float, a double just under f16's rounding edge (65520) can
+         * round up to it and on to infinity: it belongs to the largest f16. */
+        if ((h & 0x7fff) == 0x7c00 && fabs(f) < 65520.0)
+            h = (uint16_t)((h & 0x8000) | 0x7bff);
         overflow = overflow || ((h & 0x7fff) == 0x7c00 && !isinf(f));
         maxv = 65504.0;
     } else if (d == HK_BF16) {

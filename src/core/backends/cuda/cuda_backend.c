@@ -113,15 +113,13 @@ static CUresult use_dev(cuda_impl *c, int d)
     }
     if (!cd->ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    /* Setting the current context costs a driver call; every launch would
-     * pay it. Remember what this thread set last. */
-    static _Thread_local CUcontext current;
-    if (current == cd->ctx)
+    /* Asking is cheaper than setting (a read of the driver's per-thread
+     * state), and unlike a cache of our own it stays right when the program
+     * or a context teardown changes the current context behind our back. */
+    CUcontext cur = NULL;
+    if (cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == cd->ctx)
         return CUDA_SUCCESS;
-    CUresult r = cuCtxSetCurrent(cd->ctx);
-    if (r == CUDA_SUCCESS)
-        current = cd->ctx;
-    return r;
+    return cuCtxSetCurrent(cd->ctx);
 }
 
 static hk_buffer *root_of(hk_buffer *b)

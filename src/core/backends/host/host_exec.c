@@ -69,6 +69,8 @@ static worker *worker_get(void)
     }
     const char *env = getenv("HIPKIT_HOST_STACK");
     size_t kib = env && atoi(env) > 0 ? (size_t)atoi(env) : 128;
+    if (kib < 16) /* room for the start frame and the cache-line shift below */
+        kib = 16;
     long page = sysconf(_SC_PAGESIZE);
     w->stack_size = (kib * 1024 + (size_t)page - 1) / (size_t)page * (size_t)page;
     self = w;
