@@ -1179,14 +1179,27 @@ static int cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *ke
     if (r)
         return r;
 
-    /* The core packs a C struct, rounded up to its largest alignment; the
-     * driver wants the parameters' own end (a larger buffer reads as "too
-     * many arguments": CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES). */
-    size_t sz = f->param_end && f->param_end <= size ? f->param_end : size;
-    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
-                     CU_LAUNCH_PARAM_END};
-    CUresult cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
-                                 cfg->block.z, (unsigned)cfg->shared_bytes, NULL, NULL, size ? extra : NULL);
+    /* Each parameter by address into the packed buffer, the form the
+     * driver's launch path is built for (the raw cuLaunchKernel figures in
+     * RESULTS.md use it too); offsets are the signature's C layout, which
+     * module_kernels checked against the driver's cuFuncGetParamInfo. */
+    void *params[64];
+    int np = k->sig.count;
+    CUresult cr;
+    if (np <= 64) {
+        for (int i = 0; i < np; i++)
+            params[i] = (char *)kernarg + k->sig.params[i].offset;
+        cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
+                            cfg->block.z, (unsigned)cfg->shared_bytes, NULL, np ? params : NULL, NULL);
+    } else {
+        /* sized to the parameters' own end: a larger buffer reads as "too
+         * many arguments" (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) */
+        size_t sz = f->param_end && f->param_end <= size ? f->param_end : size;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                         &sz, CU_LAUNCH_PARAM_END};
+        cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
+                            cfg->block.z, (unsigned)cfg->shared_bytes, NULL, NULL, extra);
+    }
     if (cr == CUDA_SUCCESS) {
         note_kernel(c, d, k->name);
         dirty_staged(c, d);
