@@ -3,6 +3,8 @@
  *   bench-host [memhit|diskhit|launch|vecadd|tiled|all]
  * Uses the cache folder the environment says (HIPKIT_CACHE_DIR). */
 #include <hipkit/hipkit.h>
+
+#include "bench_util.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,24 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static hk_context *ctx;
 
