@@ -130,6 +130,64 @@ static int nvrtc_failed(hkc_strbuf *log, const char *name, const char *what, nvr
     return r == NVRTC_ERROR_OUT_OF_MEMORY ? HK_ENOMEM : HK_EBACKEND;
 }
 
+/* Which optional groups of hip_runtime.h the source needs (see the header).
+ * Only a source that includes nothing but hipkit's hip/ headers can be
+ * judged from its own text; any other include gets the whole header.
+ * Comments and strings may mention a name too: that only costs time. */
+#define LEAN_NEEDS_ALL (-1)
+enum { USES_SHFL = 1, USES_FATOMICS = 2, USES_VECTORS = 4 };
+
+static int is_ident(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int vector_type_name(const char *w, size_t n)
+{
+    static const char *const bases[] = {"char", "uchar", "short", "ushort", "int", "uint", "long",
+                                        "ulong", "longlong", "ulonglong", "float", "double"};
+    if (n < 2 || w[n - 1] < '1' || w[n - 1] > '4')
+        return 0;
+    for (size_t i = 0; i < sizeof bases / sizeof bases[0]; i++)
+        if (strlen(bases[i]) == n - 1 && !strncmp(w, bases[i], n - 1))
+            return 1;
+    return 0;
+}
+
+static int lean_needs(const char *src)
+{
+    int needs = 0;
+    for (const char *p = src; *p;) {
+        if (*p == '#') { /* a directive: only hip/ includes keep the source lean */
+            const char *q = p + 1;
+            while (*q == ' ' || *q == '\t')
+                q++;
+            if (!strncmp(q, "include", 7)) {
+                q += 7;
+                while (*q == ' ' || *q == '\t')
+                    q++;
+                if (strncmp(q + 1, "hip/", 4))
+                    return LEAN_NEEDS_ALL;
+            }
+        }
+        if (is_ident(*p) && (p == src || !is_ident(p[-1]))) {
+            const char *w = p;
+            while (is_ident(*p))
+                p++;
+            size_t n = (size_t)(p - w);
+            if (n >= 6 && !strncmp(w, "__shfl", 6))
+                needs |= USES_SHFL;
+            else if ((n >= 9 && !strncmp(w, "atomicMin", 9)) || (n >= 9 && !strncmp(w, "atomicMax", 9)))
+                needs |= USES_FATOMICS;
+            else if (vector_type_name(w, n))
+                needs |= USES_VECTORS;
+            continue;
+        }
+        p++;
+    }
+    return needs;
+}
+
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log)
 {
@@ -165,7 +223,8 @@ int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
              ci->devs[dev].cc_minor);
     toolkit_include(incdir, sizeof incdir);
     snprintf(incopt, sizeof incopt, "-I%s", incdir);
-    int nopt = 0, cap = 4 + (job->nflags > 0 ? job->nflags : 0);
+    int needs = lean_needs(job->source);
+    int nopt = 0, cap = 8 + (job->nflags > 0 ? job->nflags : 0);
     const char **opts = malloc((size_t)cap * sizeof *opts);
     if (!opts) {
         nvrtcDestroyProgram(&prog);
@@ -176,6 +235,15 @@ int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     opts[nopt++] = "--std=c++17";
     if (incdir[0])
         opts[nopt++] = incopt;
+    if (needs != LEAN_NEEDS_ALL) {
+        opts[nopt++] = "-D__HIPKIT_LEAN__";
+        if (needs & USES_SHFL)
+            opts[nopt++] = "-D__HIPKIT_USES_SHFL__";
+        if (needs & USES_FATOMICS)
+            opts[nopt++] = "-D__HIPKIT_USES_FATOMICS__";
+        if (needs & USES_VECTORS)
+            opts[nopt++] = "-D__HIPKIT_USES_VECTORS__";
+    }
     for (int i = 0; i < job->nflags; i++)
         opts[nopt++] = job->flags[i];
 
