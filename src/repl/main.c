@@ -15,6 +15,7 @@
 #include <lualib.h>
 
 #include "hkl.h"
+#include "aot.h"
 #include "repl.h"
 
 static const char *progname = "hipkit";
@@ -25,6 +26,7 @@ static void usage(FILE *f)
         "usage: hipkit [options] [SCRIPT [args]]\n"
         "       hipkit info\n"
         "       hipkit cache stats|clear|prune [MAX]\n"
+        "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR]\n"
         "\n"
         "With no SCRIPT, an interactive Lua 5.4 session with the `hk` module\n"
         "(a terminal), or the Lua program read from stdin (anything else).\n"
@@ -45,6 +47,8 @@ static void usage(FILE *f)
         "  info             backends, devices, the compile cache, plugins\n"
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
+        "  compile FILE     a cubin (one arch) or fatbin (several) for the NVIDIA\n"
+        "                   backend, built ahead by nvcc; hk.load takes it\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
         "                   is under MAX bytes (suffix K, M or G; default: its cap)\n"
         "\n"
@@ -408,6 +412,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "info") == 0)
         return cmd_info(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "compile") == 0)
+        return hkl_cmd_compile(argc, argv);
     if (argc > 1 && strcmp(argv[1], "cache") == 0)
         return cmd_cache(argc, argv);
 

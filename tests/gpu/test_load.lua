@@ -39,6 +39,29 @@ if path then
     os.remove(path)
 end
 
+-- a cubin built ahead by `hipkit compile` (nvcc), loaded and launched
+local exe
+for i = -1, -10, -1 do
+    if arg[i] then exe = arg[i] end
+end
+local hipsrc = os.tmpname() .. ".hip"
+local cubin = hipsrc:gsub("%.hip$", ".cubin")
+local f = assert(io.open(hipsrc, "w"))
+f:write(src)
+f:close()
+local okc = exe and os.execute(("'%s' compile '%s' --cuda-arch %s -o '%s' >/dev/null 2>&1"):format(exe, hipsrc, dev.target, cubin))
+if okc then
+    local am = hk.load(cubin)
+    local k = am:kernel("scale", "float *y, float s, int n")
+    local y = hk.alloc(100, "f32"):iota(1)
+    k:launch(1, 128, y, -1.5, 100)
+    t.ok(y:allclose(function(i) return -1.5 * i end), "a cubin from `hipkit compile --cuda-arch " .. dev.target .. "` loads and runs")
+    os.remove(cubin)
+else
+    t.skip("hipkit compile", "nvcc is not available here")
+end
+os.remove(hipsrc)
+
 local other = arg[1]
 if other then
     local ok, err = pcall(hk.load, other)

@@ -140,11 +140,14 @@ HKC_ATOMIC_FMINMAX_ALL(_system)
 #endif
 
 /* --------------------------------------------------------------- abort */
-/* Device code has no C library: abort() traps, as HIP's does. */
+/* Device code has no C library: abort() traps, as HIP's does. Under NVRTC
+ * only: nvcc (hipkit compile) declares the C library's own abort. */
+#ifdef __CUDACC_RTC__
 static __device__ __forceinline__ void abort(void) { __trap(); }
 namespace std {
 using ::abort;
 }
+#endif
 
 #if !defined(__HIPKIT_LEAN__) || defined(__HIPKIT_USES_VECTORS__)
 /* --------------------------------------------------- vector arithmetic */

@@ -1,0 +1,64 @@
+#!/bin/sh
+# `hipkit compile`: cubins and fatbins built ahead by nvcc against hipkit's
+# HIP headers, with the kernels listed, and each mistake refused clearly.
+# Usage: test_compile.sh HIPKIT
+hipkit=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi; }
+
+cat >"$T/k.hip" <<'HIP'
+#include <hip/hip_runtime.h>
+extern "C" __global__ void axpb(float a, const float *x, float b, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + b;
+}
+__global__ void reduce(float *v) {
+    float s = v[threadIdx.x];
+    for (int o = warpSize / 2; o > 0; o /= 2) s += __shfl_down(s, o);
+    if (threadIdx.x == 0) v[0] = s;
+}
+HIP
+"$hipkit" compile "$T/k.hip" --cuda-arch sm_90 -o "$T/k.cubin" >"$T/out" 2>"$T/err"
+rc=$?
+if grep -q "built without the CUDA toolkit" "$T/err"; then
+    echo "ok 1 - hipkit compile # SKIP this hipkit was built without the CUDA toolkit"
+    echo "1..1"
+    exit 0
+fi
+if grep -q "is the CUDA toolkit installed" "$T/err"; then
+    echo "ok 1 - hipkit compile # SKIP nvcc is not installed here"
+    echo "1..1"
+    exit 0
+fi
+ok $rc "one architecture: exit 0"
+magic=$(od -An -tx1 -N4 "$T/k.cubin" 2>/dev/null | tr -d ' ')
+ok $([ "$magic" = 7f454c46 ]; echo $?) "it wrote an ELF cubin ($magic)"
+ok $(grep -q "cubin for sm_90" "$T/out"; echo $?) "it says which architecture"
+ok $(grep -q "kernel axpb$" "$T/out" && grep -q "kernel reduce (symbol _Z6reducePf)" "$T/out"; echo $?) \
+    "it lists the kernels, a C++ one with its symbol"
+
+"$hipkit" compile "$T/k.hip" --cuda-arch sm_80,sm_90 >"$T/out" 2>"$T/err"
+rc=$?
+magic=$(od -An -tx1 -N4 "$T/k.fatbin" 2>/dev/null | tr -d ' ')
+ok $([ $rc -eq 0 ] && [ "$magic" = 50ed55ba ]; echo $?) "two architectures: a fatbin beside the source ($magic)"
+
+printf '#include <hip/hip_runtime.h>\n__global__ void f(int *p) {\n  p[0] = nope;\n}\n' >"$T/bad.hip"
+"$hipkit" compile "$T/bad.hip" --cuda-arch sm_90 >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 1 ] && grep -q "bad.hip(3)" "$T/err" && grep -q "nope" "$T/err"; echo $?) \
+    "a compile error: exit 1 with nvcc's message and line"
+
+"$hipkit" compile "$T/k.hip" --offload-arch gfx90a >"$T/out" 2>"$T/err"
+ok $([ $? -eq 2 ] && grep -q "AMD backend" "$T/err" && [ ! -e "$T/k.co" ]; echo $?) \
+    "an AMD target is refused, saying why, and nothing is written"
+"$hipkit" compile "$T/none.hip" --cuda-arch sm_90 >"$T/out" 2>"$T/err"
+ok $([ $? -eq 1 ] && grep -q "cannot read" "$T/err"; echo $?) "a missing file is named"
+"$hipkit" compile "$T/k.hip" --cuda-arch sm_60 >"$T/out" 2>"$T/err"
+ok $([ $? -eq 2 ] && grep -q "sm_70 or newer" "$T/err"; echo $?) "an architecture older than sm_70 is refused"
+"$hipkit" compile "$T/k.hip" >"$T/out" 2>"$T/err"
+ok $([ $? -eq 2 ] && grep -q "usage: hipkit compile" "$T/err"; echo $?) "without --cuda-arch: usage"
+echo "1..$n"
+exit $fail
