@@ -43,6 +43,9 @@ void hkl_buffer_register(lua_State *L);
 void hkl_push_buffer(lua_State *L, hk_buffer *b, int parent_idx);
 /* The live hk_buffer at idx, or a Lua error ("buffer was freed"). */
 hk_buffer *hkl_check_buffer(lua_State *L, int idx);
+/* For callers that checked the metatable themselves (the launch path): the
+ * live hk_buffer of buffer userdata ud at idx, or a Lua error if freed. */
+hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx);
 /* NULL when idx is not a buffer userdata. */
 hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
 /* Parses a dtype name at idx (default when absent) or errors listing names. */

@@ -248,6 +248,17 @@ hkl_buffer *hkl_test_buffer(lua_State *L, int idx)
     return luaL_testudata(L, idx, HKL_BUFFER);
 }
 
+hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
+{
+    lbuf *u = ud;
+    if (!u->pub.b)
+        luaL_argerror(L, idx, "buffer was freed");
+    for (lbuf *p = u->parent; p; p = p->parent)
+        if (!p->pub.b)
+            luaL_argerror(L, idx, "buffer was freed (it views a buffer that was freed)");
+    return u->pub.b;
+}
+
 hk_buffer *hkl_check_buffer(lua_State *L, int idx)
 {
     lbuf *u = luaL_checkudata(L, idx, HKL_BUFFER);

@@ -301,10 +301,17 @@ static void convert_args(lua_State *L, int first, int n, hk_arg *args)
             luaL_error(L, "kernel argument %d is a light userdata; pass a buffer, a number, a boolean or hk.null", i + 1);
             break;
         case LUA_TUSERDATA: {
-            if (!hkl_test_buffer(L, idx))
+            /* the buffer metatable is upvalue 1 of the launch functions: a
+             * comparison instead of a registry lookup per argument */
+            int is_buf = 0;
+            if (lua_getmetatable(L, idx)) {
+                is_buf = lua_rawequal(L, -1, lua_upvalueindex(1));
+                lua_pop(L, 1);
+            }
+            if (!is_buf)
                 luaL_error(L, "kernel argument %d is a %s; pass a buffer, a number, a boolean or hk.null",
                            i + 1, luaL_typename(L, idx));
-            args[i] = hk_arg_buffer(hkl_check_buffer(L, idx)); /* refuses freed buffers */
+            args[i] = hk_arg_buffer(hkl_buffer_live(L, lua_touserdata(L, idx), idx));
             break;
         }
         case LUA_TNIL:
@@ -331,7 +338,17 @@ static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, in
 /* k:launch(grid, block, ...) */
 static int kernel_launch(lua_State *L)
 {
-    hkl_kernel *uk = check_kernel(L, 1);
+    /* upvalue 2 is the kernel metatable: no registry lookup on this path */
+    hkl_kernel *uk = NULL;
+    if (lua_type(L, 1) == LUA_TUSERDATA && lua_getmetatable(L, 1)) {
+        if (lua_rawequal(L, -1, lua_upvalueindex(2)))
+            uk = lua_touserdata(L, 1);
+        lua_pop(L, 1);
+    }
+    if (!uk)
+        uk = check_kernel(L, 1); /* raises the usual argument error */
+    if (!uk->owner->m)
+        return luaL_error(L, "the kernel's module was freed");
     hk_launch_config cfg;
     cfg.grid = check_dim3(L, 2, "grid");
     cfg.block = check_dim3(L, 3, "block");
@@ -514,7 +531,10 @@ void hkl_module_register(lua_State *L)
     lua_pop(L, 1);
 
     luaL_newmetatable(L, HKL_KERNEL);
-    luaL_newlib(L, kernel_methods);
+    lua_createtable(L, 0, 3);
+    luaL_getmetatable(L, HKL_BUFFER);
+    lua_pushvalue(L, -3); /* the kernel metatable */
+    luaL_setfuncs(L, kernel_methods, 2);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, kernel_call);
     lua_setfield(L, -2, "__call");
@@ -523,7 +543,8 @@ void hkl_module_register(lua_State *L)
     lua_pop(L, 1);
 
     luaL_newmetatable(L, HKL_LAUNCHER);
-    lua_pushcfunction(L, launcher_call);
+    luaL_getmetatable(L, HKL_BUFFER);
+    lua_pushcclosure(L, launcher_call, 1);
     lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, launcher_tostring);
     lua_setfield(L, -2, "__tostring");
