@@ -41,6 +41,8 @@ __attribute__((visibility("default"))) const unsigned hkc_backend_module_abi = H
 /* Per CUDA device ordinal: how many times its primary context was reset in
  * this process, and which kernels were running at the last reset. */
 static atomic_uint reset_epoch[CUDA_MAX_DEVICES];
+/* Bumped whenever hipkit makes a context stop being current (see use_dev). */
+static atomic_uint ctx_epoch;
 static char fault_kernels[CUDA_MAX_DEVICES][512];
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -113,13 +115,26 @@ static CUresult use_dev(cuda_impl *c, int d)
     }
     if (!cd->ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    /* Asking is cheaper than setting (a read of the driver's per-thread
-     * state), and unlike a cache of our own it stays right when the program
-     * or a context teardown changes the current context behind our back. */
-    CUcontext cur = NULL;
-    if (cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == cd->ctx)
+    /* Every launch passes here, so the context this thread made current is
+     * remembered, tagged with a process-wide count of the times hipkit took
+     * a context away (teardown, fault reset): any of those makes every
+     * thread ask the driver again. A program that switches contexts itself
+     * on a thread hipkit uses must use the primary context (CuPy and PyTorch
+     * do) or call hk_synchronize after switching back. */
+    static _Thread_local CUcontext cached;
+    static _Thread_local unsigned cached_epoch;
+    unsigned ep = atomic_load_explicit(&ctx_epoch, memory_order_relaxed);
+    if (cached == cd->ctx && cached_epoch == ep)
         return CUDA_SUCCESS;
-    return cuCtxSetCurrent(cd->ctx);
+    CUcontext cur = NULL;
+    CUresult r = CUDA_SUCCESS;
+    if (cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != cd->ctx)
+        r = cuCtxSetCurrent(cd->ctx);
+    if (r == CUDA_SUCCESS) {
+        cached = cd->ctx;
+        cached_epoch = ep;
+    }
+    return r;
 }
 
 static hk_buffer *root_of(hk_buffer *b)
@@ -147,6 +162,7 @@ static void fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
 
     /* Release ours, reset (in case another user holds it), take it again. */
     cuCtxSetCurrent(NULL);
+    atomic_fetch_add(&ctx_epoch, 1);
     if (cd->ctx && cd->retains > 0) {
         cuDevicePrimaryCtxRelease(cd->dev);
         cd->retains--;
@@ -312,6 +328,7 @@ static void cuda_destroy(hkc_backend *be)
         free(cb);
     }
     cuCtxSetCurrent(NULL);
+    atomic_fetch_add(&ctx_epoch, 1);
     for (int d = 0; d < c->ndev; d++)
         while (c->devs[d].retains-- > 0)
             cuDevicePrimaryCtxRelease(c->devs[d].dev);
