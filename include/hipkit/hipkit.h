@@ -398,6 +398,50 @@ HK_API int hk_cache_clear(hk_context *ctx);
  * (0: the configured cap). */
 HK_API int hk_cache_prune(hk_context *ctx, uint64_t max_bytes);
 
+/* --------------------------------------------------------------- plugins */
+
+/* Kernel families from plugins (include/hipkit/plugin.h, docs/plugins.md),
+ * loaded when the context is created from the build's plugin folder (when
+ * libhipkit runs from its build tree), the install's (LIBDIR/hipkit/plugins)
+ * and the folders of HIPKIT_PLUGIN_PATH (colon separated), in that order.
+ * Each entry is a loaded family or a plugin that was refused. */
+typedef struct hk_plugin_info {
+    const char *name;        /* the family; for a refused plugin, its file or folder */
+    const char *version;     /* "" when refused */
+    const char *description;
+    const char *path;        /* the plugin's file */
+    int nkernels;
+    const char *error;       /* "" when loaded, else why it was refused */
+} hk_plugin_info;
+
+HK_API int hk_plugin_count(const hk_context *ctx);
+HK_API int hk_plugin_get(const hk_context *ctx, int i, hk_plugin_info *out);
+
+typedef struct hk_plugin_kernel_info {
+    const char *name;
+    const char *signature;   /* as C: "float *y, float v, size_t n" */
+    const char *doc;
+    int geometry;            /* 0 explicit, 1 one-dimensional, 2 two-dimensional */
+} hk_plugin_kernel_info;
+
+/* Kernel i of entry `plugin` (an hk_plugin_get index). */
+HK_API int hk_plugin_kernel_get(const hk_context *ctx, int plugin, int i,
+                                hk_plugin_kernel_info *out);
+/* Index of the entry of family `family`, or HK_ENOTFOUND listing them. */
+HK_API int hk_plugin_find(const hk_context *ctx, const char *family);
+
+/* A family's kernel for the current device, compiling the family's source
+ * on first use (through hk_module_compile: the caches apply). Valid while
+ * the context lives. HK_ENOTFOUND names what exists. */
+HK_API int hk_plugin_kernel(hk_context *ctx, const char *family, const char *kernel,
+                            hk_kernel **out);
+/* Launches a family's kernel. cfg NULL: the kernel's geometry rule picks it
+ * from the arguments (an explicit-geometry kernel needs cfg). Pointer
+ * arguments are also checked to hold the element count the rule covers;
+ * errors name the operand. */
+HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
+                            const hk_launch_config *cfg, const hk_arg *args, int nargs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -225,6 +225,7 @@ HK_API int hk_context_create(const hk_context_options *o, hk_context **out)
         r = hkc_fail(NULL, HK_ENOMEM, "out of memory opening the compile cache");
         goto fail;
     }
+    hkc_plugins_load(ctx);
     *out = ctx;
     return 0;
 fail:
@@ -236,6 +237,7 @@ HK_API void hk_context_destroy(hk_context *ctx)
 {
     if (!ctx)
         return;
+    hkc_plugins_unload(ctx);
     hkc_module_table_clear(ctx);
     if (ctx->cache)
         hkc_cache_close(ctx->cache);

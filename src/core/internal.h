@@ -30,6 +30,7 @@ typedef struct hkc_device {
 } hkc_device;
 
 typedef struct hkc_modentry hkc_modentry;
+typedef struct hkc_plugins hkc_plugins;
 
 struct hk_context {
     hkc_backend backends[HKC_MAX_BACKENDS];
@@ -41,6 +42,7 @@ struct hk_context {
     pthread_key_t errkey;
     hkc_cache *cache;
     hkc_modentry *modules; /* in-memory table of loaded code, by key */
+    hkc_plugins *plugins;  /* loaded plugin families (plugin.c) */
 };
 
 typedef struct hkc_mapping {
@@ -131,6 +133,11 @@ static inline hkc_device *hkc_current_device(const hk_context *ctx)
 
 /* Unloads every module of the in-memory table (context teardown). */
 void hkc_module_table_clear(hk_context *ctx);
+
+/* Plugins (plugin.c): loaded when the context is made, their modules freed
+ * before the memory table is cleared. */
+void hkc_plugins_load(hk_context *ctx);
+void hkc_plugins_unload(hk_context *ctx);
 
 /* Milliseconds on a monotonic clock. */
 double hkc_now_ms(void);

@@ -65,6 +65,15 @@ int hkl_npy_load(lua_State *L);
 /* Modules, kernels and launches (lua_module.c): registers metatables and
  * adds compile and load to the table on top of the stack. */
 void hkl_module_register(lua_State *L);
+/* A grid or block at idx: a number, or {x, y, z} / {x=, y=, z=}. */
+hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what);
+/* Converts Lua values [first, first+n) to kernel arguments as k:launch
+ * does. The calling C function's upvalue 1 must be the buffer metatable. */
+void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args);
+/* Plugins (lua_plugin.c): adds plugins and ops to the table on top of the
+ * stack. */
+void hkl_plugin_register(lua_State *L);
+
 /* Benchmarks (lua_bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
 

@@ -247,7 +247,7 @@ static hkl_kernel *check_kernel(lua_State *L, int idx)
 }
 
 /* A grid or block: a number, or {x, y, z} / {x=, y=, z=}. */
-static hk_dim3 check_dim3(lua_State *L, int idx, const char *what)
+hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what)
 {
     hk_dim3 d = {1, 1, 1};
     uint32_t *v = &d.x;
@@ -281,7 +281,7 @@ static hk_dim3 check_dim3(lua_State *L, int idx, const char *what)
 
 /* Converts Lua values [first, first+n) to hk_args. nil is refused: a null
  * pointer must be meant (hk.null). */
-static void convert_args(lua_State *L, int first, int n, hk_arg *args)
+void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args)
 {
     for (int i = 0; i < n; i++) {
         int idx = first + i;
@@ -330,7 +330,7 @@ static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, in
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    convert_args(L, first, n, args);
+    hkl_convert_args(L, first, n, args);
     hkl_check(L, hk_launch(k, cfg, args, n));
     return 0;
 }
@@ -350,8 +350,8 @@ static int kernel_launch(lua_State *L)
     if (!uk->owner->m)
         return luaL_error(L, "the kernel's module was freed");
     hk_launch_config cfg;
-    cfg.grid = check_dim3(L, 2, "grid");
-    cfg.block = check_dim3(L, 3, "block");
+    cfg.grid = hkl_check_dim3(L, 2, "grid");
+    cfg.block = hkl_check_dim3(L, 3, "block");
     cfg.shared_bytes = 0;
     return do_launch(L, uk->k, &cfg, 4);
 }
@@ -365,11 +365,11 @@ static int kernel_call(lua_State *L)
     ul->kernel = lua_touserdata(L, 1);
     if (lua_getfield(L, 2, "grid") == LUA_TNIL)
         return luaL_error(L, "launch configuration needs grid=");
-    ul->cfg.grid = check_dim3(L, -1, "grid");
+    ul->cfg.grid = hkl_check_dim3(L, -1, "grid");
     lua_pop(L, 1);
     if (lua_getfield(L, 2, "block") == LUA_TNIL)
         return luaL_error(L, "launch configuration needs block=");
-    ul->cfg.block = check_dim3(L, -1, "block");
+    ul->cfg.block = hkl_check_dim3(L, -1, "block");
     lua_pop(L, 1);
     lua_getfield(L, 2, "shared");
     lua_Integer shared = luaL_optinteger(L, -1, 0);

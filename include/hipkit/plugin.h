@@ -1,0 +1,116 @@
+/* hipkit plugin ABI: the only header a plugin includes.
+ *
+ * A plugin is a shared object named hipkit-plugin-NAME.so that exports
+ *
+ *     HK_PLUGIN_EXPORT const unsigned hk_plugin_NAME_abi[2] =
+ *         {HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR};
+ *     HK_PLUGIN_EXPORT int hk_plugin_NAME_init(const hk_plugin_api *api);
+ *
+ * (HK_PLUGIN_DEFINE(NAME) writes the first line.) The host loads a plugin
+ * built for its own ABI major and an older or equal minor, and refuses any
+ * other with a message naming both. It then calls init once per hipkit
+ * context, passing its API as a table: the plugin registers its families,
+ * HIP sources and kernels through it, and returns 0, or nonzero after saying
+ * why through api->error. The table's functions may be called during init
+ * only; afterwards they return a negative number and do nothing.
+ *
+ * The table only ever grows at the end: a plugin built for an older minor
+ * sees a prefix of it. Check api->size before using a field added in a later
+ * minor (HK_PLUGIN_API_HAS(api, field)).
+ *
+ * A plugin never links against libhipkit.
+ */
+#ifndef HIPKIT_PLUGIN_H
+#define HIPKIT_PLUGIN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
+#define HK_PLUGIN_ABI_MAJOR 1
+#define HK_PLUGIN_ABI_MINOR 0
+
+#if defined(__GNUC__)
+#define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define HK_PLUGIN_EXPORT
+#endif
+
+#ifdef __cplusplus
+#define HK_PLUGIN_EXTERN_C extern "C"
+#else
+#define HK_PLUGIN_EXTERN_C
+#endif
+
+/* Exports the ABI version the plugin was built for. */
+#define HK_PLUGIN_DEFINE(name)                                                \
+    HK_PLUGIN_EXTERN_C HK_PLUGIN_EXPORT const unsigned hk_plugin_##name##_abi[2]; \
+    HK_PLUGIN_EXTERN_C HK_PLUGIN_EXPORT const unsigned hk_plugin_##name##_abi[2] = \
+        {HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR}
+
+/* How an op picks its launch geometry from its arguments. */
+typedef enum hk_plugin_geometry_kind {
+    HK_PLUGIN_GEOM_EXPLICIT = 0, /* the caller gives grid and block */
+    HK_PLUGIN_GEOM_1D = 1,       /* over an element count */
+    HK_PLUGIN_GEOM_2D = 2,       /* over rows and columns */
+} hk_plugin_geometry_kind;
+
+typedef struct hk_plugin_geometry {
+    int kind;            /* an hk_plugin_geometry_kind */
+    /* 1-D: grid.x = min(ceil(count / block), max_blocks), count being the
+     * value of parameter count_param (0-based); the kernel loops with a grid
+     * stride. max_blocks 0: no cap. */
+    int count_param;
+    unsigned block;
+    unsigned max_blocks;
+    /* 2-D: x runs over columns, y over rows: grid = {ceil(cols / block_x),
+     * ceil(rows / block_y)}. */
+    int rows_param;
+    int cols_param;
+    unsigned block_x;
+    unsigned block_y;
+} hk_plugin_geometry;
+
+typedef struct hk_plugin_api hk_plugin_api;
+
+struct hk_plugin_api {
+    size_t size;         /* sizeof the host's table: fields beyond it are absent */
+    unsigned abi_major;  /* the host's ABI */
+    unsigned abi_minor;
+
+    /* A kernel family ("fill"): a name unique among loaded plugins
+     * ([a-z0-9_]), a version and a one-line description. */
+    int (*register_family)(const hk_plugin_api *api, const char *name, const char *version,
+                           const char *description);
+    /* HIP source text of the family, compiled when one of its kernels is
+     * first used. The text is copied. */
+    int (*add_source)(const hk_plugin_api *api, const char *family, const char *name,
+                      const char *hip_source);
+    /* A kernel of a source: its extern "C" name, its parameters as C
+     * ("float *y, float v, size_t n"), its geometry rule and a doc line. */
+    int (*add_kernel)(const hk_plugin_api *api, const char *family, const char *source_name,
+                      const char *kernel_name, const char *signature,
+                      const hk_plugin_geometry *geometry, const char *doc);
+    /* Says why init (or a registration) failed; the host shows it with the
+     * plugin's name. printf-style. */
+    void (*error)(const hk_plugin_api *api, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+};
+
+/* Whether the host's table has `field` (added in some later minor). */
+#define HK_PLUGIN_API_HAS(api, field) \
+    ((api)->size >= offsetof(hk_plugin_api, field) + sizeof((api)->field))
+
+typedef int hk_plugin_init_fn(const hk_plugin_api *api);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,777 @@
+/* Plugins: finding, checking and loading hipkit-plugin-NAME.so files, the
+ * API table they register through, and their kernels, compiled lazily. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hipkit/plugin.h"
+#include "internal.h"
+#include "plugin_config.h"
+
+_Static_assert(HK_PLUGIN_ABI_MAJOR == HK_ABI_VERSION_MAJOR &&
+                   HK_PLUGIN_ABI_MINOR == HK_ABI_VERSION_MINOR,
+               "plugin.h and version.h disagree on the plugin ABI");
+
+typedef struct pl_kernel {
+    char *name, *source, *signature, *doc;
+    hk_plugin_geometry geom;
+    int src;          /* index in the family's sources */
+    hk_kernel **ks;   /* per device, looked up on first use */
+} pl_kernel;
+
+typedef struct pl_source {
+    char *name, *text;
+    hk_module **mods; /* per device, compiled on first use */
+} pl_source;
+
+typedef struct pl_session pl_session;
+
+/* An entry: a family, or a refused plugin (error set). */
+typedef struct pl_family {
+    char *name, *version, *description, *path, *error;
+    pl_session *owner; /* NULL for refusals */
+    pl_source *srcs;
+    int nsrcs;
+    pl_kernel *ks;
+    int nks;
+} pl_family;
+
+/* The table handed to one plugin's init: the public part first, so the host
+ * finds its state from the pointer the plugin passes back. Kept until the
+ * context ends, so a plugin that keeps the pointer gets refusals, not a
+ * crash. */
+struct pl_session {
+    hk_plugin_api api;
+    hkc_plugins *owner;
+    char *plugin; /* its name */
+    int open;     /* registration allowed (during init) */
+    hkc_strbuf err;
+};
+
+struct hkc_plugins {
+    hk_context *ctx;
+    pl_family **fams;
+    int nfams, capfams;
+    pl_session **sess;
+    int nsess, capsess;
+    char **seen; /* real paths loaded, so a folder listed twice loads once */
+    int nseen;
+};
+
+static char *dupstr(const char *s) { return strdup(s ? s : ""); }
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    int n = *cap ? *cap * 2 : 8;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, (size_t)n * elem);
+    if (q)
+        *cap = n;
+    return q;
+}
+
+static int push_family(hkc_plugins *ps, pl_family *f)
+{
+    pl_family **v = grow(ps->fams, &ps->capfams, ps->nfams + 1, sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    ps->fams = v;
+    ps->fams[ps->nfams++] = f;
+    return 0;
+}
+
+static void family_free(hk_context *ctx, pl_family *f)
+{
+    for (int i = 0; i < f->nsrcs; i++) {
+        if (f->srcs[i].mods)
+            for (int d = 0; d < ctx->ndevices; d++)
+                hk_module_free(f->srcs[i].mods[d]);
+        free(f->srcs[i].mods);
+        free(f->srcs[i].name);
+        free(f->srcs[i].text);
+    }
+    for (int i = 0; i < f->nks; i++) {
+        free(f->ks[i].name);
+        free(f->ks[i].source);
+        free(f->ks[i].signature);
+        free(f->ks[i].doc);
+        free(f->ks[i].ks);
+    }
+    free(f->srcs);
+    free(f->ks);
+    free(f->name);
+    free(f->version);
+    free(f->description);
+    free(f->path);
+    free(f->error);
+    free(f);
+}
+
+/* Records a refusal and warns. */
+static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
+{
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    va_list ap;
+    va_start(ap, fmt);
+    hkc_strbuf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    hkc_warn(ps->ctx, "plugin %s: %s", name, msg.data);
+    pl_family *f = calloc(1, sizeof *f);
+    if (f) {
+        f->name = dupstr(name);
+        f->version = dupstr("");
+        f->description = dupstr("");
+        f->path = dupstr(path);
+        f->error = hkc_strbuf_take(&msg);
+        if (!f->name || !f->path || !f->error || push_family(ps, f) != 0)
+            family_free(ps->ctx, f);
+    }
+    hkc_strbuf_free(&msg);
+}
+
+/* ------------------------------------------------------------ the API */
+
+static pl_session *session_of(const hk_plugin_api *api) { return (pl_session *)(void *)api; }
+
+static void api_error(const hk_plugin_api *api, const char *fmt, ...)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (s->err.len)
+        hkc_strbuf_puts(&s->err, "; ");
+    hkc_strbuf_vprintf(&s->err, fmt, ap);
+    va_end(ap);
+}
+
+#define API_FAIL(s, ...) (api_error(&(s)->api, __VA_ARGS__), HK_EINVAL)
+
+static int valid_name(const char *n)
+{
+    if (!n || !*n || strlen(n) > 64)
+        return 0;
+    for (const char *p = n; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return 0;
+    return 1;
+}
+
+static pl_family *find_family(hkc_plugins *ps, const char *name)
+{
+    for (int i = 0; i < ps->nfams; i++)
+        if (!ps->fams[i]->error && !strcmp(ps->fams[i]->name, name))
+            return ps->fams[i];
+    return NULL;
+}
+
+/* The family of this session named `name`, or NULL with the reason said. */
+static pl_family *own_family(pl_session *s, const char *name, const char *what)
+{
+    pl_family *f = name ? find_family(s->owner, name) : NULL;
+    if (!f || f->owner != s) {
+        api_error(&s->api, "%s: family '%s' was not registered by this plugin", what,
+                  name ? name : "(null)");
+        return NULL;
+    }
+    return f;
+}
+
+static int api_register_family(const hk_plugin_api *api, const char *name, const char *version,
+                               const char *description)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    if (!valid_name(name))
+        return API_FAIL(s, "family name '%s' is not [a-z0-9_]+", name ? name : "(null)");
+    pl_family *old = find_family(s->owner, name);
+    if (old)
+        return API_FAIL(s, "family '%s' is already registered by %s", name, old->path);
+    pl_family *f = calloc(1, sizeof *f);
+    if (!f)
+        return HK_ENOMEM;
+    f->owner = s;
+    f->name = dupstr(name);
+    f->version = dupstr(version);
+    f->description = dupstr(description);
+    f->path = dupstr("");
+    if (!f->name || !f->version || !f->description || !f->path || push_family(s->owner, f)) {
+        family_free(s->owner->ctx, f);
+        return HK_ENOMEM;
+    }
+    return 0;
+}
+
+static int api_add_source(const hk_plugin_api *api, const char *family, const char *name,
+                          const char *hip_source)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    pl_family *f = own_family(s, family, "add_source");
+    if (!f)
+        return HK_EINVAL;
+    if (!name || !*name || !hip_source)
+        return API_FAIL(s, "add_source: family '%s': a source needs a name and text", family);
+    for (int i = 0; i < f->nsrcs; i++)
+        if (!strcmp(f->srcs[i].name, name))
+            return API_FAIL(s, "add_source: family '%s' already has a source '%s'", family, name);
+    pl_source *v = realloc(f->srcs, (size_t)(f->nsrcs + 1) * sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    f->srcs = v;
+    pl_source *src = &f->srcs[f->nsrcs];
+    memset(src, 0, sizeof *src);
+    src->name = dupstr(name);
+    src->text = dupstr(hip_source);
+    if (!src->name || !src->text) {
+        free(src->name);
+        free(src->text);
+        return HK_ENOMEM;
+    }
+    f->nsrcs++;
+    return 0;
+}
+
+/* A geometry parameter must be an integer scalar. */
+static int check_geom_param(pl_session *s, const hkc_signature *sig, int idx, const char *role,
+                            const char *kernel)
+{
+    if (idx < 0 || idx >= sig->count)
+        return API_FAIL(s, "add_kernel: %s: %s parameter %d is out of range (it has %d)", kernel,
+                        role, idx, sig->count);
+    const hkc_param *p = &sig->params[idx];
+    int integral = p->kind == HK_PARAM_SCALAR && !p->is_bool && p->dtype >= HK_I8 &&
+                   p->dtype <= HK_U64;
+    if (!integral)
+        return API_FAIL(s, "add_kernel: %s: %s parameter %d (%s %s) is not an integer", kernel,
+                        role, idx, p->type, p->name);
+    return 0;
+}
+
+static int api_add_kernel(const hk_plugin_api *api, const char *family, const char *source_name,
+                          const char *kernel_name, const char *signature,
+                          const hk_plugin_geometry *geometry, const char *doc)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    pl_family *f = own_family(s, family, "add_kernel");
+    if (!f)
+        return HK_EINVAL;
+    if (!kernel_name || !*kernel_name || !signature || !geometry)
+        return API_FAIL(s, "add_kernel: family '%s': a kernel needs a name, a signature and a geometry",
+                        family);
+    int src = -1;
+    for (int i = 0; i < f->nsrcs && source_name; i++)
+        if (!strcmp(f->srcs[i].name, source_name))
+            src = i;
+    if (src < 0)
+        return API_FAIL(s, "add_kernel: %s: family '%s' has no source '%s'", kernel_name, family,
+                        source_name ? source_name : "(null)");
+    for (int i = 0; i < f->nks; i++)
+        if (!strcmp(f->ks[i].name, kernel_name))
+            return API_FAIL(s, "add_kernel: family '%s' already has a kernel '%s'", family,
+                            kernel_name);
+    hkc_signature sig;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    if (hkc_signature_parse(signature, &sig, &err) != 0) {
+        api_error(api, "add_kernel: %s: %s", kernel_name, err.data);
+        hkc_strbuf_free(&err);
+        return HK_EINVAL;
+    }
+    hkc_strbuf_free(&err);
+    int r = 0;
+    const hk_plugin_geometry *g = geometry;
+    if (g->kind == HK_PLUGIN_GEOM_1D) {
+        r = check_geom_param(s, &sig, g->count_param, "count", kernel_name);
+        if (r == 0 && (g->block == 0 || g->block > 1024))
+            r = API_FAIL(s, "add_kernel: %s: block %u is not in 1..1024", kernel_name, g->block);
+    } else if (g->kind == HK_PLUGIN_GEOM_2D) {
+        r = check_geom_param(s, &sig, g->rows_param, "rows", kernel_name);
+        if (r == 0)
+            r = check_geom_param(s, &sig, g->cols_param, "cols", kernel_name);
+        if (r == 0 && (g->block_x == 0 || g->block_y == 0 || g->block_x * g->block_y > 1024))
+            r = API_FAIL(s, "add_kernel: %s: block %ux%u is not 1..1024 threads", kernel_name,
+                         g->block_x, g->block_y);
+    } else if (g->kind != HK_PLUGIN_GEOM_EXPLICIT) {
+        r = API_FAIL(s, "add_kernel: %s: unknown geometry kind %d", kernel_name, g->kind);
+    }
+    hkc_signature_free(&sig);
+    if (r != 0)
+        return r;
+    pl_kernel *v = realloc(f->ks, (size_t)(f->nks + 1) * sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    f->ks = v;
+    pl_kernel *k = &f->ks[f->nks];
+    memset(k, 0, sizeof *k);
+    k->name = dupstr(kernel_name);
+    k->source = dupstr(source_name);
+    k->signature = dupstr(signature);
+    k->doc = dupstr(doc);
+    k->geom = *g;
+    k->src = src;
+    if (!k->name || !k->source || !k->signature || !k->doc) {
+        free(k->name);
+        free(k->source);
+        free(k->signature);
+        free(k->doc);
+        return HK_ENOMEM;
+    }
+    f->nks++;
+    return 0;
+}
+
+/* ---------------------------------------------------------- the loader */
+
+static int world_writable(const char *path, struct stat *st)
+{
+    return stat(path, st) == 0 && (st->st_mode & S_IWOTH);
+}
+
+static void load_file(hkc_plugins *ps, const char *path, const char *name)
+{
+    struct stat st;
+    if (world_writable(path, &st)) {
+        refuse(ps, name, path, "%s is world-writable; refused", path);
+        return;
+    }
+    char *real = realpath(path, NULL);
+    if (!real)
+        return;
+    for (int i = 0; i < ps->nseen; i++)
+        if (!strcmp(ps->seen[i], real)) {
+            free(real);
+            return;
+        }
+    char **seen = realloc(ps->seen, (size_t)(ps->nseen + 1) * sizeof *seen);
+    if (!seen) {
+        free(real);
+        return;
+    }
+    ps->seen = seen;
+    ps->seen[ps->nseen++] = real;
+
+    /* never dlclose'd: a plugin may keep state, and its text is cheap */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        refuse(ps, name, path, "cannot be loaded: %s", dlerror());
+        return;
+    }
+    char sym[128];
+    snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
+    const unsigned *abi = dlsym(dl, sym);
+    snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
+    hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
+    if (!abi || !init) {
+        refuse(ps, name, path, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
+        return;
+    }
+    if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {
+        refuse(ps, name, path,
+               "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u", name,
+               abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
+        return;
+    }
+    pl_session *s = calloc(1, sizeof *s);
+    pl_session **sv = grow(ps->sess, &ps->capsess, ps->nsess + 1, sizeof *sv);
+    if (!s || !sv) {
+        free(s);
+        if (sv)
+            ps->sess = sv;
+        return;
+    }
+    ps->sess = sv;
+    ps->sess[ps->nsess++] = s;
+    s->api.size = sizeof s->api;
+    s->api.abi_major = HK_PLUGIN_ABI_MAJOR;
+    s->api.abi_minor = HK_PLUGIN_ABI_MINOR;
+    s->api.register_family = api_register_family;
+    s->api.add_source = api_add_source;
+    s->api.add_kernel = api_add_kernel;
+    s->api.error = api_error;
+    s->owner = ps;
+    s->plugin = dupstr(name);
+    hkc_strbuf_init(&s->err);
+    int first = ps->nfams;
+    s->open = 1;
+    int r = init(&s->api);
+    s->open = 0;
+    int nfam = 0;
+    for (int i = first; i < ps->nfams; i++)
+        if (ps->fams[i]->owner == s)
+            nfam++;
+    if (r == 0 && nfam == 0) {
+        r = -1;
+        api_error(&s->api, "registered no family");
+    }
+    if (r != 0) {
+        /* drop what it registered: a half-made family is worse than none */
+        int w = first;
+        for (int i = first; i < ps->nfams; i++) {
+            if (ps->fams[i]->owner == s)
+                family_free(ps->ctx, ps->fams[i]);
+            else
+                ps->fams[w++] = ps->fams[i];
+        }
+        ps->nfams = w;
+        s->open = 1; /* so the message below lands */
+        if (!s->err.len)
+            hkc_strbuf_puts(&s->err, "no reason given");
+        s->open = 0;
+        refuse(ps, name, path, "init failed (%d): %s", r, s->err.data);
+        return;
+    }
+    if (s->err.len) /* errors it said but chose to survive */
+        hkc_warn(ps->ctx, "plugin %s: %s", name, s->err.data);
+    for (int i = first; i < ps->nfams; i++)
+        if (ps->fams[i]->owner == s) {
+            free(ps->fams[i]->path);
+            ps->fams[i]->path = dupstr(path);
+        }
+}
+
+static int plugin_file_name(const char *file, char *name, size_t cap)
+{
+    static const char pre[] = "hipkit-plugin-", suf[] = ".so";
+    size_t n = strlen(file), np = sizeof pre - 1, ns = sizeof suf - 1;
+    if (n <= np + ns || strncmp(file, pre, np) || strcmp(file + n - ns, suf))
+        return 0;
+    size_t len = n - np - ns;
+    if (len >= cap)
+        return 0;
+    memcpy(name, file + np, len);
+    name[len] = 0;
+    return valid_name(name);
+}
+
+static int skip_entry(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* A folder: its hipkit-plugin-*.so files and those of its subfolders
+ * (one level: the build tree has plugins/NAME/hipkit-plugin-NAME.so). */
+static void scan_folder(hkc_plugins *ps, const char *dir, int depth)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (st.st_mode & S_IWOTH) {
+        refuse(ps, dir, dir, "folder %s is world-writable; its plugins are not loaded", dir);
+        return;
+    }
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, skip_entry, alphasort);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX], name[80];
+        snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name);
+        if (plugin_file_name(list[i]->d_name, name, sizeof name))
+            load_file(ps, path, name);
+        else if (depth == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            scan_folder(ps, path, 1);
+        free(list[i]);
+    }
+    free(list);
+}
+
+/* The build's folder counts only when this libhipkit is the build tree's. */
+static int in_build_tree(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)in_build_tree, &info) || !info.dli_fname)
+        return 0;
+    char *self = realpath(info.dli_fname, NULL), *core = realpath(HKC_CORE_BUILD_DIR, NULL);
+    int yes = 0;
+    if (self && core) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        yes = !strcmp(self, core);
+    }
+    free(self);
+    free(core);
+    return yes;
+}
+
+void hkc_plugins_load(hk_context *ctx)
+{
+    hkc_plugins *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return;
+    ps->ctx = ctx;
+    ctx->plugins = ps;
+    if (in_build_tree())
+        scan_folder(ps, HKC_PLUGIN_BUILD_DIR, 0);
+    else
+        scan_folder(ps, HKC_PLUGIN_INSTALL_DIR, 0);
+    const char *env = getenv("HIPKIT_PLUGIN_PATH");
+    if (env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save))
+            scan_folder(ps, d, 0);
+        free(copy);
+    }
+}
+
+void hkc_plugins_unload(hk_context *ctx)
+{
+    hkc_plugins *ps = ctx->plugins;
+    if (!ps)
+        return;
+    for (int i = 0; i < ps->nfams; i++)
+        family_free(ctx, ps->fams[i]);
+    for (int i = 0; i < ps->nsess; i++) {
+        hkc_strbuf_free(&ps->sess[i]->err);
+        free(ps->sess[i]->plugin);
+        free(ps->sess[i]);
+    }
+    for (int i = 0; i < ps->nseen; i++)
+        free(ps->seen[i]);
+    free(ps->seen);
+    free(ps->fams);
+    free(ps->sess);
+    free(ps);
+    ctx->plugins = NULL;
+}
+
+/* --------------------------------------------------------- public API */
+
+HK_API int hk_plugin_count(const hk_context *ctx)
+{
+    return ctx && ctx->plugins ? ctx->plugins->nfams : 0;
+}
+
+HK_API int hk_plugin_get(const hk_context *ctx, int i, hk_plugin_info *out)
+{
+    if (!ctx || !out || i < 0 || i >= hk_plugin_count(ctx))
+        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", i,
+                        hk_plugin_count(ctx));
+    const pl_family *f = ctx->plugins->fams[i];
+    out->name = f->name;
+    out->version = f->version;
+    out->description = f->description;
+    out->path = f->path;
+    out->nkernels = f->nks;
+    out->error = f->error ? f->error : "";
+    return 0;
+}
+
+HK_API int hk_plugin_kernel_get(const hk_context *ctx, int plugin, int i, hk_plugin_kernel_info *out)
+{
+    if (!ctx || !out || plugin < 0 || plugin >= hk_plugin_count(ctx))
+        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", plugin,
+                        hk_plugin_count(ctx));
+    const pl_family *f = ctx->plugins->fams[plugin];
+    if (i < 0 || i >= f->nks)
+        return hkc_fail(ctx, HK_EINVAL, "family '%s' has %d kernels; %d is out of range", f->name,
+                        f->nks, i);
+    out->name = f->ks[i].name;
+    out->signature = f->ks[i].signature;
+    out->doc = f->ks[i].doc;
+    out->geometry = f->ks[i].geom.kind;
+    return 0;
+}
+
+static int lookup_family(const hk_context *ctx, const char *family)
+{
+    hkc_plugins *ps = ctx->plugins;
+    for (int i = 0; ps && family && i < ps->nfams; i++)
+        if (!ps->fams[i]->error && !strcmp(ps->fams[i]->name, family))
+            return i;
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    for (int i = 0; ps && i < ps->nfams; i++)
+        if (!ps->fams[i]->error)
+            hkc_strbuf_printf(&s, "%s%s", s.len ? ", " : "", ps->fams[i]->name);
+    int r = hkc_fail(ctx, HK_ENOTFOUND, "no plugin family '%s' (loaded: %s)",
+                     family ? family : "(null)", s.len ? s.data : "none");
+    hkc_strbuf_free(&s);
+    return r;
+}
+
+HK_API int hk_plugin_find(const hk_context *ctx, const char *family)
+{
+    if (!ctx)
+        return HK_EINVAL;
+    return lookup_family(ctx, family);
+}
+
+static int lookup_kernel(const hk_context *ctx, pl_family *f, const char *kernel)
+{
+    for (int i = 0; kernel && i < f->nks; i++)
+        if (!strcmp(f->ks[i].name, kernel))
+            return i;
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    for (int i = 0; i < f->nks; i++)
+        hkc_strbuf_printf(&s, "%s%s", i ? ", " : "", f->ks[i].name);
+    int r = hkc_fail(ctx, HK_ENOTFOUND, "family '%s' has no kernel '%s' (it has: %s)", f->name,
+                     kernel ? kernel : "(null)", s.len ? s.data : "none");
+    hkc_strbuf_free(&s);
+    return r;
+}
+
+static int get_kernel(hk_context *ctx, const char *family, const char *kernel, pl_family **fo,
+                      pl_kernel **ko, hk_kernel **out)
+{
+    int fi = lookup_family(ctx, family);
+    if (fi < 0)
+        return fi;
+    pl_family *f = ctx->plugins->fams[fi];
+    int ki = lookup_kernel(ctx, f, kernel);
+    if (ki < 0)
+        return ki;
+    pl_kernel *k = &f->ks[ki];
+    *fo = f;
+    *ko = k;
+    int dev = ctx->current;
+    if (k->ks && k->ks[dev]) {
+        *out = k->ks[dev];
+        return 0;
+    }
+    pl_source *src = &f->srcs[k->src];
+    size_t nd = ctx->ndevices ? (size_t)ctx->ndevices : 1;
+    if (!src->mods && !(src->mods = calloc(nd, sizeof *src->mods)))
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    if (!k->ks && !(k->ks = calloc(nd, sizeof *k->ks)))
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    if (!src->mods[dev]) {
+        char name[256];
+        snprintf(name, sizeof name, "plugin-%s-%s", f->name, src->name);
+        hk_compile_options o;
+        hk_compile_options_defaults(&o);
+        o.name = name;
+        int r = hk_module_compile(ctx, src->text, &o, &src->mods[dev]);
+        if (r != 0) {
+            char *why = strdup(hk_errmsg(ctx));
+            hkc_fail(ctx, r, "plugin family '%s', source '%s' (%s): %s", f->name, src->name,
+                     f->path, why ? why : hk_strerror(r));
+            free(why);
+            return r;
+        }
+    }
+    int r = hk_module_kernel_sig(src->mods[dev], k->name, k->signature, &k->ks[dev]);
+    if (r != 0)
+        return r;
+    *out = k->ks[dev];
+    return 0;
+}
+
+HK_API int hk_plugin_kernel(hk_context *ctx, const char *family, const char *kernel, hk_kernel **out)
+{
+    if (!ctx || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_kernel: context or out is NULL");
+    pl_family *f;
+    pl_kernel *k;
+    return get_kernel(ctx, family, kernel, &f, &k, out);
+}
+
+/* The value of an integer geometry argument. */
+static int arg_count(hk_context *ctx, const pl_family *f, const pl_kernel *pk, const hk_kernel *k,
+                     const hk_arg *a, int idx, uint64_t *out)
+{
+    hk_param_info p;
+    hk_kernel_param(k, idx, &p);
+    switch (a->kind) {
+    case HK_ARG_INT:
+        if (a->v.i >= 0) {
+            *out = (uint64_t)a->v.i;
+            return 0;
+        }
+        break;
+    case HK_ARG_UINT:
+        *out = a->v.u;
+        return 0;
+    case HK_ARG_FLOAT:
+        if (a->v.f >= 0 && a->v.f < 1.8e19 && a->v.f == (double)(uint64_t)a->v.f) {
+            *out = (uint64_t)a->v.f;
+            return 0;
+        }
+        break;
+    default:
+        break;
+    }
+    return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d (%s) must be a count >= 0", f->name,
+                    pk->name, idx + 1, p.name);
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
+                            const hk_launch_config *cfg, const hk_arg *args, int nargs)
+{
+    if (!ctx || (nargs && !args))
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_launch: context or args is NULL");
+    pl_family *f;
+    pl_kernel *pk;
+    hk_kernel *k;
+    int r = get_kernel(ctx, family, kernel, &f, &pk, &k);
+    if (r != 0)
+        return r;
+    hk_kernel_info info;
+    hk_kernel_get_info(k, &info);
+    if (nargs != info.param_count)
+        return hkc_fail(ctx, HK_EARG, "%s.%s(%s) takes %d arguments, got %d", f->name, pk->name,
+                        pk->signature, info.param_count, nargs);
+    const hk_plugin_geometry *g = &pk->geom;
+    hk_launch_config c;
+    uint64_t need = 0;
+    const char *need_what = "";
+    if (g->kind == HK_PLUGIN_GEOM_1D) {
+        uint64_t n;
+        if ((r = arg_count(ctx, f, pk, k, &args[g->count_param], g->count_param, &n)) != 0)
+            return r;
+        uint64_t blocks = n ? (n + g->block - 1) / g->block : 1;
+        if (g->max_blocks && blocks > g->max_blocks)
+            blocks = g->max_blocks;
+        if (blocks > 0x7fffffffu)
+            blocks = 0x7fffffffu;
+        c = (hk_launch_config){{(uint32_t)blocks, 1, 1}, {g->block, 1, 1}, 0};
+        need = n;
+        need_what = "count";
+    } else if (g->kind == HK_PLUGIN_GEOM_2D) {
+        uint64_t rows, cols;
+        if ((r = arg_count(ctx, f, pk, k, &args[g->rows_param], g->rows_param, &rows)) != 0 ||
+            (r = arg_count(ctx, f, pk, k, &args[g->cols_param], g->cols_param, &cols)) != 0)
+            return r;
+        c = (hk_launch_config){{cols ? ceil_div(cols, g->block_x) : 1,
+                                rows ? ceil_div(rows, g->block_y) : 1, 1},
+                               {g->block_x, g->block_y, 1}, 0};
+        need = rows * cols;
+        need_what = "rows x cols";
+    } else if (!cfg) {
+        return hkc_fail(ctx, HK_ELAUNCH, "%s.%s has explicit geometry: give grid and block",
+                        f->name, pk->name);
+    }
+    if (cfg)
+        c = *cfg;
+    if (g->kind != HK_PLUGIN_GEOM_EXPLICIT) {
+        for (int i = 0; i < nargs; i++) {
+            if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
+                continue;
+            size_t len = hk_buffer_length(args[i].v.buf);
+            if (len < need) {
+                hk_param_info p;
+                hk_kernel_param(k, i, &p);
+                return hkc_fail(ctx, HK_EARG,
+                                "%s.%s: operand %s (argument %d) has %zu elements; the %s is %llu",
+                                f->name, pk->name, p.name, i + 1, len, need_what,
+                                (unsigned long long)need);
+            }
+        }
+    }
+    return hk_launch(k, &c, args, nargs);
+}

@@ -1,0 +1,43 @@
+-- hk.plugins() and hk.ops.<family>.<kernel>(...) against Lua references.
+package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
+local t = require("tap")
+local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
+math.randomseed(seed)
+t.diag("seed " .. seed)
+
+local fams = {}
+for _, p in ipairs(hk.plugins()) do fams[p.name] = p end
+t.ok(fams.fill and fams.affine, "hk.plugins() lists the fill and affine families")
+local docs = 0
+for _, k in ipairs(fams.affine and fams.affine.kernels or {}) do
+    if #k.doc > 0 and #k.signature > 0 then docs = docs + 1 end
+end
+t.ok(docs >= 4, "each affine kernel has a signature and a doc line")
+
+for _, n in ipairs({1, 1000003}) do
+    local y = hk.alloc(n, "f32"):fill(0 / 0)
+    local v = math.random() * 10 - 5
+    hk.ops.fill.fill_f32(y, v, n)
+    local want = string.unpack("f", string.pack("f", v))
+    t.ok(y:allclose(function() return want end, 0, 0), ("fill_f32 over %d elements"):format(n))
+
+    local x = hk.alloc(n, "f32"):rand{lo = -3, hi = 3}
+    local out = hk.alloc(n, "f32"):fill(0 / 0)
+    local a, b = math.random() * 4 - 2, math.random() * 4 - 2
+    hk.ops.affine.affine_f32(x, out, a, b, n)
+    t.ok(out:allclose(function(i) return a * x[i] + b end, 1e-6, 1e-6), ("affine_f32 over %d elements"):format(n))
+end
+
+local h = hk.alloc(1000, "f16"):fill(0 / 0)
+hk.ops.fill.fill_f16(h, 1.5, #h)
+t.ok(h:allclose(function() return 1.5 end, 0, 0), "fill_f16 rounds into half precision")
+
+local ok, err = pcall(hk.ops.affine.affine_f32, hk.alloc(10, "f64"), hk.alloc(10, "f32"), 1, 0, 10)
+t.ok(not ok and tostring(err):find("parameter 1 'x'", 1, true), "a wrong dtype names the operand: " .. tostring(err))
+ok, err = pcall(hk.ops.affine.affine_f32, hk.alloc(10, "f32"), hk.alloc(5, "f32"), 1, 0, 10)
+t.ok(not ok and tostring(err):find("operand y", 1, true), "a buffer shorter than the count names the operand: " .. tostring(err))
+ok, err = pcall(function() return hk.ops.nosuch end)
+t.ok(not ok and tostring(err):find("no plugin family 'nosuch'", 1, true), "an unknown family lists the loaded ones")
+ok, err = pcall(function() return hk.ops.fill.nosuch end)
+t.ok(not ok and tostring(err):find("fill_f32", 1, true), "an unknown kernel lists the family's kernels")
+t.done()
