@@ -77,6 +77,104 @@ static int op_call(lua_State *L)
     return 0;
 }
 
+/* hk.ops.FAMILY.OP(out, in1, in2, ..., scalars...): when a family has no
+ * kernel named OP but kernels OP_<types> (add_f32, cast_f32_bf16, ...), the
+ * call picks the contiguous one whose pointer parameters take these buffers'
+ * dtypes: const pointers take the input buffers in order, the one writable
+ * pointer takes out, the size_t count takes #out, and other scalars take the
+ * remaining values in order. */
+static int dispatch_call(lua_State *L)
+{
+    const char *family = lua_tostring(L, lua_upvalueindex(2));
+    const char *op = lua_tostring(L, lua_upvalueindex(3));
+    hk_context *ctx = hkl_ctx(L);
+    int top = lua_gettop(L);
+    hk_buffer *out = hkl_check_buffer(L, 1);
+    hk_buffer *ins[MAX_ARGS];
+    int nins = 0, scal[MAX_ARGS], nscal = 0;
+    for (int i = 2; i <= top && nins < MAX_ARGS && nscal < MAX_ARGS; i++) {
+        if (hkl_test_buffer(L, i))
+            ins[nins++] = hkl_check_buffer(L, i);
+        else
+            scal[nscal++] = i;
+    }
+    int fi = hk_plugin_find(ctx, family);
+    if (fi < 0)
+        return hkl_error(L, fi, NULL);
+    hk_plugin_info p;
+    hkl_check(L, hk_plugin_get(ctx, fi, &p));
+    size_t oplen = strlen(op);
+    luaL_Buffer tried;
+    luaL_buffinit(L, &tried);
+    for (int k = 0; k < p.nkernels; k++) {
+        hk_plugin_kernel_info ki;
+        hkl_check(L, hk_plugin_kernel_get(ctx, fi, k, &ki));
+        if (strncmp(ki.name, op, oplen) || ki.name[oplen] != '_' || strstr(ki.name, "_strided") ||
+            ki.geometry != 1)
+            continue;
+        hk_kernel *kern;
+        hkl_check(L, hk_plugin_kernel(ctx, family, ki.name, &kern));
+        hk_kernel_info info;
+        hk_kernel_get_info(kern, &info);
+        int count_param = -1, nconst = 0, nout = 0, nother = 0, fits = 1;
+        for (int a = 0; a < info.param_count; a++) {
+            hk_param_info pi;
+            hk_kernel_param(kern, a, &pi);
+            if (pi.kind == HK_PARAM_SCALAR && !strcmp(pi.type, "size_t"))
+                count_param = a;
+        }
+        for (int a = 0; a < info.param_count && fits; a++) {
+            hk_param_info pi;
+            hk_kernel_param(kern, a, &pi);
+            if (pi.kind == HK_PARAM_POINTER && pi.is_const)
+                fits = nconst < nins && pi.dtype == hk_buffer_dtype(ins[nconst]) && ++nconst;
+            else if (pi.kind == HK_PARAM_POINTER)
+                fits = nout++ == 0 && pi.dtype == hk_buffer_dtype(out);
+            else if (a != count_param)
+                nother++;
+        }
+        if (!fits || nconst != nins || nout != 1 || nother != nscal || count_param < 0) {
+            luaL_addstring(&tried, luaL_bufflen(&tried) ? ", " : "");
+            luaL_addstring(&tried, ki.name);
+            continue;
+        }
+        hk_arg args[MAX_ARGS];
+        int ci = 0, si = 0;
+        for (int a = 0; a < info.param_count; a++) {
+            hk_param_info pi;
+            hk_kernel_param(kern, a, &pi);
+            if (pi.kind == HK_PARAM_POINTER)
+                args[a] = hk_arg_buffer(pi.is_const ? ins[ci++] : out);
+            else if (a == count_param)
+                args[a] = hk_arg_uint(hk_buffer_length(out));
+            else {
+                int idx = scal[si++];
+                if (lua_isinteger(L, idx))
+                    args[a] = hk_arg_int(lua_tointeger(L, idx));
+                else if (lua_type(L, idx) == LUA_TBOOLEAN)
+                    args[a] = hk_arg_bool(lua_toboolean(L, idx));
+                else
+                    args[a] = hk_arg_float(luaL_checknumber(L, idx));
+            }
+        }
+        for (int b = 0; b < nins; b++)
+            if (hk_buffer_length(ins[b]) < hk_buffer_length(out))
+                return luaL_error(L, "%s.%s: input %d has %d elements, out has %d", family, op, b + 1,
+                                  (int)hk_buffer_length(ins[b]), (int)hk_buffer_length(out));
+        hkl_check(L, hk_plugin_launch(ctx, family, ki.name, NULL, args, info.param_count));
+        lua_settop(L, 1);
+        return 1; /* out, for chaining */
+    }
+    luaL_pushresult(&tried); /* the names of the kernels that did not fit; stays below */
+    const char *have = lua_tostring(L, -1);
+    lua_pushfstring(L, "%s.%s: no kernel writes %s", family, op, hk_dtype_name(hk_buffer_dtype(out)));
+    for (int b = 0; b < nins; b++)
+        lua_pushfstring(L, "%s%s", b ? ", " : " from ", hk_dtype_name(hk_buffer_dtype(ins[b])));
+    lua_pushfstring(L, " with %d more value(s); it has: %s", nscal, have);
+    lua_concat(L, nins + 2);
+    return lua_error(L);
+}
+
 /* hk.ops.FAMILY.KERNEL: made on first access and kept in the family table. */
 static int family_index(lua_State *L)
 {
@@ -97,6 +195,21 @@ static int family_index(lua_State *L)
             geom = ki.geometry;
     }
     if (geom < 0) {
+        /* OP without a type suffix: a dispatcher over OP_<types>, if any */
+        size_t len = strlen(kernel);
+        for (int k = 0; k < p.nkernels; k++) {
+            hk_plugin_kernel_info ki;
+            hkl_check(L, hk_plugin_kernel_get(ctx, fi, k, &ki));
+            if (!strncmp(ki.name, kernel, len) && ki.name[len] == '_') {
+                luaL_getmetatable(L, HKL_BUFFER);
+                lua_pushstring(L, family);
+                lua_pushvalue(L, 2);
+                lua_pushcclosure(L, dispatch_call, 3);
+                lua_pushvalue(L, -1);
+                lua_setfield(L, 1, kernel);
+                return 1;
+            }
+        }
         hk_kernel *k;
         return hkl_error(L, hk_plugin_kernel(ctx, family, kernel, &k), NULL); /* names the kernels */
     }

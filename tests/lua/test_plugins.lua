@@ -40,4 +40,16 @@ ok, err = pcall(function() return hk.ops.nosuch end)
 t.ok(not ok and tostring(err):find("no plugin family 'nosuch'", 1, true), "an unknown family lists the loaded ones")
 ok, err = pcall(function() return hk.ops.fill.nosuch end)
 t.ok(not ok and tostring(err):find("fill_f32", 1, true), "an unknown kernel lists the family's kernels")
+-- ops without a type suffix pick the kernel from the buffers' dtypes
+local x64 = hk.alloc(1000, "f64"):rand{lo = -1, hi = 1}
+local y64 = hk.alloc(1000, "f64"):fill(0 / 0)
+local r = hk.ops.affine.affine(y64, x64, 3, -2)
+t.ok(r == y64 and y64:allclose(function(i) return 3 * x64[i] - 2 end, 1e-12, 0),
+    "hk.ops.affine.affine(out, x, a, b) picks affine_f64 and returns out")
+local yi = hk.alloc(100, "i32"):fill(0)
+hk.ops.fill.fill(yi, -7)
+t.ok(yi:allclose(function() return -7 end, 0, 0), "hk.ops.fill.fill(out, v) picks fill_i32")
+ok, err = pcall(hk.ops.affine.affine, hk.alloc(8, "i32"), hk.alloc(8, "f32"), 2, 1)
+t.ok(not ok and tostring(err):find("no kernel writes i32 from f32", 1, true) and tostring(err):find("affine_f32", 1, true),
+    "no kernel for those dtypes: says so and lists the family's kernels")
 t.done()
