@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 0
+#define HK_PLUGIN_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -76,6 +76,14 @@ typedef struct hk_plugin_geometry {
 
 typedef struct hk_plugin_api hk_plugin_api;
 
+/* Fields added after minor 0 default to null in C++, so a table written
+ * field by field for an older minor still compiles warning-free. */
+#ifdef __cplusplus
+#define HK_PLUGIN_LATER = nullptr
+#else
+#define HK_PLUGIN_LATER
+#endif
+
 struct hk_plugin_api {
     size_t size;         /* sizeof the host's table: fields beyond it are absent */
     unsigned abi_major;  /* the host's ABI */
@@ -101,13 +109,52 @@ struct hk_plugin_api {
         __attribute__((format(printf, 2, 3)))
 #endif
         ;
+
+    /* --- minor 1 --- */
+
+    /* A code object built ahead of time from one of the family's sources
+     * (added before) for one backend ("host", "cuda", "hip") and target id
+     * ("x86_64", "sm_90", "gfx90a:xnack-"). toolchain_tag names what built
+     * it (informative). When a kernel of the source is first used on a
+     * device, an image of that backend and exact target wins, then a
+     * compatible one (CUDA: same major arch, lower or equal minor; AMD: a
+     * feature the image leaves out matches either setting), else the source
+     * is JIT-compiled. The data is NOT copied: it must stay valid for the
+     * life of the process (static data in the plugin, which is never
+     * unloaded). */
+    int (*add_image)(const hk_plugin_api *api, const char *family, const char *source_name,
+                     const char *backend, const char *target, const char *toolchain_tag,
+                     const void *data, size_t size) HK_PLUGIN_LATER;
 };
+
+/* One embedded image, as tools/aot/embed_images.py writes them (a table
+ * ended by a zeroed entry). */
+typedef struct hk_plugin_image {
+    const char *source_name, *backend, *target, *toolchain_tag;
+    const void *data;
+    size_t size;
+} hk_plugin_image;
 
 /* Whether the host's table has `field` (added in some later minor). */
 #define HK_PLUGIN_API_HAS(api, field) \
     ((api)->size >= offsetof(hk_plugin_api, field) + sizeof((api)->field))
 
 typedef int hk_plugin_init_fn(const hk_plugin_api *api);
+
+/* Hands a table of images to add_image, after the sources they were built
+ * from. A host older than minor 1 has no add_image: the images are skipped
+ * and the sources JIT-compiled, so this returns 0. */
+static inline int hk_plugin_add_images(const hk_plugin_api *api, const char *family,
+                                       const hk_plugin_image *images)
+{
+    if (!HK_PLUGIN_API_HAS(api, add_image))
+        return 0;
+    int r = 0;
+    for (const hk_plugin_image *im = images; r == 0 && im && im->data; im++)
+        r = api->add_image(api, family, im->source_name, im->backend, im->target,
+                           im->toolchain_tag, im->data, im->size);
+    return r;
+}
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 
 typedef struct { const char *path; const char *data; size_t size; } hkc_embedded_file;
 extern const hkc_embedded_file hk_fill_sources[];
+extern const hk_plugin_image hk_fill_images[]; /* built by hkc-aot */
 
 HK_PLUGIN_DEFINE(fill);
 HK_PLUGIN_EXPORT int hk_plugin_fill_init(const hk_plugin_api *api);
@@ -26,6 +27,8 @@ int hk_plugin_fill_init(const hk_plugin_api *api)
     int r = api->register_family(api, "fill", "0.1.0", "fill a buffer with one value");
     if (r == 0)
         r = api->add_source(api, "fill", "fill.hip", hk_fill_sources[0].data);
+    if (r == 0)
+        r = hk_plugin_add_images(api, "fill", hk_fill_images);
     hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, 4096, 0, 0, 0, 0};
     for (size_t i = 0; r == 0 && i < sizeof kernels / sizeof kernels[0]; i++)
         r = api->add_kernel(api, "fill", "fill.hip", kernels[i].name, kernels[i].signature, &g,

@@ -24,9 +24,18 @@ typedef struct pl_kernel {
     hk_kernel **ks;   /* per device, looked up on first use */
 } pl_kernel;
 
+/* An image built ahead of time (add_image); data is the plugin's. */
+typedef struct pl_image {
+    char *backend, *target, *toolchain;
+    const void *data;
+    size_t size;
+} pl_image;
+
 typedef struct pl_source {
     char *name, *text;
     hk_module **mods; /* per device, compiled on first use */
+    pl_image *imgs;
+    int nimgs;
 } pl_source;
 
 typedef struct pl_session pl_session;
@@ -95,6 +104,12 @@ static void family_free(hk_context *ctx, pl_family *f)
             for (int d = 0; d < ctx->ndevices; d++)
                 hk_module_free(f->srcs[i].mods[d]);
         free(f->srcs[i].mods);
+        for (int j = 0; j < f->srcs[i].nimgs; j++) {
+            free(f->srcs[i].imgs[j].backend);
+            free(f->srcs[i].imgs[j].target);
+            free(f->srcs[i].imgs[j].toolchain);
+        }
+        free(f->srcs[i].imgs);
         free(f->srcs[i].name);
         free(f->srcs[i].text);
     }
@@ -243,6 +258,68 @@ static int api_add_source(const hk_plugin_api *api, const char *family, const ch
         return HK_ENOMEM;
     }
     f->nsrcs++;
+    return 0;
+}
+
+/* A target id: what a backend's hk_device_info.target says, [A-Za-z0-9_.:+-]. */
+static int valid_target(const char *t)
+{
+    if (!t || !*t || strlen(t) >= sizeof ((hk_device_info *)0)->target)
+        return 0;
+    for (const char *p = t; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("_.:+-", *p)))
+            return 0;
+    return 1;
+}
+
+static int api_add_image(const hk_plugin_api *api, const char *family, const char *source_name,
+                         const char *backend, const char *target, const char *toolchain_tag,
+                         const void *data, size_t size)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    pl_family *f = own_family(s, family, "add_image");
+    if (!f)
+        return HK_EINVAL;
+    pl_source *src = NULL;
+    for (int i = 0; i < f->nsrcs && source_name; i++)
+        if (!strcmp(f->srcs[i].name, source_name))
+            src = &f->srcs[i];
+    if (!src)
+        return API_FAIL(s, "add_image: family '%s' has no source '%s'", family,
+                        source_name ? source_name : "(null)");
+    if (!valid_name(backend))
+        return API_FAIL(s, "add_image: %s: backend '%s' is not [a-z0-9_]+", source_name,
+                        backend ? backend : "(null)");
+    if (!valid_target(target))
+        return API_FAIL(s, "add_image: %s: target '%s' is not a target id", source_name,
+                        target ? target : "(null)");
+    if (!data || !size)
+        return API_FAIL(s, "add_image: %s (%s %s): the image is empty", source_name, backend,
+                        target);
+    for (int i = 0; i < src->nimgs; i++)
+        if (!strcmp(src->imgs[i].backend, backend) && !strcmp(src->imgs[i].target, target))
+            return API_FAIL(s, "add_image: %s already has an image for %s %s", source_name,
+                            backend, target);
+    pl_image *v = realloc(src->imgs, (size_t)(src->nimgs + 1) * sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    src->imgs = v;
+    pl_image *im = &v[src->nimgs];
+    im->backend = dupstr(backend);
+    im->target = dupstr(target);
+    im->toolchain = dupstr(toolchain_tag);
+    im->data = data;
+    im->size = size;
+    if (!im->backend || !im->target || !im->toolchain) {
+        free(im->backend);
+        free(im->target);
+        free(im->toolchain);
+        return HK_ENOMEM;
+    }
+    src->nimgs++;
     return 0;
 }
 
@@ -405,6 +482,7 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
     s->api.add_source = api_add_source;
     s->api.add_kernel = api_add_kernel;
     s->api.error = api_error;
+    s->api.add_image = api_add_image;
     s->owner = ps;
     s->plugin = dupstr(name);
     hkc_strbuf_init(&s->err);
@@ -624,6 +702,142 @@ static int lookup_kernel(const hk_context *ctx, pl_family *f, const char *kernel
     return r;
 }
 
+/* ------------------------------------------------------ AOT images */
+
+/* "sm_86" -> 8, 6; 0 for anything else (sm_90a and the like are exact-only). */
+static int sm_arch(const char *t, int *major, int *minor)
+{
+    if (strncmp(t, "sm_", 3))
+        return 0;
+    char *end;
+    long v = strtol(t + 3, &end, 10);
+    if (*end || v < 10 || end == t + 3)
+        return 0;
+    *major = (int)(v / 10);
+    *minor = (int)(v % 10);
+    return 1;
+}
+
+/* The setting of AMD feature `feat` ("xnack") in target id t: '+', '-', or 0
+ * when t does not name it ("any"). */
+static char amd_feature(const char *t, const char *feat)
+{
+    size_t n = strlen(feat);
+    for (const char *p = strchr(t, ':'); p; p = strchr(p + 1, ':'))
+        if (!strncmp(p + 1, feat, n) && (p[1 + n] == '+' || p[1 + n] == '-'))
+            return p[1 + n];
+    return 0;
+}
+
+/* How well an image for `target` fits a device whose target id is `dev`: 0
+ * not at all, 1000 exactly, else a rank among compatible ones (higher is
+ * closer). CUDA: same major, minor <= the device's. AMD: same processor, and
+ * each feature the image sets is set alike on the device. */
+int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev);
+int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev)
+{
+    if (!strcmp(target, dev))
+        return 1000;
+    int ima, imi, dma, dmi;
+    if (!strcmp(backend, "cuda")) {
+        if (sm_arch(target, &ima, &imi) && sm_arch(dev, &dma, &dmi) && ima == dma && imi <= dmi)
+            return 100 + imi;
+        return 0;
+    }
+    if (!strcmp(backend, "hip")) {
+        size_t pi = strcspn(target, ":"), pd = strcspn(dev, ":");
+        if (pi != pd || strncmp(target, dev, pi))
+            return 0;
+        int score = 100;
+        for (const char *p = strchr(target, ':'); p; p = strchr(p + 1, ':')) {
+            size_t n = strcspn(p + 1, "+-:");
+            char feat[32], want = p[1 + n];
+            if (n == 0 || n >= sizeof feat || (want != '+' && want != '-'))
+                return 0;
+            memcpy(feat, p + 1, n);
+            feat[n] = 0;
+            if (amd_feature(dev, feat) != want)
+                return 0;
+            score++;
+        }
+        return score;
+    }
+    return 0;
+}
+
+static int aot_enabled(void)
+{
+    const char *e = getenv("HIPKIT_PLUGIN_AOT");
+    return !(e && (!strcmp(e, "off") || !strcmp(e, "0") || !strcmp(e, "no")));
+}
+
+/* Loads the best image of src for the current device as an AOT module.
+ * Returns 0 with *out set, or 1 when no image fits or the one that fits
+ * does not load (then the caller compiles the source). */
+static int load_image(hk_context *ctx, const pl_family *f, const pl_source *src,
+                      const char *name, hk_module **out)
+{
+    if (!src->nimgs || !aot_enabled())
+        return 1;
+    hkc_device *dev = hkc_current_device(ctx);
+    const char *backend = dev->be->ops->name, *target = dev->info.target;
+    const pl_image *best = NULL;
+    int best_fit = 0;
+    for (int i = 0; i < src->nimgs; i++) {
+        const pl_image *im = &src->imgs[i];
+        int fit = strcmp(im->backend, backend) ? 0
+                                               : hkc_plugin_image_fit(backend, im->target, target);
+        if (fit > best_fit) {
+            best = im;
+            best_fit = fit;
+        }
+    }
+    if (!best)
+        return 1;
+    hk_module *m;
+    if (hk_module_load_bytes(ctx, best->data, best->size, name, &m) != 0) {
+        /* e.g. a host image from another hipkit host ABI: JIT instead */
+        hkc_warn(ctx, "plugin family '%s': the %s %s image of %s does not load (%s); compiling "
+                 "the source instead", f->name, best->backend, best->target, src->name,
+                 hk_errmsg(ctx));
+        return 1;
+    }
+    m->origin = HK_ORIGIN_AOT;
+    *out = m;
+    return 0;
+}
+
+/* The images of a family's sources, for tests and tools: the i-th of all,
+ * in source then registration order. */
+int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const char **source,
+                         const char **backend, const char **target, const char **toolchain,
+                         const void **data, size_t *size);
+int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const char **source,
+                         const char **backend, const char **target, const char **toolchain,
+                         const void **data, size_t *size)
+{
+    hkc_plugins *ps = ctx ? ctx->plugins : NULL;
+    for (int fi = 0; ps && family && fi < ps->nfams; fi++) {
+        const pl_family *f = ps->fams[fi];
+        if (f->error || strcmp(f->name, family))
+            continue;
+        for (int s = 0; s < f->nsrcs; s++) {
+            if (i < f->srcs[s].nimgs) {
+                const pl_image *im = &f->srcs[s].imgs[i];
+                *source = f->srcs[s].name;
+                *backend = im->backend;
+                *target = im->target;
+                *toolchain = im->toolchain;
+                *data = im->data;
+                *size = im->size;
+                return 0;
+            }
+            i -= f->srcs[s].nimgs;
+        }
+    }
+    return HK_ENOTFOUND;
+}
+
 static int get_kernel(hk_context *ctx, const char *family, const char *kernel, pl_family **fo,
                       pl_kernel **ko, hk_kernel **out)
 {
@@ -654,7 +868,10 @@ static int get_kernel(hk_context *ctx, const char *family, const char *kernel, p
         hk_compile_options o;
         hk_compile_options_defaults(&o);
         o.name = name;
-        int r = hk_module_compile(ctx, src->text, &o, &src->mods[dev]);
+        /* tools/aot/hkc_aot.c compiles images exactly this way: keep them in step */
+        int r = load_image(ctx, f, src, name, &src->mods[dev]) == 0
+                    ? 0
+                    : hk_module_compile(ctx, src->text, &o, &src->mods[dev]);
         if (r != 0) {
             char *why = strdup(hk_errmsg(ctx));
             hkc_fail(ctx, r, "plugin family '%s', source '%s' (%s): %s", f->name, src->name,
@@ -759,13 +976,22 @@ HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *ker
     if (cfg)
         c = *cfg;
     if (g->kind != HK_PLUGIN_GEOM_EXPLICIT) {
+        /* Every operand must hold the elements the rule covers, except, in a
+         * strided kernel (candle's convention: a parameter named info holds
+         * the shape and strides), the inputs and info itself: broadcasting
+         * reads fewer elements than it writes. */
+        int strided = 0;
+        for (int i = 0; i < nargs && i < k->sig.count; i++)
+            strided |= !strcmp(k->sig.params[i].name, "info");
         for (int i = 0; i < nargs; i++) {
             if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
                 continue;
+            hk_param_info p;
+            hk_kernel_param(k, i, &p);
+            if (strided && p.is_const)
+                continue;
             size_t len = hk_buffer_length(args[i].v.buf);
             if (len < need) {
-                hk_param_info p;
-                hk_kernel_param(k, i, &p);
                 return hkc_fail(ctx, HK_EARG,
                                 "%s.%s: operand %s (argument %d) has %zu elements; the %s is %llu",
                                 f->name, pk->name, p.name, i + 1, len, need_what,
