@@ -153,11 +153,34 @@ static __device__ __forceinline__ bool hk_is_contiguous(size_t num_dims, const s
     return true;
 }
 
+// Four elements per step when both sides are aligned to four elements (at
+// most 16 bytes): one wide load and one wide store instead of four narrow
+// ones, which is what keeps a cast at memory speed on a GPU.
+template <typename T> struct alignas(4 * sizeof(T) < 16 ? 4 * sizeof(T) : 16) hk_quad {
+    T v[4];
+};
+
 template <typename S, typename D>
 static __device__ __forceinline__ void hk_cast(const S *x, D *y, size_t n)
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    size_t i0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((unsigned long long)x % alignof(hk_quad<S>) == 0 && (unsigned long long)y % alignof(hk_quad<D>) == 0) {
+        const hk_quad<S> *xq = (const hk_quad<S> *)x;
+        hk_quad<D> *yq = (hk_quad<D> *)y;
+        size_t n4 = n / 4;
+        for (size_t q = i0; q < n4; q += stride) {
+            hk_quad<S> a = xq[q];
+            hk_quad<D> b;
+            for (int k = 0; k < 4; k++)
+                b.v[k] = hk_cv<D>::go(hk_ld(a.v[k]));
+            yq[q] = b;
+        }
+        for (size_t i = n4 * 4 + i0; i < n; i += stride)
+            y[i] = hk_cv<D>::go(hk_ld(x[i]));
+        return;
+    }
+    for (size_t i = i0; i < n; i += stride)
         y[i] = hk_cv<D>::go(hk_ld(x[i]));
 }
 

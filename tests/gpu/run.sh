@@ -57,7 +57,7 @@ echo "# backend $backend; build $build; $(date -u)"
 for t in test_kernels test_memory test_gpu_faults; do
     run "$t" "$build/tests/$t"
 done
-for t in test_buffers test_npy_plot; do
+for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
 cubin=$build/tests/axpb_sm80.cubin

@@ -219,4 +219,19 @@ t.is(cast1("cast_i64_bf16", "bf16", (1 << 60) + (1 << 52) + 1, "i64"), 2.0 ^ 60 
 t.is(cast1("cast_f64_f16", "f16", 1 + 2.0 ^ -11 + 2.0 ^ -40, "f64"), 1 + 2.0 ^ -10,
      "f64 just above an f16 tie rounds up (one rounding, not through f32)")
 t.is(cast1("cast_f32_bf16", "bf16", 1 + 2.0 ^ -8, "f32"), 1.0, "f32 bf16 tie rounds to even")
+-- the four-at-a-time path: an aligned run with a tail, and a misaligned view
+do
+    local x = hk.alloc(1003, "f32"):rand{lo = -100, hi = 100}
+    local xv = x:view("f32", 4, 1001) -- 4 bytes in: no 16-byte loads
+    local y = hk.alloc(1001, "bf16"):fill(0 / 0)
+    hk.ops.cast.cast_f32_bf16(xv, y, 1001)
+    local ref = hk.alloc(1001, "bf16")
+    for i = 1, 1001 do ref[i] = xv[i] end
+    t.ok(y:allclose(ref, 0, 0), "cast_f32_bf16 from a misaligned view")
+    local y2 = hk.alloc(1003, "bf16"):fill(0 / 0)
+    hk.ops.cast.cast(y2, x)
+    local ref2 = hk.alloc(1003, "bf16")
+    for i = 1, 1003 do ref2[i] = x[i] end
+    t.ok(y2:allclose(ref2, 0, 0), "hk.ops.cast.cast(out, x): aligned run and a 3-element tail")
+end
 t.done()
