@@ -155,7 +155,15 @@ local function same(a, b)
     return a == b and (a ~= 0 or 1 / a == 1 / b) -- -0 kept
 end
 
+-- valgrind emulates the CPU's 64-bit integer to f32 conversion through f64,
+-- rounding twice: the checks that catch double rounding can only run natively.
+local under_valgrind = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true) ~= nil
+
 local function check(name, got, want, xs)
+    if under_valgrind and name:find("^cast_[iu]64_f32") then
+        t.skip(name, "under valgrind, whose int64->f32 conversion rounds twice")
+        return
+    end
     for i = 1, #want do
         if not same(got[i], want[i]) then
             t.ok(false, name)
@@ -212,8 +220,12 @@ t.is(cast1("cast_f32_i32", "i32", -2.9, "f32"), -2, "f32 -2.9 -> i32 truncates t
 t.is(cast1("cast_f32_u8", "u8", -7, "f32"), 0, "f32 -7 -> u8 saturates to 0")
 t.is(cast1("cast_f64_u64", "u64", 1e30, "f64"), -1, "f64 1e30 -> u64 saturates to 2^64-1 (reads as -1)")
 t.is(cast1("cast_i32_u8", "u8", 300, "i32"), 44, "i32 300 -> u8 wraps to 44")
-t.is(cast1("cast_i64_f32", "f32", (1 << 60) + (1 << 36) + 1, "i64"), 2.0 ^ 60 + 2.0 ^ 37,
-     "i64 2^60+2^36+1 -> f32 rounds once (up), not through f64")
+if under_valgrind then
+    t.skip("i64 2^60+2^36+1 -> f32 rounds once", "under valgrind, whose int64->f32 conversion rounds twice")
+else
+    t.is(cast1("cast_i64_f32", "f32", (1 << 60) + (1 << 36) + 1, "i64"), 2.0 ^ 60 + 2.0 ^ 37,
+         "i64 2^60+2^36+1 -> f32 rounds once (up), not through f64")
+end
 t.is(cast1("cast_i64_bf16", "bf16", (1 << 60) + (1 << 52) + 1, "i64"), 2.0 ^ 60 + 2.0 ^ 53,
      "i64 2^60+2^52+1 -> bf16 rounds once (up), not through f64")
 t.is(cast1("cast_f64_f16", "f16", 1 + 2.0 ^ -11 + 2.0 ^ -40, "f64"), 1 + 2.0 ^ -10,
