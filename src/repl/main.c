@@ -26,6 +26,7 @@ static void usage(FILE *f)
         "usage: hipkit [options] [SCRIPT [args]]\n"
         "       hipkit info\n"
         "       hipkit cache stats|clear|prune [MAX]\n"
+        "       hipkit plugins\n"
         "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR]\n"
         "\n"
         "With no SCRIPT, an interactive Lua 5.4 session with the `hk` module\n"
@@ -45,6 +46,7 @@ static void usage(FILE *f)
         "\n"
         "subcommands:\n"
         "  info             backends, devices, the compile cache, plugins\n"
+        "  plugins          kernel families with their kernels and doc lines\n"
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
         "  compile FILE     a cubin (one arch) or fatbin (several) for the NVIDIA\n"
@@ -154,6 +156,31 @@ static void print_cache(const hk_cache_stats *st)
     printf("  cap:     %s\n", st->max_bytes ? cap : "none");
 }
 
+/* Families (and refused plugins, with the reason); with kernels, each
+ * kernel's signature and doc line too. */
+static void print_plugins(hk_context *ctx, int kernels)
+{
+    int n = hk_plugin_count(ctx);
+    if (n == 0)
+        printf("  none found\n");
+    for (int i = 0; i < n; i++) {
+        hk_plugin_info p;
+        if (hk_plugin_get(ctx, i, &p) != 0)
+            continue;
+        if (p.error && p.error[0]) {
+            printf("  %s: refused: %s\n", p.name, p.error);
+            continue;
+        }
+        printf("  %-8s %s, %d kernel%s: %s (%s)\n", p.name, p.version, p.nkernels,
+               p.nkernels == 1 ? "" : "s", p.description, p.path);
+        for (int k = 0; kernels && k < p.nkernels; k++) {
+            hk_plugin_kernel_info ki;
+            if (hk_plugin_kernel_get(ctx, i, k, &ki) == 0)
+                printf("      %s(%s)\n          %s\n", ki.name, ki.signature, ki.doc);
+        }
+    }
+}
+
 static int cmd_info(int argc, char **argv)
 {
     (void)argv;
@@ -191,7 +218,21 @@ static int cmd_info(int argc, char **argv)
         print_cache(&st);
     else
         printf("  unknown: %s\n", hk_errmsg(ctx));
-    printf("\nplugins: none yet (plugin support is not built in this version)\n");
+    printf("\nplugins (folders: the build's or the install's, then HIPKIT_PLUGIN_PATH):\n");
+    print_plugins(ctx, 0);
+    hk_context_destroy(ctx);
+    return 0;
+}
+
+/* `hipkit plugins`: every family with its kernels and their doc lines. */
+static int cmd_plugins(int argc, char **argv)
+{
+    if (argc > 2)
+        return bad_usage("'plugins' takes no arguments: '%s'", argv[2]);
+    hk_context *ctx = open_context();
+    if (ctx == NULL)
+        return 1;
+    print_plugins(ctx, 1);
     hk_context_destroy(ctx);
     return 0;
 }
@@ -412,6 +453,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "info") == 0)
         return cmd_info(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "plugins") == 0)
+        return cmd_plugins(argc, argv);
     if (argc > 1 && strcmp(argv[1], "compile") == 0)
         return hkl_cmd_compile(argc, argv);
     if (argc > 1 && strcmp(argv[1], "cache") == 0)

@@ -175,8 +175,16 @@ for b in cuda hip; do
 done
 if grep -Eq '^  [0-9]+\*? host:0  .+' "$T/out" &&
     grep -Eq '^      target x86_64, [0-9.]+ GiB, [0-9]+ compute units, warp size [0-9]+, managed memory (yes|no), max [0-9]+ threads per block$' "$T/out" &&
-    grep -qx 'plugins: none yet (plugin support is not built in this version)' "$T/out"; then
+    grep -q '^plugins (folders: ' "$T/out" && grep -Eq '^  fill +[0-9.]+, [0-9]+ kernels: ' "$T/out"; then
     ok 0 "info: devices and plugins"; else ok 1 "info: devices and plugins"; show; fi
+
+run plugins
+if [ "$rc" -eq 0 ] && grep -q '^      fill_f32(float \*y, float v, size_t n)$' "$T/out" &&
+    grep -q 'y\[0..n) = v (f32)' "$T/out"; then
+    ok 0 "plugins: every family's kernels with signature and doc line"
+else
+    ok 1 "plugins: every family's kernels with signature and doc line"; show
+fi
 
 # hipkit cache in a private folder.
 export HIPKIT_CACHE_DIR="$T/cache"
