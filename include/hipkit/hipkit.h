@@ -411,6 +411,7 @@ typedef struct hk_plugin_info {
     const char *description;
     const char *path;        /* the plugin's file */
     int nkernels;
+    int nops;                /* host-side ops (hk_plugin_op_get) */
     const char *error;       /* "" when loaded, else why it was refused */
 } hk_plugin_info;
 
@@ -441,6 +442,19 @@ HK_API int hk_plugin_kernel(hk_context *ctx, const char *family, const char *ker
  * errors name the operand. */
 HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
                             const hk_launch_config *cfg, const hk_arg *args, int nargs);
+
+/* A family's host-side op (code in the plugin that runs several launches). */
+typedef struct hk_plugin_op_info {
+    const char *name;
+    const char *usage; /* its arguments, "x, y, a, b" */
+    const char *doc;
+} hk_plugin_op_info;
+HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_op_info *out);
+/* Runs op `op` of `family` with args. HK_ENOTFOUND when the family has no
+ * such op; otherwise 0 or the error of the launch or check that failed,
+ * with its message. */
+HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
+                             const hk_arg *args, int nargs);
 
 #ifdef __cplusplus
 }

@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 1
+#define HK_PLUGIN_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -75,6 +75,54 @@ typedef struct hk_plugin_geometry {
 } hk_plugin_geometry;
 
 typedef struct hk_plugin_api hk_plugin_api;
+
+/* Host-side ops (minor 2): code in the plugin that runs several launches.
+ * An argument as the host passes it; kinds and layout are those of hipkit's
+ * hk_arg, so the host hands its arguments over unchanged. */
+enum {
+    HK_PLUGIN_ARG_INT = 0,
+    HK_PLUGIN_ARG_UINT = 1,
+    HK_PLUGIN_ARG_FLOAT = 2,
+    HK_PLUGIN_ARG_BOOL = 3,
+    HK_PLUGIN_ARG_BUFFER = 4, /* v.buf: an opaque buffer */
+    HK_PLUGIN_ARG_NULL = 5,
+};
+typedef struct hk_plugin_arg {
+    int kind;
+    union {
+        long long i;
+        unsigned long long u;
+        double f;
+        void *buf;
+    } v;
+} hk_plugin_arg;
+
+/* One call of an op (opaque). */
+typedef struct hk_plugin_call hk_plugin_call;
+
+/* What an op may do, handed to it at each call. Grows only at the end. */
+typedef struct hk_plugin_host {
+    size_t size;
+    /* Launches a kernel of the op's family, its grid from the kernel's
+     * geometry rule; arguments are checked as hk_launch checks them. 0 or a
+     * negative hipkit error code (the message is kept for the caller). */
+    int (*launch)(const hk_plugin_call *call, const char *kernel, const hk_plugin_arg *args,
+                  int nargs);
+    /* Elements of a buffer argument, and its element type ("f32", ...). */
+    size_t (*length)(const hk_plugin_call *call, const void *buf);
+    const char *(*dtype)(const hk_plugin_call *call, const void *buf);
+    /* Fails the call with a message (printf-style); returns the error code
+     * for the op to return. */
+    int (*fail)(const hk_plugin_call *call, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+} hk_plugin_host;
+
+/* An op: 0, or the code host->launch or host->fail returned. */
+typedef int (*hk_plugin_op_fn)(const hk_plugin_host *host, const hk_plugin_call *call,
+                               const hk_plugin_arg *args, int nargs);
 
 /* Fields added after minor 0 default to null in C++, so a table written
  * field by field for an older minor still compiles warning-free. */
@@ -125,6 +173,13 @@ struct hk_plugin_api {
     int (*add_image)(const hk_plugin_api *api, const char *family, const char *source_name,
                      const char *backend, const char *target, const char *toolchain_tag,
                      const void *data, size_t size) HK_PLUGIN_LATER;
+
+    /* --- minor 2 --- */
+
+    /* A host-side op of the family: `usage` names its arguments
+     * ("x, y, a, b"), doc says what it does. */
+    int (*add_op)(const hk_plugin_api *api, const char *family, const char *name,
+                  const char *usage, hk_plugin_op_fn fn, const char *doc) HK_PLUGIN_LATER;
 };
 
 /* One embedded image, as tools/aot/embed_images.py writes them (a table

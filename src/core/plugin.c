@@ -38,6 +38,11 @@ typedef struct pl_source {
     int nimgs;
 } pl_source;
 
+typedef struct pl_op {
+    char *name, *usage, *doc;
+    hk_plugin_op_fn fn;
+} pl_op;
+
 typedef struct pl_session pl_session;
 
 /* An entry: a family, or a refused plugin (error set). */
@@ -48,6 +53,8 @@ typedef struct pl_family {
     int nsrcs;
     pl_kernel *ks;
     int nks;
+    pl_op *ops;
+    int nops;
 } pl_family;
 
 /* The table handed to one plugin's init: the public part first, so the host
@@ -120,6 +127,12 @@ static void family_free(hk_context *ctx, pl_family *f)
         free(f->ks[i].doc);
         free(f->ks[i].ks);
     }
+    for (int i = 0; i < f->nops; i++) {
+        free(f->ops[i].name);
+        free(f->ops[i].usage);
+        free(f->ops[i].doc);
+    }
+    free(f->ops);
     free(f->srcs);
     free(f->ks);
     free(f->name);
@@ -339,6 +352,43 @@ static int check_geom_param(pl_session *s, const hkc_signature *sig, int idx, co
     return 0;
 }
 
+static int api_add_op(const hk_plugin_api *api, const char *family, const char *name,
+                      const char *usage, hk_plugin_op_fn fn, const char *doc)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    pl_family *f = own_family(s, family, "add_op");
+    if (!f)
+        return HK_EINVAL;
+    if (!valid_name(name) || !fn)
+        return API_FAIL(s, "add_op: family '%s': an op needs a name ([a-z0-9_]+) and a function",
+                        family);
+    for (int i = 0; i < f->nops; i++)
+        if (!strcmp(f->ops[i].name, name))
+            return API_FAIL(s, "add_op: family '%s' already has an op '%s'", family, name);
+    for (int i = 0; i < f->nks; i++)
+        if (!strcmp(f->ks[i].name, name))
+            return API_FAIL(s, "add_op: family '%s' has a kernel named '%s'", family, name);
+    pl_op *v = realloc(f->ops, (size_t)(f->nops + 1) * sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    f->ops = v;
+    pl_op *o = &f->ops[f->nops];
+    o->name = dupstr(name);
+    o->usage = dupstr(usage);
+    o->doc = dupstr(doc);
+    o->fn = fn;
+    if (!o->name || !o->usage || !o->doc) {
+        free(o->name);
+        free(o->usage);
+        free(o->doc);
+        return HK_ENOMEM;
+    }
+    f->nops++;
+    return 0;
+}
+
 static int api_add_kernel(const hk_plugin_api *api, const char *family, const char *source_name,
                           const char *kernel_name, const char *signature,
                           const hk_plugin_geometry *geometry, const char *doc)
@@ -483,6 +533,7 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
     s->api.add_kernel = api_add_kernel;
     s->api.error = api_error;
     s->api.add_image = api_add_image;
+    s->api.add_op = api_add_op;
     s->owner = ps;
     s->plugin = dupstr(name);
     hkc_strbuf_init(&s->err);
@@ -643,7 +694,23 @@ HK_API int hk_plugin_get(const hk_context *ctx, int i, hk_plugin_info *out)
     out->description = f->description;
     out->path = f->path;
     out->nkernels = f->nks;
+    out->nops = f->nops;
     out->error = f->error ? f->error : "";
+    return 0;
+}
+
+HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_op_info *out)
+{
+    if (!ctx || !out || plugin < 0 || plugin >= hk_plugin_count(ctx))
+        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", plugin,
+                        hk_plugin_count(ctx));
+    const pl_family *f = ctx->plugins->fams[plugin];
+    if (i < 0 || i >= f->nops)
+        return hkc_fail(ctx, HK_EINVAL, "family '%s' has %d ops; %d is out of range", f->name,
+                        f->nops, i);
+    out->name = f->ops[i].name;
+    out->usage = f->ops[i].usage;
+    out->doc = f->ops[i].doc;
     return 0;
 }
 
@@ -1000,4 +1067,84 @@ HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *ker
         }
     }
     return hk_launch(k, &c, args, nargs);
+}
+
+/* ------------------------------------------------------------ host-side ops */
+
+_Static_assert(sizeof(hk_plugin_arg) == sizeof(hk_arg) && (int)HK_PLUGIN_ARG_INT == (int)HK_ARG_INT &&
+                   (int)HK_PLUGIN_ARG_UINT == (int)HK_ARG_UINT &&
+                   (int)HK_PLUGIN_ARG_FLOAT == (int)HK_ARG_FLOAT &&
+                   (int)HK_PLUGIN_ARG_BOOL == (int)HK_ARG_BOOL &&
+                   (int)HK_PLUGIN_ARG_BUFFER == (int)HK_ARG_BUFFER &&
+                   (int)HK_PLUGIN_ARG_NULL == (int)HK_ARG_NULL,
+               "hk_plugin_arg must be hk_arg's twin: ops get the caller's arguments unchanged");
+
+struct hk_plugin_call {
+    hk_context *ctx;
+    const pl_family *f;
+    const pl_op *op;
+};
+
+static int host_op_launch(const hk_plugin_call *c, const char *kernel, const hk_plugin_arg *args,
+                          int nargs)
+{
+    int r = hk_plugin_launch(c->ctx, c->f->name, kernel, NULL, (const hk_arg *)(const void *)args, nargs);
+    if (r != 0)
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return r;
+}
+
+static size_t host_op_length(const hk_plugin_call *c, const void *buf)
+{
+    (void)c;
+    return buf ? hk_buffer_length(buf) : 0;
+}
+
+static const char *host_op_dtype(const hk_plugin_call *c, const void *buf)
+{
+    (void)c;
+    return buf ? hk_dtype_name(hk_buffer_dtype(buf)) : "";
+}
+
+static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
+{
+    hkc_strbuf m;
+    hkc_strbuf_init(&m);
+    va_list ap;
+    va_start(ap, fmt);
+    hkc_strbuf_vprintf(&m, fmt, ap);
+    va_end(ap);
+    hkc_fail(c->ctx, HK_EARG, "%s.%s(%s): %s", c->f->name, c->op->name, c->op->usage, m.data);
+    hkc_strbuf_free(&m);
+    return HK_EARG;
+}
+
+static const hk_plugin_host host_table = {
+    .size = sizeof(hk_plugin_host),
+    .launch = host_op_launch,
+    .length = host_op_length,
+    .dtype = host_op_dtype,
+    .fail = host_op_fail,
+};
+
+HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
+                             const hk_arg *args, int nargs)
+{
+    if (!ctx || !family || !op || (nargs && !args))
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_call_op: NULL argument");
+    int fi = hk_plugin_find(ctx, family);
+    if (fi < 0)
+        return fi;
+    const pl_family *f = ctx->plugins->fams[fi];
+    for (int i = 0; i < f->nops; i++) {
+        if (strcmp(f->ops[i].name, op))
+            continue;
+        for (int a = 0; a < nargs; a++)
+            if (args[a].kind == HK_ARG_BUFFER && !args[a].v.buf)
+                return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d is a NULL buffer", family, op, a + 1);
+        hk_plugin_call call = {ctx, f, &f->ops[i]};
+        int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
+        return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;
+    }
+    return hkc_fail(ctx, HK_ENOTFOUND, "family '%s' has no op '%s'", family, op);
 }

@@ -45,6 +45,20 @@ static int l_plugins(lua_State *L)
             lua_rawseti(L, -2, k + 1);
         }
         lua_setfield(L, -2, "kernels");
+        lua_createtable(L, p.nops, 0);
+        for (int o = 0; o < p.nops; o++) {
+            hk_plugin_op_info oi;
+            hkl_check(L, hk_plugin_op_get(ctx, i, o, &oi));
+            lua_createtable(L, 0, 3);
+            lua_pushstring(L, oi.name);
+            lua_setfield(L, -2, "name");
+            lua_pushstring(L, oi.usage);
+            lua_setfield(L, -2, "usage");
+            lua_pushstring(L, oi.doc);
+            lua_setfield(L, -2, "doc");
+            lua_rawseti(L, -2, o + 1);
+        }
+        lua_setfield(L, -2, "ops");
         lua_rawseti(L, -2, i + 1);
     }
     return 1;
@@ -175,6 +189,19 @@ static int dispatch_call(lua_State *L)
     return lua_error(L);
 }
 
+/* A host-side op of the family (upvalues: buffer metatable, family, op). */
+static int host_op_call(lua_State *L)
+{
+    int n = lua_gettop(L);
+    if (n > MAX_ARGS)
+        return luaL_error(L, "at most %d arguments", MAX_ARGS);
+    hk_arg args[MAX_ARGS];
+    hkl_convert_args(L, 1, n, args);
+    hkl_check(L, hk_plugin_call_op(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(2)),
+                                   lua_tostring(L, lua_upvalueindex(3)), args, n));
+    return 0;
+}
+
 /* hk.ops.FAMILY.KERNEL: made on first access and kept in the family table. */
 static int family_index(lua_State *L)
 {
@@ -187,6 +214,18 @@ static int family_index(lua_State *L)
         return hkl_error(L, fi, NULL);
     hk_plugin_info p;
     hkl_check(L, hk_plugin_get(ctx, fi, &p));
+    for (int o = 0; o < p.nops; o++) { /* a host-side op of that name */
+        hk_plugin_op_info oi;
+        if (hk_plugin_op_get(ctx, fi, o, &oi) == 0 && !strcmp(oi.name, kernel)) {
+            luaL_getmetatable(L, HKL_BUFFER);
+            lua_pushstring(L, family);
+            lua_pushvalue(L, 2);
+            lua_pushcclosure(L, host_op_call, 3);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, 1, kernel);
+            return 1;
+        }
+    }
     int geom = -1;
     for (int k = 0; k < p.nkernels; k++) {
         hk_plugin_kernel_info ki;

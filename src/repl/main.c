@@ -178,6 +178,11 @@ static void print_plugins(hk_context *ctx, int kernels)
             if (hk_plugin_kernel_get(ctx, i, k, &ki) == 0)
                 printf("      %s(%s)\n          %s\n", ki.name, ki.signature, ki.doc);
         }
+        for (int o = 0; kernels && o < p.nops; o++) {
+            hk_plugin_op_info oi;
+            if (hk_plugin_op_get(ctx, i, o, &oi) == 0)
+                printf("      op %s(%s)\n          %s\n", oi.name, oi.usage, oi.doc);
+        }
     }
 }
 

@@ -13,6 +13,9 @@ for _, k in ipairs(fams.affine and fams.affine.kernels or {}) do
     if #k.doc > 0 and #k.signature > 0 then docs = docs + 1 end
 end
 t.ok(docs >= 4, "each affine kernel has a signature and a doc line")
+local op = fams.affine and fams.affine.ops and fams.affine.ops[1]
+t.ok(op and op.name == "affine_twice" and op.usage == "x, y, a, b" and #op.doc > 0,
+    "hk.plugins() lists the family's host-side ops with usage and doc")
 
 for _, n in ipairs({1, 1000003}) do
     local y = hk.alloc(n, "f32"):fill(0 / 0)
@@ -40,6 +43,21 @@ ok, err = pcall(function() return hk.ops.nosuch end)
 t.ok(not ok and tostring(err):find("no plugin family 'nosuch'", 1, true), "an unknown family lists the loaded ones")
 ok, err = pcall(function() return hk.ops.fill.nosuch end)
 t.ok(not ok and tostring(err):find("fill_f32", 1, true), "an unknown kernel lists the family's kernels")
+-- a host-side op chains two launches
+do
+    local n = 1003
+    local x = hk.alloc(n, "f32"):rand{lo = -2, hi = 2}
+    local y = hk.alloc(n, "f32"):fill(0 / 0)
+    hk.ops.affine.affine_twice(x, y, 1.5, -0.25)
+    t.ok(y:allclose(function(i) return 1.5 * (1.5 * x[i] - 0.25) - 0.25 end, 1e-5, 1e-6),
+        "affine_twice: a host-side op runs two launches, the second on the first's output")
+    local okop, eop = pcall(hk.ops.affine.affine_twice, x, y, 1.5)
+    t.ok(not okop and tostring(eop):find("affine.affine_twice(x, y, a, b)", 1, true),
+        "a wrong call of an op says its usage: " .. tostring(eop))
+    local okk, ek = pcall(hk.ops.affine.affine_twice, hk.alloc(8, "i32"), hk.alloc(8, "i32"), 1, 0)
+    t.ok(not okk and tostring(ek):find("affine_i32", 1, true), "an op's launch error names what was missing: " .. tostring(ek))
+end
+
 -- ops without a type suffix pick the kernel from the buffers' dtypes
 local x64 = hk.alloc(1000, "f64"):rand{lo = -1, hi = 1}
 local y64 = hk.alloc(1000, "f64"):fill(0 / 0)
