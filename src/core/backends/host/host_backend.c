@@ -261,17 +261,11 @@ static int host_module_load(hkc_backend *be, int dev, const void *code, size_t s
         hkc_strbuf_printf(err, "memfd_create: %s", strerror(errno));
         return HK_EIO;
     }
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, c + done, size - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            hkc_strbuf_printf(err, "writing the module to memory: %s", strerror(errno));
-            close(fd);
-            return HK_EIO;
-        }
-        done += (size_t)w;
+    int we = hkc_host_write_all(fd, c, size);
+    if (we) {
+        hkc_strbuf_printf(err, "writing the module to memory: %s", strerror(-we));
+        close(fd);
+        return HK_EIO;
     }
     /* The loader returns an already loaded object whose name matches, and
      * /proc/self/fd/N names repeat once N is reused: load through a link with

@@ -44,6 +44,8 @@ void hkc_host_compile_cleanup(host_impl *h);
 /* Runs argv (PATH searched) with stdout and stderr into out; returns the
  * exit status, or -errno when it could not start. */
 int hkc_host_run_capture(char *const argv[], hkc_strbuf *out);
+/* Writes all n bytes to fd; 0 or -errno. */
+int hkc_host_write_all(int fd, const void *data, size_t n);
 /* Writes a file with mode 0600; 0 or -errno. */
 int hkc_host_write_file(const char *path, const char *data, size_t n);
 /* host_disasm.c */

@@ -157,24 +157,30 @@ const char *hkc_host_toolchain(hkc_backend *be)
     return h->toolchain;
 }
 
+int hkc_host_write_all(int fd, const void *data, size_t n)
+{
+    const char *p = data;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, p + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
 int hkc_host_write_file(const char *path, const char *data, size_t n)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, data + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        done += (size_t)w;
-    }
-    return close(fd) == 0 ? 0 : -errno;
+    int e = hkc_host_write_all(fd, data, n);
+    if (close(fd) != 0 && !e)
+        e = -errno;
+    return e;
 }
 
 /* A private folder per context: hipkit's headers under include/, compiler
