@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static int tap_n, tap_failed;
@@ -28,12 +29,17 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 static inline void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void tap_diag(const char *fmt, ...)
 {
+    char text[8192];
     va_list ap;
     va_start(ap, fmt);
-    printf("# ");
-    vprintf(fmt, ap);
-    printf("\n");
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    /* every line a comment: a compiler log must not break the stream */
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        printf("# %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
 }
 
 static inline void tap_skip(const char *name, const char *reason)

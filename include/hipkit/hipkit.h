@@ -381,6 +381,80 @@ HK_API int hk_event_synchronize(hk_event *e);
 /* Milliseconds between two recorded events (both must have completed). */
 HK_API int hk_event_elapsed_ms(hk_event *start, hk_event *end, double *ms);
 
+/* --------------------------------------- code objects, no device needed */
+
+/* Compile-only work and inspection, for targets whose device need not be
+ * present: hiprtc for any AMD target id on a machine without an AMD GPU. */
+
+/* Compiles HIP source for `target` of backend `backend` ("hip": a target id
+ * such as "gfx90a" or "gfx90a:sramecc+:xnack-") through the same cache as
+ * hk_module_compile (the key holds the full target id). *code is malloc'd;
+ * origin (may be NULL) says jit or cache. HK_EUNSUPPORTED when the backend
+ * cannot compile without a device, HK_ENOTFOUND when it is not built, with
+ * the reason. */
+HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const char *target,
+                                 const char *source, const hk_compile_options *o,
+                                 void **code, size_t *size, hk_code_origin *origin);
+
+typedef struct hk_code_arg {
+    char name[64];          /* "" when unnamed */
+    char type_name[96];     /* as the compiler recorded it; "" unknown */
+    char value_kind[40];    /* "global_buffer", "by_value", "hidden_block_count_x" ... */
+    char address_space[16]; /* "global", "constant" ...; "" for values */
+    uint32_t size, offset;  /* in the kernarg segment */
+    int hidden;             /* filled by the runtime, not passed by the caller */
+} hk_code_arg;
+
+typedef struct hk_code_kernel {
+    char name[256];         /* the function, "vector_add" */
+    char symbol[264];       /* its descriptor symbol, "vector_add.kd" */
+    int nargs;              /* explicit and hidden */
+    hk_code_arg *args;
+    uint32_t kernarg_size, kernarg_align;
+    int sgprs, vgprs, agprs;          /* -1 when the code object does not say */
+    int sgpr_spills, vgpr_spills;     /* -1 when the code object does not say */
+    uint32_t lds_bytes;               /* group segment, static */
+    uint32_t scratch_bytes;           /* private segment, per work-item */
+    uint32_t max_flat_workgroup_size;
+    uint32_t wavefront_size;
+} hk_code_kernel;
+
+typedef struct hk_code_entry {
+    char id[256];           /* bundle entry id ("hipv4-amdgcn-amd-amdhsa--gfx90a"); "" for a raw ELF */
+    char target[96];        /* the target id the code object states, "gfx90a:sramecc+:xnack-" */
+    size_t offset, size;    /* its bytes within the inspected data */
+    int nkernels;
+    hk_code_kernel *kernels;
+} hk_code_entry;
+
+typedef struct hk_code_info {
+    char format[32];        /* "amdgpu-elf" or "offload-bundle" */
+    int nentries;           /* device entries (a bundle's host entry is left out) */
+    hk_code_entry *entries;
+} hk_code_info;
+
+/* Describes a code object (AMD: raw AMDGPU ELF or clang offload bundle,
+ * read with comgr): per entry its target and kernels, with arguments and
+ * resources. HK_EFORMAT says what the bytes are when no backend reads them. */
+HK_API int hk_code_inspect(hk_context *ctx, const void *data, size_t size, hk_code_info **out);
+HK_API void hk_code_info_free(hk_code_info *info);
+/* The code object of one entry (by target id or bundle entry id, as
+ * hk_code_inspect names them) as a standalone file's bytes; *out malloc'd. */
+HK_API int hk_code_extract(hk_context *ctx, const void *data, size_t size, const char *entry,
+                           void **out, size_t *out_size);
+/* Disassembly of a code object's kernel (NULL: all of them; every entry of
+ * a bundle, each under a header line). *out malloc'd. */
+HK_API int hk_code_disasm(hk_context *ctx, const void *data, size_t size, const char *kernel,
+                          char **out);
+
+/* Checks a kernel signature (as C, like hk_module_kernel_sig takes) against
+ * what the code object's metadata says of the kernel's parameters: count,
+ * sizes and kernarg offsets, in every entry that has the kernel. HK_EARG
+ * names the first parameter that disagrees; HK_ENOTFOUND lists the kernels.
+ * hk_module_kernel_sig runs the same check when it loads for a device. */
+HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t size,
+                                   const char *kernel, const char *signature);
+
 /* ----------------------------------------------------------------- cache */
 
 typedef struct hk_cache_stats {

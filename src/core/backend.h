@@ -24,9 +24,27 @@ typedef struct hkc_kernel_meta {
     char name[256];
     int nparams;
     uint32_t param_size[64];
-    uint32_t param_align[64];
+    uint32_t param_align[64];  /* 0: unknown (AMD .args give offsets, not alignment) */
+    uint32_t param_offset[64]; /* valid when has_offsets */
+    int has_offsets;
     int uses_sync;
 } hkc_kernel_meta;
+
+/* The meta of a kernel an inspection described: its explicit parameters
+ * (hidden ones are the runtime's) by size and kernarg offset. */
+static inline void hkc_kernel_meta_from_code(const hk_code_kernel *k, hkc_kernel_meta *out)
+{
+    *out = (hkc_kernel_meta){.nparams = 0, .has_offsets = 1, .uses_sync = 1};
+    for (size_t i = 0; i + 1 < sizeof out->name && k->name[i]; i++)
+        out->name[i] = k->name[i];
+    for (int a = 0; a < k->nargs && out->nparams < 64; a++) {
+        if (k->args[a].hidden)
+            continue;
+        out->param_size[out->nparams] = k->args[a].size;
+        out->param_offset[out->nparams] = k->args[a].offset;
+        out->nparams++;
+    }
+}
 
 /* A source to compile, with everything that must go into the cache key
  * already decided by the core. */
@@ -98,6 +116,22 @@ struct hkc_backend_ops {
      * HK_EUNSUPPORTED with the reason in out. */
     int (*disasm)(hkc_backend *be, const void *code, size_t size, const char *kernel,
                   hkc_strbuf *out);
+
+    /* Optional, and usable with no device (probe may have found none; it
+     * still sets be->impl): compile-only work and code-object inspection. */
+    /* Canonical form of a target id (what cache keys and folders hold), or
+     * HK_EINVAL with the reason in err. */
+    int (*target_normalize)(hkc_backend *be, const char *target, char *out, size_t cap,
+                            hkc_strbuf *err);
+    /* As compile, for a normalised target instead of a device. */
+    int (*compile_target)(hkc_backend *be, const char *target, const hkc_compile_job *job,
+                          void **code, size_t *code_size, hkc_strbuf *log);
+    /* Describes a code object; HK_EFORMAT when it is not this backend's. */
+    int (*code_inspect)(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
+                        hkc_strbuf *err);
+    /* One entry of a code object as standalone bytes (malloc'd). */
+    int (*code_extract)(hkc_backend *be, const void *code, size_t size, const char *entry,
+                        void **out, size_t *out_size, hkc_strbuf *err);
 };
 
 /* The built-in backend. */

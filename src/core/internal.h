@@ -139,6 +139,12 @@ void hkc_module_table_clear(hk_context *ctx);
 void hkc_plugins_load(hk_context *ctx);
 void hkc_plugins_unload(hk_context *ctx);
 
+/* A signature must agree with what the code object says of its parameters
+ * (sizes, alignments and offsets where known): a wrong one would pack
+ * arguments the kernel reads differently. HK_EARG naming the parameter. */
+int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
+                        const hkc_kernel_meta *meta);
+
 /* Milliseconds on a monotonic clock. */
 double hkc_now_ms(void);
 

@@ -175,150 +175,237 @@ static void sanitize_name(const char *in, char *out, size_t cap)
     out[i] = 0;
 }
 
+/* What one compile request is made of, decided once and shared by
+ * hk_module_compile (for a device) and hk_compile_for_target (for a named
+ * target, no device needed). */
+typedef struct compile_req {
+    hk_context *ctx;
+    hkc_backend *be;
+    const char *target;     /* full target id: the device's or the normalised name */
+    int dev;                /* backend device index, -1 for a target alone */
+    const char *name;
+    const char *source;
+    const char **flags;     /* the user's, then -D defines, then -I folders */
+    char **owned;           /* the flags made here */
+    int nflags;
+    include_set inc;
+    hkc_cache_key key;
+} compile_req;
+
+static void req_free(compile_req *q)
+{
+    if (q->owned)
+        for (int i = 0; i < q->nflags; i++)
+            free(q->owned[i]);
+    free(q->owned);
+    free(q->flags);
+    hkc_strbuf_free(&q->inc.text);
+    hkc_strbuf_free(&q->inc.paths);
+}
+
+static char *flag_printf(const char *fmt, const char *value)
+{
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_strbuf_printf(&s, fmt, value);
+    return hkc_strbuf_take(&s);
+}
+
+/* Flags, the headers the source pulls in, and the cache key. */
+static int req_prepare(compile_req *q, const hk_compile_options *o)
+{
+    hkc_strbuf_init(&q->inc.text);
+    hkc_strbuf_init(&q->inc.paths);
+    int cap = o->nflags + o->ndefines + o->ninclude_dirs;
+    q->flags = calloc((size_t)cap + 1, sizeof *q->flags);
+    q->owned = calloc((size_t)cap + 1, sizeof *q->owned);
+    if (!q->flags || !q->owned)
+        return hkc_fail(q->ctx, HK_ENOMEM, "out of memory");
+    for (int i = 0; i < o->nflags; i++)
+        q->flags[q->nflags++] = o->flags[i];
+    for (int i = 0; i < o->ndefines; i++, q->nflags++)
+        q->flags[q->nflags] = q->owned[q->nflags] = flag_printf("-D%s", o->defines[i]);
+    for (int i = 0; i < o->ninclude_dirs; i++, q->nflags++)
+        q->flags[q->nflags] = q->owned[q->nflags] = flag_printf("-I%s", o->include_dirs[i]);
+
+    gather_includes(&q->inc, q->source, o->include_dirs, o->ninclude_dirs, 0);
+
+    hkc_key_builder *kb = hkc_key_begin();
+    if (!kb)
+        return hkc_fail(q->ctx, HK_ENOMEM, "out of memory");
+    uint32_t fmt = HK_CACHE_FORMAT_VERSION;
+    hkc_key_add(kb, "format", &fmt, sizeof fmt);
+    hkc_key_add_str(kb, "backend", q->be->ops->name);
+    hkc_key_add_str(kb, "target", q->target);
+    hkc_key_add_str(kb, "toolchain", q->be->ops->toolchain(q->be));
+    for (int i = 0; i < q->nflags; i++)
+        hkc_key_add_str(kb, "flag", q->flags[i]);
+    hkc_key_add_str(kb, "name", q->name);
+    hkc_key_add_str(kb, "source", q->source);
+    hkc_key_add_str(kb, "includes", q->inc.text.data);
+    q->key = hkc_key_end(kb);
+    return 0;
+}
+
+/* The code object from the disk cache, or compiled (and stored). */
+static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkernels, int no_cache,
+                     void **code, size_t *code_size, hk_code_origin *origin)
+{
+    hkc_backend *be = q->be;
+    char sub[512], safe_name[128];
+    snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target, be->ops->toolchain(be));
+    sanitize_name(q->name, safe_name, sizeof safe_name);
+    hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = be->ops->code_ext, .key = q->key};
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    int r = 0;
+    *origin = HK_ORIGIN_JIT;
+    if (!no_cache && hkc_cache_get(q->ctx->cache, &id, code, code_size, &msg)) {
+        *origin = HK_ORIGIN_CACHE;
+        goto done;
+    }
+    if (msg.len)
+        hkc_warn(q->ctx, "%s", msg.data);
+    hkc_strbuf_clear(&msg);
+    hkc_compile_job job = {
+        .name = q->name, .source = q->source, .flags = q->flags, .nflags = q->nflags,
+        .kernels = kernels, .nkernels = nkernels,
+    };
+    r = q->dev >= 0 ? be->ops->compile(be, q->dev, &job, code, code_size, &msg)
+                    : be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
+    if (r != 0) {
+        r = hkc_fail(q->ctx, r, "%s", msg.data);
+        goto done;
+    }
+    if (msg.len) /* warnings from the compiler: keep them visible */
+        hkc_warn(q->ctx, "%s: compiler said:\n%s", q->name, msg.data);
+    hkc_strbuf_clear(&msg);
+    if (!no_cache) {
+        hkc_cache_put(q->ctx->cache, &id, *code, *code_size, &msg);
+        if (msg.len)
+            hkc_warn(q->ctx, "%s", msg.data);
+    }
+done:
+    hkc_strbuf_free(&msg);
+    return r;
+}
+
+static const hk_compile_options *options_or_defaults(const hk_compile_options *o,
+                                                     hk_compile_options *defaults)
+{
+    if (o)
+        return o;
+    hk_compile_options_defaults(defaults);
+    return defaults;
+}
+
 HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compile_options *o,
                              hk_module **out)
 {
     hk_compile_options defaults;
-    if (!o) {
-        hk_compile_options_defaults(&defaults);
-        o = &defaults;
-    }
+    o = options_or_defaults(o, &defaults);
     if (!ctx || !source || !out)
         return hkc_fail(ctx, HK_EINVAL, "hk_module_compile: context, source or out is NULL");
     *out = NULL;
     double t0 = hkc_now_ms();
-    const char *name = o->name && *o->name ? o->name : "module";
     hkc_device *dev = hkc_current_device(ctx);
-    hkc_backend *be = dev->be;
-
-    const char **flags = NULL;
+    compile_req q = {
+        .ctx = ctx, .be = dev->be, .target = dev->info.target, .dev = dev->index,
+        .name = o->name && *o->name ? o->name : "module", .source = source,
+    };
     hkc_source_kernel *kernels = NULL;
-    int nkernels = 0, r = 0;
+    int nkernels = 0;
     void *code = NULL;
     size_t code_size = 0;
-    include_set inc = {0};
-    hkc_strbuf_init(&inc.text);
-    hkc_strbuf_init(&inc.paths);
     hkc_strbuf msg;
     hkc_strbuf_init(&msg);
 
-    /* Flags as the backend sees them: the user's, then defines, then folders. */
-    int nflags = o->nflags + o->ndefines + o->ninclude_dirs;
-    flags = calloc((size_t)nflags + 1, sizeof *flags);
-    char **owned = calloc((size_t)nflags + 1, sizeof *owned);
-    if (!flags || !owned) {
-        r = hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    int r = req_prepare(&q, o);
+    if (r != 0)
         goto done;
-    }
-    int nf = 0;
-    for (int i = 0; i < o->nflags; i++)
-        flags[nf++] = o->flags[i];
-    for (int i = 0; i < o->ndefines; i++) {
-        hkc_strbuf s;
-        hkc_strbuf_init(&s);
-        hkc_strbuf_printf(&s, "-D%s", o->defines[i]);
-        owned[nf] = hkc_strbuf_take(&s);
-        flags[nf] = owned[nf];
-        nf++;
-    }
-    for (int i = 0; i < o->ninclude_dirs; i++) {
-        hkc_strbuf s;
-        hkc_strbuf_init(&s);
-        hkc_strbuf_printf(&s, "-I%s", o->include_dirs[i]);
-        owned[nf] = hkc_strbuf_take(&s);
-        flags[nf] = owned[nf];
-        nf++;
-    }
-
-    gather_includes(&inc, source, o->include_dirs, o->ninclude_dirs, 0);
-
-    const char *toolchain = be->ops->toolchain(be);
-    hkc_key_builder *kb = hkc_key_begin();
-    if (!kb) {
-        r = hkc_fail(ctx, HK_ENOMEM, "out of memory");
-        goto done;
-    }
-    uint32_t fmt = HK_CACHE_FORMAT_VERSION;
-    hkc_key_add(kb, "format", &fmt, sizeof fmt);
-    hkc_key_add_str(kb, "backend", be->ops->name);
-    hkc_key_add_str(kb, "target", dev->info.target);
-    hkc_key_add_str(kb, "toolchain", toolchain);
-    for (int i = 0; i < nf; i++)
-        hkc_key_add_str(kb, "flag", flags[i]);
-    hkc_key_add_str(kb, "name", name);
-    hkc_key_add_str(kb, "source", source);
-    hkc_key_add_str(kb, "includes", inc.text.data);
-    hkc_cache_key key = hkc_key_end(kb);
-
-    hkc_modentry *e = table_find(ctx, dev, &key);
+    hkc_modentry *e = table_find(ctx, dev, &q.key);
     if (e) {
-        r = new_module(ctx, e, name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
+        r = new_module(ctx, e, q.name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
         goto done;
     }
-
     /* Past the memory table: find the kernels and their parameters. */
-    r = hkc_source_scan(source, inc.text.data, &kernels, &nkernels, &msg);
+    r = hkc_source_scan(source, q.inc.text.data, &kernels, &nkernels, &msg);
     if (r != 0) {
-        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", name, msg.data);
+        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", q.name, msg.data);
         goto done;
     }
-
-    char sub[512], safe_name[128];
-    hkc_strbuf subs;
-    hkc_strbuf_init(&subs);
-    hkc_strbuf_printf(&subs, "%s-%s-%s", be->ops->name, dev->info.target, toolchain);
-    snprintf(sub, sizeof sub, "%s", subs.data);
-    hkc_strbuf_free(&subs);
-    sanitize_name(name, safe_name, sizeof safe_name);
-    hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = be->ops->code_ext, .key = key};
-
-    hk_code_origin origin = HK_ORIGIN_JIT;
-    if (!o->no_cache && hkc_cache_get(ctx->cache, &id, &code, &code_size, &msg)) {
-        origin = HK_ORIGIN_CACHE;
-    } else {
-        if (msg.len)
-            hkc_warn(ctx, "%s", msg.data);
-        hkc_strbuf_clear(&msg);
-        hkc_compile_job job = {
-            .name = name, .source = source, .flags = flags, .nflags = nf,
-            .kernels = kernels, .nkernels = nkernels,
-        };
-        r = be->ops->compile(be, dev->index, &job, &code, &code_size, &msg);
-        if (r != 0) {
-            r = hkc_fail(ctx, r, "%s", msg.data);
-            goto done;
-        }
-        if (msg.len) /* warnings from the compiler: keep them visible */
-            hkc_warn(ctx, "%s: compiler said:\n%s", name, msg.data);
-        hkc_strbuf_clear(&msg);
-        if (!o->no_cache) {
-            hkc_cache_put(ctx->cache, &id, code, code_size, &msg);
-            if (msg.len)
-                hkc_warn(ctx, "%s", msg.data);
-        }
-    }
-
+    hk_code_origin origin;
+    r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
+    if (r != 0)
+        goto done;
     r = entry_load(ctx, dev, code, code_size, &e);
     if (r != 0)
         goto done;
-    e->key = key;
+    e->key = q.key;
     e->has_key = 1;
     e->src_kernels = kernels;
     e->nsrc_kernels = nkernels;
     kernels = NULL;
     nkernels = 0;
-    r = new_module(ctx, e, name, origin, hkc_now_ms() - t0, out);
+    r = new_module(ctx, e, q.name, origin, hkc_now_ms() - t0, out);
 
 done:
-    if (owned)
-        for (int i = 0; i < nflags; i++)
-            free(owned[i]);
-    free(owned);
-    free(flags);
+    req_free(&q);
     free(code);
     hkc_source_kernels_free(kernels, nkernels);
-    hkc_strbuf_free(&inc.text);
-    hkc_strbuf_free(&inc.paths);
+    hkc_strbuf_free(&msg);
+    return r;
+}
+
+HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const char *target,
+                                 const char *source, const hk_compile_options *o, void **code,
+                                 size_t *size, hk_code_origin *origin)
+{
+    hk_compile_options defaults;
+    o = options_or_defaults(o, &defaults);
+    if (!ctx || !backend || !target || !source || !code || !size)
+        return hkc_fail(ctx, HK_EINVAL,
+                        "hk_compile_for_target: context, backend, target, source or out is NULL");
+    *code = NULL;
+    *size = 0;
+    hkc_backend *be = NULL;
+    for (int i = 0; i < ctx->nbackends; i++)
+        if (!strcmp(ctx->backends[i].ops->name, backend))
+            be = &ctx->backends[i];
+    if (!be)
+        return hkc_fail(ctx, HK_ENOTFOUND, "no backend named '%s' (hip, cuda, host)", backend);
+    if (!be->impl)
+        return hkc_fail(ctx, HK_ENOTFOUND, "the %s backend is not loaded: %s", backend,
+                        be->reason.data);
+    if (!be->ops->compile_target || !be->ops->target_normalize)
+        return hkc_fail(ctx, HK_EUNSUPPORTED,
+                        "the %s backend compiles only for a device it has (no compile for a named target)",
+                        backend);
+    char norm[96];
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    int r = be->ops->target_normalize(be, target, norm, sizeof norm, &msg);
+    if (r != 0) {
+        r = hkc_fail(ctx, r, "%s", msg.data);
+        hkc_strbuf_free(&msg);
+        return r;
+    }
+    compile_req q = {
+        .ctx = ctx, .be = be, .target = norm, .dev = -1,
+        .name = o->name && *o->name ? o->name : "module", .source = source,
+    };
+    hkc_source_kernel *kernels = NULL;
+    int nkernels = 0;
+    hk_code_origin got = HK_ORIGIN_JIT;
+    r = req_prepare(&q, o);
+    if (r == 0 && hkc_source_scan(source, q.inc.text.data, &kernels, &nkernels, &msg) != 0)
+        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", q.name, msg.data);
+    if (r == 0)
+        r = req_fetch(&q, kernels, nkernels, o->no_cache, code, size, &got);
+    if (r == 0 && origin)
+        *origin = got;
+    req_free(&q);
+    hkc_source_kernels_free(kernels, nkernels);
     hkc_strbuf_free(&msg);
     return r;
 }
@@ -445,10 +532,8 @@ static const hkc_source_kernel *find_src(const hkc_modentry *e, const char *name
     return NULL;
 }
 
-/* A signature must agree with what the code object says of its parameters:
- * a wrong one would pack arguments the kernel reads differently. */
-static int cross_check(hk_module *m, const char *name, const hkc_signature *sig,
-                       const hkc_kernel_meta *meta)
+int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
+                        const hkc_kernel_meta *meta)
 {
     if (meta->nparams < 0)
         return 0;
@@ -457,18 +542,26 @@ static int cross_check(hk_module *m, const char *name, const hkc_signature *sig,
     hkc_signature_format(sig, &s);
     int r = 0;
     if (meta->nparams != sig->count) {
-        r = hkc_fail(m->ctx, HK_EARG, "kernel %s: the signature %s has %d parameters, the code object %d",
+        r = hkc_fail(ctx, HK_EARG, "kernel %s: the signature %s has %d parameters, the code object %d",
                      name, s.data, sig->count, meta->nparams);
         goto done;
     }
     for (int i = 0; i < sig->count; i++) {
         const hkc_param *p = &sig->params[i];
-        if (p->size != meta->param_size[i] || p->align != meta->param_align[i]) {
-            r = hkc_fail(m->ctx, HK_EARG,
+        if (p->size != meta->param_size[i] ||
+            (meta->param_align[i] && p->align != meta->param_align[i])) {
+            r = hkc_fail(ctx, HK_EARG,
                          "kernel %s: parameter %d '%s' (%s) is %u bytes aligned to %u in the signature, "
                          "but %u bytes aligned to %u in the code object",
                          name, i + 1, p->name, p->type, p->size, p->align, meta->param_size[i],
-                         meta->param_align[i]);
+                         meta->param_align[i] ? meta->param_align[i] : p->align);
+            goto done;
+        }
+        if (meta->has_offsets && p->offset != meta->param_offset[i]) {
+            r = hkc_fail(ctx, HK_EARG,
+                         "kernel %s: parameter %d '%s' (%s) sits at kernarg offset %u in the signature, "
+                         "but at offset %u in the code object",
+                         name, i + 1, p->name, p->type, p->offset, meta->param_offset[i]);
             goto done;
         }
     }
@@ -532,7 +625,7 @@ static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_ke
                          name);
     }
     if (r == 0)
-        r = cross_check(m, name, &k->sig, meta);
+        r = hkc_signature_check(ctx, name, &k->sig, meta);
     if (r == 0) {
         const hkc_backend_ops *ops = e->dev->be->ops;
         memset(&k->info, 0, sizeof k->info);

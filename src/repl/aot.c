@@ -1,80 +1,38 @@
-/* `hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]]
- * [-IDIR]`: ahead-of-time code objects for the NVIDIA backend, built by nvcc
- * against hipkit's HIP compatibility headers (the same ones NVRTC gets). One
- * architecture writes a cubin, several a fatbin; hk.load takes either. Prints
- * what it wrote and the kernels inside. */
+/* `hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] | --offload-arch
+ * gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]`: the command
+ * line, shared by both kinds of target. One kind per run: a cubin or fatbin
+ * comes from aot_cuda.c, an AMDGPU code object or offload bundle from
+ * aot_amd.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "aot.h"
 
-#ifdef HKL_HAVE_CUDA_AOT
-#include "cuda_backend.h"
+#define USAGE                                                                                     \
+    "usage: hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] "  \
+    "[-O0..3]\n"                                                                                  \
+    "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] "    \
+    "[-IDIR] [-O0..3]\n"
 
-typedef struct hkc_embedded_file {
-    const char *path;
-    const char *data;
-    size_t size;
-} hkc_embedded_file;
-extern const hkc_embedded_file hkc_cuda_headers[];
-
-static int find_nvcc(char *out, size_t cap)
+int hkl_aot_run(char **argv, const char *envset, int quiet)
 {
-    const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), HKL_CUDA_HOME, "/usr/local/cuda"};
-    for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
-        if (!homes[i] || !*homes[i])
-            continue;
-        snprintf(out, cap, "%s/bin/nvcc", homes[i]);
-        if (access(out, X_OK) == 0)
-            return 0;
-    }
-    snprintf(out, cap, "nvcc"); /* let PATH decide */
-    return 0;
-}
-
-/* Writes hipkit's headers under dir/hip/. */
-static int write_headers(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/hip", dir);
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return -1;
-    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        FILE *fp = fopen(path, "wb");
-        if (!fp || fwrite(f->data, 1, f->size, fp) != f->size) {
-            if (fp)
-                fclose(fp);
-            return -1;
-        }
-        fclose(fp);
-    }
-    return 0;
-}
-
-static void remove_headers(const char *dir)
-{
-    char path[4200];
-    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/hip", dir);
-    rmdir(path);
-    rmdir(dir);
-}
-
-static int run(char **argv)
-{
+    fflush(stdout);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        if (envset)
+            putenv((char *)envset);
+        int null = quiet ? open("/dev/null", O_WRONLY) : -1;
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
         execvp(argv[0], argv);
         fprintf(stderr, "hipkit compile: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -86,153 +44,91 @@ static int run(char **argv)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static int list_kernels(const char *out)
+void hkl_aot_default_out(const char *file, const char *ext, char *out, size_t cap)
 {
-    FILE *f = fopen(out, "rb");
-    if (!f)
-        return -1;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *data = malloc(n > 0 ? (size_t)n : 1);
-    size_t got = data ? fread(data, 1, (size_t)n, f) : 0;
-    fclose(f);
-    if (!data || got != (size_t)n) {
-        free(data);
-        return -1;
+    snprintf(out, cap, "%s", file);
+    char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (dot && dot != out && (!slash || dot > slash + 1))
+        *dot = 0;
+    strncat(out, ext, cap - strlen(out) - 1);
+}
+
+/* The value of "--name V" or "--name=V" at argv[*i], else NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
     }
-    cuda_image_kind kind = hkc_cuda_image_kind(data, got);
-    if (kind == CUDA_IMAGE_CUBIN) {
-        char **names = NULL;
-        int count = 0;
-        printf("wrote %s: cubin for sm_%d, %ld bytes\n", out, hkc_cuda_cubin_arch(data, got), n);
-        if (hkc_cuda_cubin_kernels(data, got, &names, &count) == 0) {
-            for (int i = 0; i < count; i++) {
-                char plain[256];
-                hkc_cuda_plain_name(names[i], plain, sizeof plain);
-                printf("  kernel %s%s%s%s\n", plain, strcmp(plain, names[i]) ? " (symbol " : "",
-                       strcmp(plain, names[i]) ? names[i] : "", strcmp(plain, names[i]) ? ")" : "");
-            }
-            free(names);
-        }
-    } else {
-        printf("wrote %s: %s, %ld bytes\n", out, kind == CUDA_IMAGE_FATBIN ? "fatbin" : "code object", n);
-    }
-    free(data);
-    return 0;
+    return argv[++*i];
 }
 
 int hkl_cmd_compile(int argc, char **argv)
 {
-    const char *file = NULL, *archs = NULL, *out = NULL;
-    const char *extra[128];
-    int nextra = 0;
+    hkl_aot_job job;
+    memset(&job, 0, sizeof job);
+    job.opt_level = -1;
+    const char *cuda = NULL, *amd = NULL;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--cuda-arch") && i + 1 < argc)
-            archs = argv[++i];
-        else if (!strncmp(a, "--cuda-arch=", 12))
-            archs = a + 12;
-        else if (!strcmp(a, "--offload-arch") || !strncmp(a, "--offload-arch=", 15)) {
-            fprintf(stderr, "hipkit compile: AMD targets (--offload-arch) need the AMD backend, "
-                            "which this hipkit does not have yet; nothing was written\n");
+        const char *a = argv[i], *v;
+        int missing = 0;
+        if ((v = option_value(argc, argv, &i, "--cuda-arch", &missing)) != NULL)
+            cuda = v;
+        else if ((v = option_value(argc, argv, &i, "--offload-arch", &missing)) != NULL)
+            amd = v;
+        else if (missing) {
+            fprintf(stderr, "hipkit compile: '%s' needs a list of targets\n%s", a, USAGE);
             return 2;
-        } else if (!strcmp(a, "-o") && i + 1 < argc)
-            out = argv[++i];
-        else if ((!strncmp(a, "-D", 2) || !strncmp(a, "-I", 2)) && nextra < 128)
-            extra[nextra++] = a;
-        else if (a[0] == '-') {
-            fprintf(stderr, "hipkit compile: unknown option '%s'\n", a);
+        } else if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "hipkit compile: '-o' needs a file name\n");
+                return 2;
+            }
+            job.out = argv[++i];
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3])
+            job.opt_level = a[2] - '0';
+        else if ((!strncmp(a, "-D", 2) || !strncmp(a, "-I", 2)) && a[2]) {
+            if (job.nextra == HKL_AOT_MAX_EXTRA) {
+                fprintf(stderr, "hipkit compile: more than %d -D and -I options\n", HKL_AOT_MAX_EXTRA);
+                return 2;
+            }
+            job.extra[job.nextra++] = a;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "hipkit compile: unknown option '%s'%s\n", a,
+                    a[1] == 'O' ? " (optimisation levels: -O0, -O1, -O2, -O3)" : "");
             return 2;
-        } else if (!file)
-            file = a;
+        } else if (!job.file)
+            job.file = a;
         else {
-            fprintf(stderr, "hipkit compile: one source file at a time ('%s' and '%s')\n", file, a);
+            fprintf(stderr, "hipkit compile: one source file at a time ('%s' and '%s')\n", job.file, a);
             return 2;
         }
     }
-    if (!file || !archs) {
-        fprintf(stderr, "usage: hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR]\n");
+    if (cuda && amd) {
+        fprintf(stderr, "hipkit compile: --cuda-arch and --offload-arch in one run: one kind of "
+                        "target per run (a cubin/fatbin, or an AMD code object/bundle)\n");
         return 2;
     }
-    if (access(file, R_OK) != 0) {
-        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", file, strerror(errno));
+    if (!job.file || (!cuda && !amd)) {
+        fputs(USAGE, stderr);
+        return 2;
+    }
+    job.targets = cuda ? cuda : amd;
+    if (!job.targets[0]) {
+        fprintf(stderr, "hipkit compile: %s needs at least one target\n", cuda ? "--cuda-arch" : "--offload-arch");
+        return 2;
+    }
+    if (access(job.file, R_OK) != 0) {
+        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.file, strerror(errno));
         return 1;
     }
-    /* the architectures: sm_XY, comma separated */
-    char list[256];
-    snprintf(list, sizeof list, "%s", archs);
-    int arch[16], narch = 0;
-    for (char *tok = strtok(list, ","); tok && narch < 16; tok = strtok(NULL, ",")) {
-        int v;
-        char tail;
-        if (sscanf(tok, "sm_%d%c", &v, &tail) != 1 || v < 70 || v > 999) {
-            fprintf(stderr, "hipkit compile: '%s' is no NVIDIA architecture (sm_70 or newer, e.g. sm_90)\n", tok);
-            return 2;
-        }
-        arch[narch++] = v;
-    }
-    char outbuf[4096];
-    if (!out) {
-        snprintf(outbuf, sizeof outbuf, "%s", file);
-        char *dot = strrchr(outbuf, '.'), *slash = strrchr(outbuf, '/');
-        if (dot && (!slash || dot > slash))
-            *dot = 0;
-        strncat(outbuf, narch == 1 ? ".cubin" : ".fatbin", sizeof outbuf - strlen(outbuf) - 1);
-        out = outbuf;
-    }
-    char tmp[4096];
-    const char *td = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/hipkit-aot-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(tmp) || write_headers(tmp) != 0) {
-        fprintf(stderr, "hipkit compile: cannot write hipkit's headers under %s: %s\n", tmp, strerror(errno));
-        return 1;
-    }
-    char nvcc[4096], inc[4200], gencode[16][64];
-    find_nvcc(nvcc, sizeof nvcc);
-    snprintf(inc, sizeof inc, "-I%s", tmp);
-    char *av[64 + 128];
-    int n = 0;
-    av[n++] = nvcc;
-    av[n++] = narch == 1 ? "-cubin" : "-fatbin";
-    if (narch == 1) {
-        snprintf(gencode[0], sizeof gencode[0], "-arch=sm_%d", arch[0]);
-        av[n++] = gencode[0];
-    } else {
-        for (int i = 0; i < narch; i++) {
-            snprintf(gencode[i], sizeof gencode[i], "-gencode=arch=compute_%d,code=sm_%d", arch[i], arch[i]);
-            av[n++] = gencode[i];
-        }
-    }
-    av[n++] = "--std=c++17";
-    av[n++] = inc;
-    for (int i = 0; i < nextra; i++)
-        av[n++] = (char *)extra[i];
-    av[n++] = "-x";
-    av[n++] = "cu";
-    av[n++] = (char *)file;
-    av[n++] = "-o";
-    av[n++] = (char *)out;
-    av[n] = NULL;
-    int st = run(av);
-    remove_headers(tmp);
-    if (st != 0) {
-        fprintf(stderr, "hipkit compile: %s failed (exit %d)%s\n", nvcc, st,
-                st == 127 ? ": is the CUDA toolkit installed? set CUDA_HOME" : "");
-        return 1;
-    }
-    return list_kernels(out) == 0 ? 0 : 1;
+    return cuda ? hkl_aot_cuda(&job) : hkl_aot_amd(&job);
 }
-
-#else
-
-int hkl_cmd_compile(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "hipkit compile: this hipkit was built without the CUDA toolkit, and the AMD "
-                    "backend does not exist yet: it can build no code objects ahead of time\n");
-    return 1;
-}
-
-#endif

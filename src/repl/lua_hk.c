@@ -1,11 +1,12 @@
-/* The `hk` table: the context, backends and devices, sync, the cache, and
- * the error convention every binding file shares. */
+/* The `hk` table: the context, backends and devices, sync, the cache, code
+ * object inspection, and the error convention every binding file shares. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "hkl.h"
+#include "inspect.h"
 
 /* Registry key of the context userdata (its __gc destroys the context, which
  * Lua runs after every buffer and module is collected, since those hold a
@@ -225,6 +226,122 @@ static int l_cache_prune(lua_State *L)
     return 0;
 }
 
+/* ------------------------------------------------------ code objects */
+
+/* Sets t[key] = s on the table on top, leaving the field nil for "". */
+static void set_string(lua_State *L, const char *key, const char *s)
+{
+    if (s[0]) {
+        lua_pushstring(L, s);
+        lua_setfield(L, -2, key);
+    }
+}
+
+static void set_integer(lua_State *L, const char *key, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, key);
+}
+
+static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
+{
+    lua_createtable(L, 0, 14);
+    set_string(L, "name", k->name);
+    set_string(L, "symbol", k->symbol);
+    lua_createtable(L, k->nargs, 0);
+    for (int i = 0; i < k->nargs; i++) {
+        const hk_code_arg *a = &k->args[i];
+        lua_createtable(L, 0, 7);
+        set_string(L, "name", a->name);
+        set_string(L, "type", a->type_name);
+        set_integer(L, "offset", a->offset);
+        set_integer(L, "size", a->size);
+        set_string(L, "kind", a->value_kind);
+        set_string(L, "space", a->address_space);
+        lua_pushboolean(L, a->hidden);
+        lua_setfield(L, -2, "hidden");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "args");
+    set_integer(L, "kernarg_size", k->kernarg_size);
+    set_integer(L, "kernarg_align", k->kernarg_align);
+    /* -1 (the code object does not say) stays nil */
+    const struct { const char *key; int v; } counts[] = {
+        {"sgprs", k->sgprs}, {"vgprs", k->vgprs}, {"agprs", k->agprs},
+        {"sgpr_spills", k->sgpr_spills}, {"vgpr_spills", k->vgpr_spills},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        if (counts[i].v >= 0)
+            set_integer(L, counts[i].key, counts[i].v);
+    set_integer(L, "lds", k->lds_bytes);
+    set_integer(L, "scratch", k->scratch_bytes);
+    set_integer(L, "max_workgroup", k->max_flat_workgroup_size);
+    set_integer(L, "wavefront", k->wavefront_size);
+}
+
+static void push_code_info(lua_State *L, const hk_code_info *info)
+{
+    lua_createtable(L, 0, 2);
+    set_string(L, "format", info->format);
+    lua_createtable(L, info->nentries, 0);
+    for (int i = 0; i < info->nentries; i++) {
+        const hk_code_entry *e = &info->entries[i];
+        lua_createtable(L, 0, 5);
+        set_string(L, "id", e->id);
+        set_string(L, "target", e->target);
+        set_integer(L, "offset", (lua_Integer)e->offset);
+        set_integer(L, "size", (lua_Integer)e->size);
+        lua_createtable(L, e->nkernels, 0);
+        for (int k = 0; k < e->nkernels; k++) {
+            push_code_kernel(L, &e->kernels[k]);
+            lua_rawseti(L, -2, k + 1);
+        }
+        lua_setfield(L, -2, "kernels");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "entries");
+}
+
+static int push_code_info_p(lua_State *L)
+{
+    push_code_info(L, lua_touserdata(L, 1));
+    return 1;
+}
+
+/* hk.inspect(path) or hk.inspect{bytes = s}: a code object described with
+ * no device. A string is always a path, so bytes never pass for one. */
+static int l_inspect(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    const char *bytes = NULL;
+    size_t size = 0;
+    void *file = NULL;
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        if (lua_getfield(L, 1, "bytes") != LUA_TSTRING)
+            return luaL_argerror(L, 1, "a table needs bytes = <string>: the code object's contents");
+        bytes = lua_tolstring(L, -1, &size);
+    } else {
+        const char *path = luaL_checkstring(L, 1);
+        int r = hkl_read_file(path, &file, &size);
+        if (r != 0)
+            return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, strerror(-r));
+        bytes = file;
+    }
+    hk_code_info *info = NULL;
+    int rc = hk_code_inspect(ctx, bytes, size, &info);
+    free(file);
+    if (rc != 0)
+        return hkl_error(L, rc, NULL);
+    /* a table built under a Lua error would leak info: build it protected */
+    lua_pushcfunction(L, push_code_info_p);
+    lua_pushlightuserdata(L, info);
+    rc = lua_pcall(L, 1, 1, 0);
+    hk_code_info_free(info);
+    if (rc != LUA_OK)
+        return lua_error(L);
+    return 1;
+}
+
 static const luaL_Reg cache_fns[] = {
     {"dir", l_cache_dir},
     {"stats", l_cache_stats},
@@ -239,6 +356,7 @@ static const luaL_Reg hk_fns[] = {
     {"device", l_device},
     {"sync", l_sync},
     {"clock", l_clock},
+    {"inspect", l_inspect},
     {NULL, NULL},
 };
 

@@ -1,9 +1,11 @@
 /* hipkit: the Lua REPL, the script runner, and subcommands that need no Lua
- * (info, cache).
+ * (info, cache, plugins, compile, inspect).
  *
  *   hipkit [options] [SCRIPT [args]]
  *   hipkit info
  *   hipkit cache stats|clear|prune [MAX]
+ *   hipkit compile FILE.hip --cuda-arch ... | --offload-arch ...
+ *   hipkit inspect FILE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "hkl.h"
 #include "aot.h"
+#include "inspect.h"
 #include "repl.h"
 
 static const char *progname = "hipkit";
@@ -27,7 +30,9 @@ static void usage(FILE *f)
         "       hipkit info\n"
         "       hipkit cache stats|clear|prune [MAX]\n"
         "       hipkit plugins\n"
-        "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR]\n"
+        "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
+        "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
+        "       hipkit inspect FILE [--kernel NAME] [--disasm] | --extract ENTRY -o OUT\n"
         "\n"
         "With no SCRIPT, an interactive Lua 5.4 session with the `hk` module\n"
         "(a terminal), or the Lua program read from stdin (anything else).\n"
@@ -49,10 +54,15 @@ static void usage(FILE *f)
         "  plugins          kernel families with their kernels and doc lines\n"
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
-        "  compile FILE     a cubin (one arch) or fatbin (several) for the NVIDIA\n"
-        "                   backend, built ahead by nvcc; hk.load takes it\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
         "                   is under MAX bytes (suffix K, M or G; default: its cap)\n"
+        "  compile FILE     code objects built ahead, which hk.load takes: with\n"
+        "                   --cuda-arch a cubin (one arch) or fatbin (several) by\n"
+        "                   nvcc; with --offload-arch an AMDGPU code object .co (one\n"
+        "                   target) or offload bundle .hipfb (several) by hipcc\n"
+        "  inspect FILE     a code object's targets, kernels, arguments, registers\n"
+        "                   and memory, with no GPU; --kernel NAME, --disasm,\n"
+        "                   --extract ENTRY -o OUT (one entry of a bundle)\n"
         "\n"
         "environment:\n"
         "  HIPKIT_BACKEND       backend when --backend is absent\n"
@@ -62,6 +72,8 @@ static void usage(FILE *f)
         "  HIPKIT_CACHE         compile cache mode: rw, ro or off\n"
         "  HIPKIT_CACHE_DIR     compile cache folder\n"
         "  HIPKIT_CACHE_MAX     compile cache cap in bytes (suffix K, M or G)\n"
+        "  HIPKIT_HIPCC         the compiler of `compile --offload-arch` (default: hipcc,\n"
+        "                       else amdclang++ or clang++, in ROCM_PATH, PATH, /opt/rocm)\n"
         "  XDG_STATE_HOME       the REPL's history is $XDG_STATE_HOME/hipkit/history\n"
         "                       (default ~/.local/state/hipkit/history)\n");
 }
@@ -462,6 +474,8 @@ int main(int argc, char **argv)
         return cmd_plugins(argc, argv);
     if (argc > 1 && strcmp(argv[1], "compile") == 0)
         return hkl_cmd_compile(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "inspect") == 0)
+        return hkl_cmd_inspect(argc, argv);
     if (argc > 1 && strcmp(argv[1], "cache") == 0)
         return cmd_cache(argc, argv);
 

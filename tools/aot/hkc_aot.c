@@ -14,7 +14,8 @@
  * host: T must be this machine's target id (uname's machine, what the host
  *       backend reports); the image is a shared object built by the system
  *       C++ compiler (HIPKIT_CXX), checked at load for HK_HOST_ABI_VERSION.
- * cuda: T is sm_XY; NVRTC needs no GPU and no driver. */
+ * cuda: T is sm_XY; NVRTC needs no GPU and no driver.
+ * hip:  T is an AMD target id (gfx90a, gfx90a:xnack-); hiprtc needs no GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,13 @@
 #ifdef HKC_AOT_CUDA
 #include "cuda_backend.h"
 #endif
+#ifdef HKC_AOT_HIP
+#include "hip_backend.h"
+#endif
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: hkc-aot --backend host|cuda --target T --name N IN.hip -o OUT "
+    fprintf(stderr, "usage: hkc-aot --backend host|cuda|hip --target T --name N IN.hip -o OUT "
                     "[--tag TAGFILE]\n");
     return 2;
 }
@@ -46,8 +50,8 @@ static int write_all(const char *path, const void *data, size_t size)
 
 /* hk_module_compile past the memory table and the disk cache, default
  * options: keep in step with it. */
-static int build(hkc_backend *be, const char *name, const char *source, void **code,
-                 size_t *size, hkc_strbuf *log)
+static int build(hkc_backend *be, const char *target, const char *name, const char *source,
+                 void **code, size_t *size, hkc_strbuf *log)
 {
     hkc_source_kernel *kernels = NULL;
     int nkernels = 0;
@@ -61,7 +65,8 @@ static int build(hkc_backend *be, const char *name, const char *source, void **c
         .name = name, .source = source, .flags = flags, .nflags = 0,
         .kernels = kernels, .nkernels = nkernels,
     };
-    r = be->ops->compile(be, 0, &job, code, size, log);
+    r = be->ops->compile_target ? be->ops->compile_target(be, target, &job, code, size, log)
+                                : be->ops->compile(be, 0, &job, code, size, log);
     hkc_source_kernels_free(kernels, nkernels);
     return r;
 }
@@ -72,6 +77,15 @@ static const hkc_backend_ops aot_cuda_ops = {
     .code_ext = "cubin",
     .toolchain = hkc_cuda_toolchain,
     .compile = hkc_cuda_compile,
+};
+#endif
+
+#ifdef HKC_AOT_HIP
+static const hkc_backend_ops aot_hip_ops = {
+    .name = "hip",
+    .code_ext = "hsaco",
+    .toolchain = hkc_hip_toolchain,
+    .compile_target = hkc_hip_compile_target,
 };
 #endif
 
@@ -123,6 +137,11 @@ int main(int argc, char **argv)
     cuda_impl ci;
     memset(&ci, 0, sizeof ci);
 #endif
+#ifdef HKC_AOT_HIP
+    hip_impl hi;
+    memset(&hi, 0, sizeof hi);
+    char hip_target[96];
+#endif
     if (!strcmp(backend, "host")) {
         be.ops = &hkc_backend_host;
         if (be.ops->probe(&be, &be.reason) < 1) {
@@ -152,10 +171,28 @@ int main(int argc, char **argv)
         be.ops = &aot_cuda_ops;
         be.impl = &ci;
 #endif
+#ifdef HKC_AOT_HIP
+    } else if (!strcmp(backend, "hip")) {
+        be.ops = &aot_hip_ops;
+        be.impl = &hi;
+        hkc_hip_compile_init(&hi);
+        hkc_strbuf err;
+        hkc_strbuf_init(&err);
+        int bad = hkc_hip_target_normalize(&be, target, hip_target, sizeof hip_target, &err);
+        if (bad)
+            fprintf(stderr, "hkc-aot: %s\n", err.data);
+        hkc_strbuf_free(&err);
+        if (bad)
+            return 1;
+        target = hip_target;
+#endif
     } else {
         fprintf(stderr, "hkc-aot: backend '%s' is not built into this hkc-aot (host"
 #ifdef HKC_AOT_CUDA
                         ", cuda"
+#endif
+#ifdef HKC_AOT_HIP
+                        ", hip"
 #endif
                         ")\n", backend);
         return 1;
@@ -165,7 +202,7 @@ int main(int argc, char **argv)
     size_t size = 0;
     hkc_strbuf log;
     hkc_strbuf_init(&log);
-    int r = build(&be, name, source, &code, &size, &log);
+    int r = build(&be, target, name, source, &code, &size, &log);
     const char *tag = be.ops->toolchain(&be);
     int rc = 0;
     if (r != 0) {
