@@ -412,6 +412,39 @@ HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const cha
 
 /* ----------------------------------------------------------------- load */
 
+/* Code for another backend than the current device's (an AMD code object
+ * while a CPU is selected): say so, rather than let the wrong loader fail
+ * in its own words. */
+static int foreign_code(hk_context *ctx, const void *data, size_t size)
+{
+    hkc_device *dev = hkc_current_device(ctx);
+    for (int i = 0; i < ctx->nbackends; i++) {
+        hkc_backend *be = &ctx->backends[i];
+        if (be == dev->be || !be->impl || !be->ops->code_inspect)
+            continue;
+        hk_code_info *info = NULL;
+        hkc_strbuf err;
+        hkc_strbuf_init(&err);
+        int r = be->ops->code_inspect(be, data, size, &info, &err);
+        hkc_strbuf_free(&err);
+        if (r == HK_EFORMAT)
+            continue;
+        hkc_strbuf targets;
+        hkc_strbuf_init(&targets);
+        for (int k = 0; info && k < info->nentries; k++)
+            hkc_strbuf_printf(&targets, "%s%s", k ? ", " : "", info->entries[k].target);
+        hk_code_info_free(info);
+        r = hkc_fail(ctx, HK_EFORMAT,
+                     "this is code for the %s backend (%s), but the current device is %s:%d (%s); "
+                     "select a %s device (hk.device / HIPKIT_BACKEND=%s)",
+                     be->ops->name, targets.len ? targets.data : "unreadable", dev->be->ops->name,
+                     dev->index, dev->info.name, be->ops->name, be->ops->name);
+        hkc_strbuf_free(&targets);
+        return r;
+    }
+    return 0;
+}
+
 HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, const char *name,
                                 hk_module **out)
 {
@@ -419,8 +452,11 @@ HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, 
         return hkc_fail(ctx, HK_EINVAL, "hk_module_load_bytes: context, data or out is NULL");
     *out = NULL;
     double t0 = hkc_now_ms();
+    int r = foreign_code(ctx, data, size);
+    if (r != 0)
+        return r;
     hkc_modentry *e;
-    int r = entry_load(ctx, hkc_current_device(ctx), data, size, &e);
+    r = entry_load(ctx, hkc_current_device(ctx), data, size, &e);
     if (r != 0)
         return r;
     return new_module(ctx, e, name && *name ? name : "module", HK_ORIGIN_FILE, hkc_now_ms() - t0, out);

@@ -175,7 +175,9 @@ static void test_cache_keys(void)
     int r2 = compile("gfx90a:xnack-", src, "axpb", &c2, &s2, &o2);
     int r3 = compile("gfx90a:xnack+", src, "axpb", &c3, &s3, &o3);
     int r4 = compile("gfx90a:xnack-:sramecc+", src, "axpb", &c4, &s4, &o4);
-    int r5 = compile("gfx90a:sramecc+:xnack-", src, "axpb", &c4 /* reused below */, &s4, &o4);
+    free(c4);
+    c4 = NULL;
+    int r5 = compile("gfx90a:sramecc+:xnack-", src, "axpb", &c4, &s4, &o4);
     tap_ok(!r1 && !r2 && !r3 && !r4 && !r5, "the xnack variants compile (%s)", err1());
     tap_ok(o1 == HK_ORIGIN_JIT && o2 == HK_ORIGIN_JIT,
            "xnack+ then xnack-: both compiled (%s, %s): their keys differ", hk_code_origin_name(o1),
@@ -218,6 +220,21 @@ static void test_errors(void)
     r = compile("sm_90", vadd_src, "vadd", &code, &size, NULL);
     tap_ok(r == HK_EINVAL && strstr(err1(), "sm_90"), "an NVIDIA arch is no AMD target: %s",
            err1());
+    /* AMD code while the CPU is the current device: named, not mis-loaded */
+    int host = hk_device_find(ctx, "host"), cur = hk_device_current(ctx);
+    if (compile("gfx90a", vadd_src, "vadd", &code, &size, NULL) == 0 && host >= 0 &&
+        hk_device_select(ctx, host) == 0) {
+        hk_module *m = NULL;
+        r = hk_module_load_bytes(ctx, code, size, "vadd.co", &m);
+        tap_ok(r == HK_EFORMAT && m == NULL && strstr(hk_errmsg(ctx), "hip backend") &&
+                   strstr(hk_errmsg(ctx), "gfx90a"),
+               "loading AMD code on the CPU device says whose code it is: %s", err1());
+        hk_device_select(ctx, cur);
+    } else {
+        tap_ok(0, "compile and select the host device: %s", err1());
+    }
+    free(code);
+    code = NULL;
     r = hk_compile_for_target(ctx, "rocm", "gfx90a", vadd_src, NULL, &code, &size, NULL);
     tap_ok(r == HK_ENOTFOUND && strstr(err1(), "rocm"), "an unknown backend is named: %s",
            err1());

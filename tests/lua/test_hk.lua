@@ -184,10 +184,17 @@ local mf = hk.compile([[
 extern "C" __global__ void oob(float *p, int stride) { p[threadIdx.x * stride] = 1.0f; }
 ]], {name = "oob"})
 local keep = x:totable(1, 10)
-t.ok(fails("faulted", mf.oob.launch, mf.oob, 1, 64, y, 1 << 20), "an out-of-bounds kernel is a Lua error")
-local same = true
-for i = 1, 10 do same = same and x[i] == keep[i] end
-t.ok(same, "buffers are intact after the fault")
+-- valgrind reports the deliberate wild write itself (and fails the run)
+-- before hipkit's fault handler turns it into an error
+if (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true) then
+    t.skip("an out-of-bounds kernel is a Lua error", "under valgrind, which reports the deliberate fault")
+    t.skip("buffers are intact after the fault", "under valgrind")
+else
+    t.ok(fails("faulted", mf.oob.launch, mf.oob, 1, 64, y, 1 << 20), "an out-of-bounds kernel is a Lua error")
+    local same = true
+    for i = 1, 10 do same = same and x[i] == keep[i] end
+    t.ok(same, "buffers are intact after the fault")
+end
 m.axpb:launch(1, 64, a, x, b, y, 64)
 t.ok(math.abs(y[1] - (a * xs[1] + b)) < 1e-4, "the next launch works")
 

@@ -20,7 +20,11 @@ static hip_impl *impl_of(hkc_backend *be) { return be->impl; }
 
 const char *hkc_hip_error(hipError_t e, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%s: %s", hipGetErrorName(e), hipGetErrorString(e));
+    const char *name = hipGetErrorName(e), *text = hipGetErrorString(e);
+    if (!strcmp(name, text)) /* ROCm 5 answers the name for both */
+        snprintf(buf, cap, "%s", name);
+    else
+        snprintf(buf, cap, "%s: %s", name, text);
     return buf;
 }
 
