@@ -1,13 +1,17 @@
 #!/bin/sh
 # Every test that can run on a GPU, and every scripts-lua example, on the GPU
-# backend (default cuda), with nothing but a build folder: the device
+# backend (default: the one present, hip before cuda), with nothing but a build folder: the device
 # machines have no Lua headers and no package registry, so build elsewhere,
 # carry the build folder, run this there. Prints one TAP stream and ends with
 # "N passed, N failed".
 # Usage: tests/gpu/run.sh [BUILD_DIR] [BACKEND]
 build=${1:-build}
-backend=${2:-cuda}
+backend=${2:-}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -z "$backend" ]; then
+    backend=cuda
+    "$build/src/repl/hipkit" info 2>/dev/null | grep -q '^  hip *available' && backend=hip
+fi
 export HIPKIT_TEST_BACKEND=$backend
 export HIPKIT_CACHE_DIR=${HIPKIT_CACHE_DIR:-$(mktemp -d)}
 hipkit="$build/src/repl/hipkit"
@@ -57,6 +61,8 @@ echo "# backend $backend; build $build; $(date -u)"
 for t in test_kernels test_memory test_gpu_faults; do
     run "$t" "$build/tests/$t"
 done
+# the AMD backend's own device test (launch, memory modes, mmap, events)
+[ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done

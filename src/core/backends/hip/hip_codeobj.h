@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "hipkit/hipkit.h"
 #include "strbuf.h"
 
 typedef enum hip_code_kind {
@@ -38,7 +39,7 @@ int hkc_hip_target_parse(const char *id, hip_target *out, hkc_strbuf *err);
 void hkc_hip_target_format(const hip_target *t, char *out, size_t cap);
 /* 1 when code built for target id `code` runs on a device whose full target
  * id is `dev`: same processor, and each feature either "any" in the code or
- * equal to the device's. */
+ * equal to the device's. 0 when not, or when either id does not parse. */
 int hkc_hip_target_compatible(const char *code, const char *dev);
 
 /* The target id an AMDGPU ELF states in its header (EF_AMDGPU_MACH and the
@@ -69,7 +70,8 @@ int hkc_hip_code_entries(const void *data, size_t size, hip_bundle_entry **entri
 
 /* Picks the code object for a device with full target id dev_target: an
  * exact target match first, then a compatible one. *elf and *elf_size point
- * into data; picked (may be NULL) gets the entry's target id. On failure
+ * into data; picked (may be NULL) gets the entry's target id as the file
+ * spells it. On failure
  * returns -1 with a message in err saying which targets the file holds,
  * which one the device needs, and the command that rebuilds it:
  * "hipkit compile FILE.hip --offload-arch gfx90a:sramecc+:xnack-". */

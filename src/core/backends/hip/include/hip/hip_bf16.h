@@ -7,6 +7,7 @@
 #define HIPKIT_AMD_HIP_BF16_H
 
 #include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h> /* hipkit's: hkc_double_to_float_odd */
 
 static __device__ __forceinline__ unsigned short hkc_f2bf_bits(float f)
 {
@@ -16,17 +17,10 @@ static __device__ __forceinline__ unsigned short hkc_f2bf_bits(float f)
     return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* double to bf16 in one rounding: to float toward zero with a sticky bit
- * (round to odd), then to nearest even. */
+/* double to bf16 in one rounding (see hip_fp16.h) */
 static __device__ __forceinline__ unsigned short hkc_d2bf_bits(double d)
 {
-    float f = (float)d;
-    if (fabsf(f) > fabs(d) || (isinf(f) && !isinf(d)))
-        f = nextafterf(f, 0.0f);
-    unsigned u = __float_as_uint(f);
-    if ((double)f != d && d == d)
-        u |= 1u;
-    return hkc_f2bf_bits(__uint_as_float(u));
+    return hkc_f2bf_bits(hkc_double_to_float_odd(d));
 }
 
 struct __hip_bfloat16 {

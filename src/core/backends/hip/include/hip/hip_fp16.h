@@ -11,9 +11,10 @@
 #include <hip/hip_runtime.h>
 #endif
 
-/* double to half in one rounding: to float toward zero with a sticky bit
- * (round to odd), then to nearest even. */
-static __device__ __forceinline__ __half __double2half(double d)
+/* A double to float rounded toward zero with a sticky last bit ("round to
+ * odd"): rounding that once more to a narrower format (half, bfloat16) then
+ * gives the same result as rounding the double directly. */
+static __device__ __forceinline__ float hkc_double_to_float_odd(double d)
 {
     float f = (float)d;
     if (fabsf(f) > fabs(d) || (isinf(f) && !isinf(d)))
@@ -21,7 +22,12 @@ static __device__ __forceinline__ __half __double2half(double d)
     unsigned u = __float_as_uint(f);
     if ((double)f != d && d == d)
         u |= 1u;
-    return __float2half(__uint_as_float(u));
+    return __uint_as_float(u);
+}
+
+static __device__ __forceinline__ __half __double2half(double d)
+{
+    return __float2half(hkc_double_to_float_odd(d));
 }
 
 #endif
