@@ -6,7 +6,7 @@
  * cache bypassed, fresh source text each run so nothing is reused), against
  * a disk-cache hit of the same request in a new process (context creation
  * excluded, as a user's second session would see it). Prints both medians
- * and their ratio (the issue asks for >= 100x). */
+ * and their ratio (the target in docs/RESULTS.md: >= 100x). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +83,12 @@ int main(int argc, char **argv)
     one(target, src, 0, -1); /* the entry the children hit */
     for (int i = 0; i < N; i++) {
         char cmd[4200];
-        snprintf(cmd, sizeof cmd, "%s %s child", argv[0], target);
+        snprintf(cmd, sizeof cmd, "'%s' '%s' child", argv[0], target);
         FILE *p = popen(cmd, "r");
-        if (!p || fscanf(p, "%lf", &hit[i]) != 1)
-            die("child");
+        if (!p || fscanf(p, "%lf", &hit[i]) != 1) {
+            fprintf(stderr, "bench-hip: the child run (%s) gave no figure\n", cmd);
+            return 1;
+        }
         pclose(p);
     }
     double c = median(cold, N), h = median(hit, N);

@@ -34,7 +34,7 @@ typedef struct hkc_kernel_meta {
  * (hidden ones are the runtime's) by size and kernarg offset. */
 static inline void hkc_kernel_meta_from_code(const hk_code_kernel *k, hkc_kernel_meta *out)
 {
-    *out = (hkc_kernel_meta){.nparams = 0, .has_offsets = 1, .uses_sync = 1};
+    *out = (hkc_kernel_meta){.nparams = 0, .has_offsets = 1, .uses_sync = 0};
     for (size_t i = 0; i + 1 < sizeof out->name && k->name[i]; i++)
         out->name[i] = k->name[i];
     for (int a = 0; a < k->nargs && out->nparams < 64; a++) {
@@ -44,6 +44,9 @@ static inline void hkc_kernel_meta_from_code(const hk_code_kernel *k, hkc_kernel
         out->param_offset[out->nparams] = k->args[a].offset;
         out->nparams++;
     }
+    for (int a = 0, seen = 0; a < k->nargs; a++) /* more than the table holds: no check */
+        if (!k->args[a].hidden && ++seen > 64)
+            out->nparams = -1;
 }
 
 /* A source to compile, with everything that must go into the cache key

@@ -427,8 +427,10 @@ static int foreign_code(hk_context *ctx, const void *data, size_t size)
         hkc_strbuf_init(&err);
         int r = be->ops->code_inspect(be, data, size, &info, &err);
         hkc_strbuf_free(&err);
-        if (r == HK_EFORMAT)
+        if (r != 0) { /* not its format, or unreadable: the current backend will say */
+            hk_code_info_free(info);
             continue;
+        }
         hkc_strbuf targets;
         hkc_strbuf_init(&targets);
         for (int k = 0; info && k < info->nentries; k++)
@@ -586,11 +588,17 @@ int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *
         const hkc_param *p = &sig->params[i];
         if (p->size != meta->param_size[i] ||
             (meta->param_align[i] && p->align != meta->param_align[i])) {
-            r = hkc_fail(ctx, HK_EARG,
-                         "kernel %s: parameter %d '%s' (%s) is %u bytes aligned to %u in the signature, "
-                         "but %u bytes aligned to %u in the code object",
-                         name, i + 1, p->name, p->type, p->size, p->align, meta->param_size[i],
-                         meta->param_align[i] ? meta->param_align[i] : p->align);
+            if (meta->param_align[i])
+                r = hkc_fail(ctx, HK_EARG,
+                             "kernel %s: parameter %d '%s' (%s) is %u bytes aligned to %u in the "
+                             "signature, but %u bytes aligned to %u in the code object",
+                             name, i + 1, p->name, p->type, p->size, p->align, meta->param_size[i],
+                             meta->param_align[i]);
+            else
+                r = hkc_fail(ctx, HK_EARG,
+                             "kernel %s: parameter %d '%s' (%s) is %u bytes in the signature, but %u "
+                             "bytes in the code object",
+                             name, i + 1, p->name, p->type, p->size, meta->param_size[i]);
             goto done;
         }
         if (meta->has_offsets && p->offset != meta->param_offset[i]) {

@@ -198,9 +198,9 @@ static void print_kernels(const void *data, size_t size)
 /* "wrote k.co: AMDGPU code object for gfx90a, 5320 bytes", then the kernels. */
 static int report(const char *out)
 {
-    void *data = NULL;
+    char *data = NULL;
     size_t size = 0;
-    if (hkl_read_file(out, &data, &size) != 0) {
+    if (hkc_read_file(out, &data, &size) != 0) {
         fprintf(stderr, "hipkit compile: the compiler said it wrote %s, which cannot be read\n", out);
         return 1;
     }

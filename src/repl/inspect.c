@@ -7,40 +7,10 @@
 #include <string.h>
 
 #include "inspect.h"
+#include "strbuf.h"
 
 #define USAGE "usage: hipkit inspect FILE [--kernel NAME] [--disasm]\n" \
               "       hipkit inspect FILE --extract ENTRY -o OUT\n"
-
-int hkl_read_file(const char *path, void **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *more = realloc(buf, cap * 2);
-        if (!more) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = more;
-        cap *= 2;
-    }
-    int err = ferror(f) ? EIO : buf ? 0 : ENOMEM;
-    fclose(f);
-    if (err) {
-        free(buf);
-        return -err;
-    }
-    *data = buf;
-    *size = n;
-    return 0;
-}
 
 hk_context *hkl_inspect_context(char *why, size_t cap)
 {
@@ -230,9 +200,9 @@ int hkl_cmd_inspect(int argc, char **argv)
         return 2;
     }
 
-    void *data = NULL;
+    char *data = NULL;
     size_t size = 0;
-    int r = hkl_read_file(file, &data, &size);
+    int r = hkc_read_file(file, &data, &size);
     if (r != 0) {
         fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, strerror(-r));
         return 1;

@@ -10,10 +10,6 @@
 /* argv[1] is "inspect". Returns the exit status. */
 int hkl_cmd_inspect(int argc, char **argv);
 
-/* A whole file, malloc'd (*data is never NULL on success, even when empty).
- * Returns 0 or -errno. */
-int hkl_read_file(const char *path, void **data, size_t *size);
-
 /* A quiet context for device-free work: the default backend, else the host
  * backend (HIPKIT_BACKEND may name one that is unavailable here; inspection
  * asks every loaded backend anyway). NULL with the reason in why. */

@@ -7,6 +7,7 @@
 
 #include "hkl.h"
 #include "inspect.h"
+#include "strbuf.h"
 
 /* Registry key of the context userdata (its __gc destroys the context, which
  * Lua runs after every buffer and module is collected, since those hold a
@@ -315,14 +316,14 @@ static int l_inspect(lua_State *L)
     hk_context *ctx = hkl_ctx(L);
     const char *bytes = NULL;
     size_t size = 0;
-    void *file = NULL;
+    char *file = NULL;
     if (lua_type(L, 1) == LUA_TTABLE) {
         if (lua_getfield(L, 1, "bytes") != LUA_TSTRING)
             return luaL_argerror(L, 1, "a table needs bytes = <string>: the code object's contents");
         bytes = lua_tolstring(L, -1, &size);
     } else {
         const char *path = luaL_checkstring(L, 1);
-        int r = hkl_read_file(path, &file, &size);
+        int r = hkc_read_file(path, &file, &size);
         if (r != 0)
             return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, strerror(-r));
         bytes = file;

@@ -31,7 +31,7 @@ const char *hkc_hip_error(hipError_t e, char *buf, size_t cap)
 static int hip_fail(const hk_context *ctx, hipError_t e, int code, const char *what)
 {
     char eb[256];
-    if (e == hipErrorOutOfMemory || e == hipErrorMemoryAllocation)
+    if (e == hipErrorOutOfMemory)
         code = HK_ENOMEM;
     return hkc_fail(ctx, code, "%s: %s", what, hkc_hip_error(e, eb, sizeof eb));
 }
@@ -90,23 +90,34 @@ static int hip_probe(hkc_backend *be, hkc_strbuf *reason)
             if (hkc_hip_target_normalize(be, arch, hd->target, sizeof hd->target, &err) != 0) {
                 hkc_warn(be->ctx, "HIPKIT_ARCH ignored: %s", err.data);
                 memcpy(hd->target, hd->arch, sizeof hd->target);
+            } else if (!hkc_hip_target_compatible(hd->target, hd->arch)) {
+                hkc_warn(be->ctx, "HIPKIT_ARCH=%s: code compiled for it will not load on %s (%s)",
+                         arch, hd->name, hd->arch);
             }
             hkc_strbuf_free(&err);
         }
         h->ndev++;
     }
     if (!h->ndev)
-        hkc_strbuf_printf(reason, "the HIP runtime reports %d device(s) but none answered "
-                                  "hipGetDeviceProperties", count);
+        hkc_strbuf_printf(reason, count ? "the HIP runtime reports %d device(s) but none answered "
+                                          "hipGetDeviceProperties"
+                                        : "the HIP runtime reports %d devices", count);
     return h->ndev;
 }
+
+static void final_write_back(hk_buffer *b, hip_buffer *hb);
+static void release(hip_buffer *hb);
 
 static void hip_destroy(hkc_backend *be)
 {
     hip_impl *h = impl_of(be);
-    while (h->buffers) { /* buffers the user never freed: the context owns them no more */
+    while (h->buffers) { /* buffers the user never freed: keep their data, free the memory */
         hip_buffer *hb = h->buffers;
         h->buffers = hb->next;
+        final_write_back(hb->b, hb);
+        if (hb->kind == HIP_BUF_STAGED)
+            hb->b->hptr = hb->host;
+        release(hb);
         hb->b->impl = NULL;
         free(hb);
     }
@@ -120,7 +131,9 @@ static int hip_device_info(hkc_backend *be, int index, hk_device_info *out)
     const hip_device *hd = &impl_of(be)->devs[index];
     hipDeviceProp_t p;
     memset(&p, 0, sizeof p);
-    hipGetDeviceProperties(&p, hd->ordinal);
+    hipError_t e = hipGetDeviceProperties(&p, hd->ordinal);
+    if (e != hipSuccess)
+        return hip_fail(be->ctx, e, HK_EBACKEND, "hipGetDeviceProperties");
     snprintf(out->name, sizeof out->name, "%s", hd->name);
     snprintf(out->target, sizeof out->target, "%s", hd->target);
     out->total_memory = p.totalGlobalMem;
@@ -247,11 +260,37 @@ static void hip_buf_free(hk_buffer *b)
 }
 
 /* A staged copy of a writable mapping goes back into the mapping (the core
- * msyncs it to the file after synchronize). */
+ * msyncs it to the file after synchronize), when something may have changed
+ * it since the last time. */
 static hipError_t write_back(hip_buffer *hb)
 {
+    if (!hb->dirty)
+        return hipSuccess;
     hipError_t e = hipMemcpy(hb->host, hb->mem, hb->b->bytes, hipMemcpyDeviceToHost);
+    if (e == hipSuccess)
+        hb->dirty = 0;
     return e;
+}
+
+/* Which staged copies may change: the one written to, or (for a launch, whose
+ * writes hipkit cannot see) all of the device's. */
+static void mark_dirty(hk_buffer *b)
+{
+    hk_buffer *root = b->parent ? b->parent : b;
+    hip_buffer *hb = root->impl;
+    if (hb && hb->kind == HIP_BUF_STAGED && root->map.writable)
+        hb->dirty = 1;
+}
+
+static void mark_all_dirty(hip_impl *h, int dev)
+{
+    if (!h->any_staged)
+        return;
+    pthread_mutex_lock(&h->lock);
+    for (hip_buffer *hb = h->buffers; hb; hb = hb->next)
+        if (hb->kind == HIP_BUF_STAGED && hb->b->map.writable && hb->b->dev->index == dev)
+            hb->dirty = 1;
+    pthread_mutex_unlock(&h->lock);
 }
 
 /* mmap: register the mapping so kernels read the file's pages; where the
@@ -276,23 +315,26 @@ static int hip_buf_register(hk_buffer *b)
     if (!b->map.writable)
         flags |= hipHostRegisterReadOnly;
 #endif
-    if (!hd->pageable)
-        hkc_warn(b->ctx, "file %s: %s has no HMM, so registering the mapping pins all of it: "
-                         "its %zu bytes are read from disk now, not on first touch",
-                 b->map.path, hd->name, b->bytes);
+    const char *call = "hipHostRegister";
     e = hipHostRegister((void *)lo, hi - lo, flags);
     if (e == hipSuccess) {
         void *dptr = NULL;
+        call = "hipHostGetDevicePointer";
         e = hipHostGetDevicePointer(&dptr, (void *)lo, 0);
         if (e == hipSuccess) {
+            if (!hd->pageable)
+                hkc_warn(b->ctx, "file %s: %s has no HMM, so registering the mapping pinned all of "
+                                 "it: its %zu bytes were read from disk now, not on first touch",
+                         b->map.path, hd->name, b->bytes);
             b->kptr = (char *)dptr + ((uintptr_t)b->hptr - lo);
             return track(b, HIP_BUF_REGISTERED, (void *)lo);
         }
         hipHostUnregister((void *)lo);
     }
     /* Registration refused: a device copy. */
-    char eb[256];
-    hkc_hip_error(e, eb, sizeof eb);
+    char eb[300];
+    size_t used = (size_t)snprintf(eb, sizeof eb, "%s: ", call);
+    hkc_hip_error(e, eb + used, sizeof eb - used);
     void *copy = NULL;
     hipError_t ea = hipMalloc(&copy, b->bytes);
     if (ea == hipSuccess && (ea = hipMemcpy(copy, b->hptr, b->bytes, hipMemcpyHostToDevice)) != hipSuccess)
@@ -303,7 +345,7 @@ static int hip_buf_register(hk_buffer *b)
                                     "%zu-byte device copy failed", b->map.path, eb, b->bytes);
         return hip_fail(b->ctx, ea, HK_EBACKEND, what);
     }
-    hkc_warn(b->ctx, "file %s: the mapping cannot be registered (hipHostRegister: %s); kernels %s",
+    hkc_warn(b->ctx, "file %s: the mapping cannot be registered (%s); kernels %s",
              b->map.path, eb,
              b->map.writable ? "work on a device copy written back on sync/free" : "read a device copy of it");
     b->kptr = copy;
@@ -311,6 +353,7 @@ static int hip_buf_register(hk_buffer *b)
     if (r == 0) {
         hip_buffer *hb = b->impl;
         hb->host = b->hptr;
+        impl_of(be)->any_staged = 1;
         b->hptr = NULL; /* the host reads the copy through download, never a stale mapping */
     } else {
         hipFree(copy);
@@ -318,13 +361,29 @@ static int hip_buf_register(hk_buffer *b)
     return r;
 }
 
+/* The last chance for a staged copy's changes (hk_buffer_free synced first;
+ * this catches a sync that failed part way, and context teardown). */
+static void final_write_back(hk_buffer *b, hip_buffer *hb)
+{
+    if (hb->kind != HIP_BUF_STAGED || !b->map.writable || !hb->dirty)
+        return;
+    hipError_t e = use_dev(b->dev->be, b->dev->index);
+    if (e == hipSuccess)
+        e = hipDeviceSynchronize();
+    if (e == hipSuccess)
+        e = write_back(hb);
+    if (e != hipSuccess) {
+        char eb[256];
+        hkc_warn(b->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path,
+                 hkc_hip_error(e, eb, sizeof eb));
+    }
+}
+
 static void hip_buf_unregister(hk_buffer *b)
 {
     hip_buffer *hb = b->impl;
-    /* hk_buffer_free synced first; this catches a sync that failed part way */
-    if (hb && hb->kind == HIP_BUF_STAGED && b->map.writable &&
-        use_dev(b->dev->be, b->dev->index) == hipSuccess && write_back(hb) != hipSuccess)
-        hkc_warn(b->ctx, "file %s: kernels' changes could not be written back", b->map.path);
+    if (hb)
+        final_write_back(b, hb);
     if (hb && hb->kind == HIP_BUF_STAGED)
         b->hptr = hb->host;
     hip_buf_free(b);
@@ -342,7 +401,10 @@ static int hip_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t b
     hipError_t e = use_dev(b->dev->be, b->dev->index);
     if (e == hipSuccess)
         e = hipMemcpy((char *)b->kptr + offset, src, bytes, hipMemcpyHostToDevice);
-    return e == hipSuccess ? 0 : copy_fail(b, e, "upload", bytes);
+    if (e != hipSuccess)
+        return copy_fail(b, e, "upload", bytes);
+    mark_dirty(b);
+    return 0;
 }
 
 static int hip_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
@@ -360,7 +422,10 @@ static int hip_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_
     if (e == hipSuccess)
         e = hipMemcpy((char *)dst->kptr + dst_offset, (char *)src->kptr + src_offset, bytes,
                       hipMemcpyDeviceToDevice);
-    return e == hipSuccess ? 0 : copy_fail(dst, e, "copy", bytes);
+    if (e != hipSuccess)
+        return copy_fail(dst, e, "copy", bytes);
+    mark_dirty(dst);
+    return 0;
 }
 
 static int hip_buf_fill(hk_buffer *b, const void *value)
@@ -389,7 +454,10 @@ static int hip_buf_fill(hk_buffer *b, const void *value)
             }
         }
     }
-    return e == hipSuccess ? 0 : copy_fail(b, e, "fill", b->bytes);
+    if (e != hipSuccess)
+        return copy_fail(b, e, "fill", b->bytes);
+    mark_dirty(b);
+    return 0;
 }
 
 /* ------------------------------------------------------------- modules */
@@ -401,7 +469,9 @@ static int hip_module_load(hkc_backend *be, int dev, const void *code, size_t si
     const void *elf;
     size_t elf_size;
     char picked[96];
-    if (hkc_hip_pick(code, size, h->devs[dev].target, &elf, &elf_size, picked, sizeof picked, err) != 0)
+    /* the runtime matches code against the device itself, whatever
+     * HIPKIT_ARCH says code should be compiled for */
+    if (hkc_hip_pick(code, size, h->devs[dev].arch, &elf, &elf_size, picked, sizeof picked, err) != 0)
         return HK_EFORMAT;
     hip_module *m = calloc(1, sizeof *m);
     if (!m || !(m->elf = malloc(elf_size))) {
@@ -416,9 +486,12 @@ static int hip_module_load(hkc_backend *be, int dev, const void *code, size_t si
     int r = hkc_hip_comgr_kernels(m->elf, m->elf_size, &m->meta, err);
     if (r == 0) {
         hipError_t e = use_dev(be, dev);
-        if (e == hipSuccess)
-            e = hipModuleLoadData(&m->mod, m->elf);
         if (e != hipSuccess) {
+            char eb[256];
+            hkc_strbuf_printf(err, "hipSetDevice(%d): %s", h->devs[dev].ordinal,
+                              hkc_hip_error(e, eb, sizeof eb));
+            r = HK_EBACKEND;
+        } else if ((e = hipModuleLoadData(&m->mod, m->elf)) != hipSuccess) {
             char eb[256];
             hkc_strbuf_printf(err, "hipModuleLoadData (code object for %s on %s, %s): %s", picked,
                               h->devs[dev].name, h->devs[dev].arch, hkc_hip_error(e, eb, sizeof eb));
@@ -480,15 +553,17 @@ static int hip_function_get(hkc_backend *be, void *bmod, const char *name, void 
         hkc_strbuf_puts(err, "out of memory");
         return HK_ENOMEM;
     }
-    snprintf(f->name, sizeof f->name, "%s", name);
     hipError_t e = use_dev(be, m->dev);
-    if (e == hipSuccess)
+    const char *call = "hipSetDevice";
+    if (e == hipSuccess) {
+        call = "hipModuleGetFunction";
         e = hipModuleGetFunction(&f->fn, m->mod, name);
+    }
     if (e != hipSuccess) {
         char eb[256];
-        hkc_strbuf_printf(err, "hipModuleGetFunction: %s", hkc_hip_error(e, eb, sizeof eb));
+        hkc_strbuf_printf(err, "%s: %s", call, hkc_hip_error(e, eb, sizeof eb));
         free(f);
-        return HK_ENOTFOUND;
+        return e == hipErrorNotFound ? HK_ENOTFOUND : HK_EBACKEND;
     }
     f->next = m->fns;
     m->fns = f;
@@ -515,8 +590,10 @@ static int hip_launch(hk_kernel *k, const hk_launch_config *cfg, const void *ker
         err = hipModuleLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x,
                                     cfg->block.y, cfg->block.z, (unsigned)cfg->shared_bytes, NULL,
                                     NULL, extra);
-    if (err == hipSuccess)
+    if (err == hipSuccess) {
+        mark_all_dirty(impl_of(e->dev->be), e->dev->index);
         return 0;
+    }
     char eb[256];
     return hkc_fail(k->m->ctx, HK_ELAUNCH, "kernel %s: hipModuleLaunchKernel: %s", k->name,
                     hkc_hip_error(err, eb, sizeof eb));
@@ -524,25 +601,27 @@ static int hip_launch(hk_kernel *k, const hk_launch_config *cfg, const void *ker
 
 static int hip_synchronize(hkc_backend *be, int dev)
 {
+    hip_impl *h = impl_of(be);
+    char eb[256];
     hipError_t e = use_dev(be, dev);
     if (e == hipSuccess)
         e = hipDeviceSynchronize();
-    if (e == hipSuccess) {
-        /* staged writable mmap copies: bring the file up to date */
-        hip_impl *h = impl_of(be);
-        pthread_mutex_lock(&h->lock);
-        for (hip_buffer *hb = h->buffers; hb && e == hipSuccess; hb = hb->next)
-            if (hb->kind == HIP_BUF_STAGED && hb->b->map.writable && hb->b->dev->index == dev)
-                e = write_back(hb);
-        pthread_mutex_unlock(&h->lock);
-    }
-    if (e == hipSuccess)
-        return 0;
-    char eb[256];
-    return hkc_fail(be->ctx, e == hipErrorIllegalAddress || e == hipErrorLaunchFailure ? HK_EFAULT
-                                                                                          : HK_EBACKEND,
-                    "%s: hipDeviceSynchronize: %s", impl_of(be)->devs[dev].name,
-                    hkc_hip_error(e, eb, sizeof eb));
+    if (e != hipSuccess)
+        return hkc_fail(be->ctx, e == hipErrorIllegalAddress || e == hipErrorLaunchFailure ? HK_EFAULT
+                                                                                               : HK_EBACKEND,
+                        "%s: hipDeviceSynchronize: %s", h->devs[dev].name,
+                        hkc_hip_error(e, eb, sizeof eb));
+    /* staged writable mmap copies that may have changed: bring the mappings
+     * up to date (the core then msyncs them) */
+    int r = 0;
+    pthread_mutex_lock(&h->lock);
+    for (hip_buffer *hb = h->buffers; hb && !r; hb = hb->next)
+        if (hb->kind == HIP_BUF_STAGED && hb->b->map.writable && hb->b->dev->index == dev &&
+            (e = write_back(hb)) != hipSuccess)
+            r = hkc_fail(be->ctx, HK_EIO, "writing the device copy of '%s' back to its mapping: %s",
+                         hb->b->map.path, hkc_hip_error(e, eb, sizeof eb));
+    pthread_mutex_unlock(&h->lock);
+    return r;
 }
 
 /* -------------------------------------------------------------- events */

@@ -17,15 +17,16 @@
 #define HIP_MAX_DEVICES 16
 
 typedef struct hip_device {
-    int ordinal;
+    int ordinal;        /* the HIP runtime's device number */
     char name[128];
     char arch[96];   /* the device's full target id (gcnArchName) */
-    char target[96]; /* what code is compiled for: arch, or HIPKIT_ARCH */
+    char target[96]; /* what code is compiled for: arch, or HIPKIT_ARCH; loading matches arch */
     int pageable;    /* the device reaches pageable host memory (HMM/XNACK) */
     int managed;
 } hip_device;
 
-/* A buffer's backend state (hk_buffer's impl; views use their parent's). */
+/* A buffer's backend state (hk_buffer's impl; views have none, their
+ * parent's stands for them). */
 typedef enum hip_buffer_kind {
     HIP_BUF_DEVICE,     /* hipMalloc */
     HIP_BUF_MANAGED,    /* hipMallocManaged */
@@ -40,6 +41,7 @@ typedef struct hip_buffer {
     hip_buffer_kind kind;
     void *mem;  /* what to free or unregister */
     void *host; /* STAGED: the mapping the copy stands for */
+    int dirty;  /* STAGED and writable: the copy may differ from the mapping */
 } hip_buffer;
 
 typedef struct hip_impl {
@@ -49,6 +51,7 @@ typedef struct hip_impl {
     int native_headers; /* this ROCm ships hip/hip_bf16.h */
     pthread_mutex_t lock; /* guards buffers */
     hip_buffer *buffers;
+    int any_staged;       /* a staged mmap copy was ever made: launches then mark them dirty */
 } hip_impl;
 
 /* A loaded code object: the module and the ELF picked for the device. */
@@ -64,7 +67,6 @@ typedef struct hip_module {
 typedef struct hip_function {
     struct hip_function *next;
     hipFunction_t fn;
-    char name[256];
 } hip_function;
 
 /* "hipErrorNoDevice: no ROCm-capable device is detected" */
