@@ -7,17 +7,9 @@
 #define HIPKIT_AMD_HIP_BF16_H
 
 #include <hip/hip_runtime.h>
-#include <hip/hip_fp16.h> /* hipkit's: hkc_double_to_float_odd */
+#include <hip/hipkit_amd_round.h>
 
-static __device__ __forceinline__ unsigned short hkc_f2bf_bits(float f)
-{
-    unsigned u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN, quiet */
-        return (unsigned short)((u >> 16) | 0x40u);
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-/* double to bf16 in one rounding (see hip_fp16.h) */
+/* double to bf16 in one rounding (see hipkit_amd_round.h) */
 static __device__ __forceinline__ unsigned short hkc_d2bf_bits(double d)
 {
     return hkc_f2bf_bits(hkc_double_to_float_odd(d));

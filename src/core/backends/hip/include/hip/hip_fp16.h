@@ -10,20 +10,7 @@
 #else
 #include <hip/hip_runtime.h>
 #endif
-
-/* A double to float rounded toward zero with a sticky last bit ("round to
- * odd"): rounding that once more to a narrower format (half, bfloat16) then
- * gives the same result as rounding the double directly. */
-static __device__ __forceinline__ float hkc_double_to_float_odd(double d)
-{
-    float f = (float)d;
-    if (fabsf(f) > fabs(d) || (isinf(f) && !isinf(d)))
-        f = nextafterf(f, 0.0f);
-    unsigned u = __float_as_uint(f);
-    if ((double)f != d && d == d)
-        u |= 1u;
-    return __uint_as_float(u);
-}
+#include <hip/hipkit_amd_round.h>
 
 static __device__ __forceinline__ __half __double2half(double d)
 {
