@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +43,44 @@ int hkl_aot_run(char **argv, const char *envset, int quiet)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+int hkl_aot_headers_write(const hkc_embedded_file *files, char *dir, size_t cap)
+{
+    const char *td = getenv("TMPDIR");
+    snprintf(dir, cap, "%s/hipkit-aot-XXXXXX", td && *td ? td : "/tmp");
+    char path[4200];
+    int ok = mkdtemp(dir) != NULL;
+    if (ok) {
+        snprintf(path, sizeof path, "%s/hip", dir);
+        ok = mkdir(path, 0700) == 0 || errno == EEXIST;
+    }
+    for (const hkc_embedded_file *f = files; ok && f->path; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, f->path);
+        FILE *fp = fopen(path, "wb");
+        ok = fp && fwrite(f->data, 1, f->size, fp) == f->size;
+        if (fp && fclose(fp) != 0)
+            ok = 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "hipkit compile: cannot write hipkit's headers under %s: %s\n", dir,
+                strerror(errno));
+        hkl_aot_headers_remove(files, dir);
+        return 1;
+    }
+    return 0;
+}
+
+void hkl_aot_headers_remove(const hkc_embedded_file *files, const char *dir)
+{
+    char path[4200];
+    for (const hkc_embedded_file *f = files; f->path; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, f->path);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/hip", dir);
+    rmdir(path);
+    rmdir(dir);
 }
 
 void hkl_aot_default_out(const char *file, const char *ext, char *out, size_t cap)

@@ -32,6 +32,16 @@ int hkl_aot_amd(const hkl_aot_job *job);
  * to its environment. Returns its exit status, 127 when it cannot be
  * started, -1 when it cannot be forked. */
 int hkl_aot_run(char **argv, const char *envset, int quiet);
+/* A backend's HIP headers as tools/embed.py embeds them. */
+typedef struct hkc_embedded_file {
+    const char *path;
+    const char *data;
+    size_t size;
+} hkc_embedded_file;
+/* Writes the headers under a new private folder (its name into dir), for a
+ * compiler's -I; 0, or 1 having said why. */
+int hkl_aot_headers_write(const hkc_embedded_file *files, char *dir, size_t cap);
+void hkl_aot_headers_remove(const hkc_embedded_file *files, const char *dir);
 /* OUT when the user gave none: the source's name with its extension
  * replaced by ext (".cubin"). */
 void hkl_aot_default_out(const char *file, const char *ext, char *out, size_t cap);

@@ -13,6 +13,10 @@
 #include "hip_codeobj.h"
 #include "inspect.h"
 
+#ifdef HKL_HAVE_HIP_HEADERS
+extern const hkc_embedded_file hkc_hip_headers[];
+#endif
+
 typedef struct toolchain {
     char path[4096];
     int clang;         /* a bare clang, which needs -x hip and the ROCm folder */
@@ -273,6 +277,31 @@ static int knows_arg_names(const toolchain *tc, const char *target)
     return hkl_aot_run(av, tc->clang ? NULL : HIPCC_ENV, 1) == 0;
 }
 
+/* ROCm 5 has no <hip/hip_bf16.h> and lacks parts of HIP's device API that
+ * hipkit's kernels use: where the compiler's ROCm has hip/hip_runtime.h but
+ * no hip/hip_bf16.h, hipkit's compatibility headers (the ones hiprtc gets
+ * from the AMD backend) go first on the include path. */
+static int needs_compat_headers(const toolchain *tc)
+{
+    char prefix[4096], probe[4200];
+    if (tc->clang) {
+        snprintf(prefix, sizeof prefix, "%s", tc->rocm);
+    } else { /* .../bin/hipcc -> ... */
+        snprintf(prefix, sizeof prefix, "%s", tc->path);
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(prefix, '/');
+            if (!slash)
+                return 0;
+            *slash = 0;
+        }
+    }
+    snprintf(probe, sizeof probe, "%s/include/hip/hip_runtime.h", prefix);
+    if (access(probe, R_OK) != 0)
+        return 0;
+    snprintf(probe, sizeof probe, "%s/include/hip/hip_bf16.h", prefix);
+    return access(probe, R_OK) != 0;
+}
+
 int hkl_aot_amd(const hkl_aot_job *job)
 {
     char targets[HKL_AOT_MAX_TARGETS][96];
@@ -304,6 +333,18 @@ int hkl_aot_amd(const hkl_aot_job *job)
     av[n++] = "-std=c++17";
     if (knows_arg_names(&tc, targets[0]))
         av[n++] = "-fhip-kernel-arg-name";
+    char compat[4096] = "", inc[4200];
+#ifdef HKL_HAVE_HIP_HEADERS
+    if (needs_compat_headers(&tc)) {
+        if (hkl_aot_headers_write(hkc_hip_headers, compat, sizeof compat) != 0)
+            return 1;
+        snprintf(inc, sizeof inc, "-I%s", compat);
+        av[n++] = inc;
+    }
+#else
+    (void)needs_compat_headers;
+    (void)inc;
+#endif
     for (int i = 0; i < job->nextra; i++)
         av[n++] = (char *)job->extra[i];
     av[n++] = "-c";
@@ -312,6 +353,10 @@ int hkl_aot_amd(const hkl_aot_job *job)
     av[n++] = (char *)out;
     av[n] = NULL;
     int st = hkl_aot_run(av, tc.clang ? NULL : HIPCC_ENV, 0);
+#ifdef HKL_HAVE_HIP_HEADERS
+    if (compat[0])
+        hkl_aot_headers_remove(hkc_hip_headers, compat);
+#endif
     if (st != 0) {
         fprintf(stderr, "hipkit compile: %s failed (exit %d)%s\n", tc.path, st,
                 st == 127 ? ": is ROCm installed? set ROCM_PATH or HIPKIT_HIPCC" : "");

@@ -14,11 +14,6 @@
 #ifdef HKL_HAVE_CUDA_AOT
 #include "cuda_backend.h"
 
-typedef struct hkc_embedded_file {
-    const char *path;
-    const char *data;
-    size_t size;
-} hkc_embedded_file;
 extern const hkc_embedded_file hkc_cuda_headers[];
 
 static void find_nvcc(char *out, size_t cap)
@@ -32,38 +27,6 @@ static void find_nvcc(char *out, size_t cap)
             return;
     }
     snprintf(out, cap, "nvcc"); /* let PATH decide */
-}
-
-/* Writes hipkit's headers under dir/hip/. */
-static int write_headers(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/hip", dir);
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return -1;
-    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        FILE *fp = fopen(path, "wb");
-        if (!fp || fwrite(f->data, 1, f->size, fp) != f->size) {
-            if (fp)
-                fclose(fp);
-            return -1;
-        }
-        fclose(fp);
-    }
-    return 0;
-}
-
-static void remove_headers(const char *dir)
-{
-    char path[4200];
-    for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/hip", dir);
-    rmdir(path);
-    rmdir(dir);
 }
 
 static int list_kernels(const char *out)
@@ -135,12 +98,8 @@ int hkl_aot_cuda(const hkl_aot_job *job)
         out = outbuf;
     }
     char tmp[4096];
-    const char *td = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/hipkit-aot-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(tmp) || write_headers(tmp) != 0) {
-        fprintf(stderr, "hipkit compile: cannot write hipkit's headers under %s: %s\n", tmp, strerror(errno));
+    if (hkl_aot_headers_write(hkc_cuda_headers, tmp, sizeof tmp) != 0)
         return 1;
-    }
     char nvcc[4096], inc[4200], gencode[HKL_AOT_MAX_TARGETS][64], opt[32];
     find_nvcc(nvcc, sizeof nvcc);
     snprintf(inc, sizeof inc, "-I%s", tmp);
@@ -173,7 +132,7 @@ int hkl_aot_cuda(const hkl_aot_job *job)
     av[n++] = (char *)out;
     av[n] = NULL;
     int st = hkl_aot_run(av, NULL, 0);
-    remove_headers(tmp);
+    hkl_aot_headers_remove(hkc_cuda_headers, tmp);
     if (st != 0) {
         fprintf(stderr, "hipkit compile: %s failed (exit %d)%s\n", nvcc, st,
                 st == 127 ? ": is the CUDA toolkit installed? set CUDA_HOME" : "");

@@ -179,5 +179,31 @@ if [ -n "$clang" ]; then
 else
     skip "HIPKIT_HIPCC=clang++" "no versioned clang++ here"
 fi
+# hipkit's own kernels build with ROCm 5's hipcc too: bfloat16, the _sync
+# warp intrinsics and __double2half come from hipkit's compatibility headers
+# where this ROCm lacks them.
+cat >"$T/compat.hip" <<'HIP'
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+extern "C" __global__ void compat(const double *x, __hip_bfloat16 *b, __half *h, float *s) {
+    int i = threadIdx.x;
+    b[i] = __double2bfloat16(x[i]);
+    h[i] = __double2half(x[i]);
+    float v = (float)x[i];
+    for (int o = warpSize / 2; o > 0; o /= 2)
+        v += __shfl_xor_sync(~0ull, v, o);
+    __syncwarp();
+    s[i] = v + (float)__activemask();
+}
+HIP
+"$hipkit" compile "$T/compat.hip" --offload-arch gfx90a -o "$T/compat.co" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 0 ] && nm "$T/compat.co" 2>/dev/null | grep -q ' compat$'; echo $?) \
+    "bf16, __double2half and _sync intrinsics compile for gfx90a" || show
+"$hipkit" compile "$(dirname "$0")/../../kernels/cast/cast.hip" --offload-arch gfx1030 -o "$T/cast.co" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 0 ] && grep -q "kernel cast_f64_bf16" "$T/out"; echo $?) \
+    "the cast family (every dtype pair) compiles for gfx1030" || show
 echo "1..$n"
 exit $fail
