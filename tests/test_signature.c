@@ -283,6 +283,149 @@ static void test_layouts(void)
     }
 }
 
+/* Every vector type by value: element, lanes, size and alignment. */
+static void test_vector_types(void)
+{
+    static const struct {
+        const char *base;
+        hk_dtype dtype;
+    } bases[] = {
+        {"char", HK_I8},      {"uchar", HK_U8},         {"short", HK_I16},  {"ushort", HK_U16},
+        {"int", HK_I32},      {"uint", HK_U32},         {"long", HK_I64},   {"ulong", HK_U64},
+        {"longlong", HK_I64}, {"ulonglong", HK_U64},    {"float", HK_F32},  {"double", HK_F64},
+    };
+    int bad = 0, count = 0;
+    for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+        for (unsigned lanes = 1; lanes <= 4; lanes++) {
+            char text[64], type[32];
+            snprintf(type, sizeof type, "%s%u", bases[b].base, lanes);
+            snprintf(text, sizeof text, "const %s v", type);
+            uint32_t esize = (uint32_t)hk_dtype_size(bases[b].dtype), size = esize * lanes;
+            uint32_t align = lanes == 3 ? esize : size < 16 ? size : 16;
+            hkc_signature s;
+            hkc_strbuf err;
+            hkc_strbuf_init(&err);
+            int rc = hkc_signature_parse(text, &s, &err);
+            int good = rc == 0 && s.count == 1 && s.params[0].kind == HK_PARAM_VECTOR &&
+                       s.params[0].dtype == bases[b].dtype && !strcmp(s.params[0].type, type) &&
+                       !strcmp(s.params[0].name, "v") && s.params[0].size == size &&
+                       s.params[0].align == align && !s.params[0].is_bool &&
+                       s.kernarg_size == (size + align - 1) / align * align;
+            if (!good)
+                tap_diag("'%s': rc %d %s", text, rc,
+                         rc ? err.data : "wrong kind, dtype, type, size or alignment");
+            bad += !good;
+            count++;
+            if (rc == 0)
+                hkc_signature_free(&s);
+            hkc_strbuf_free(&err);
+        }
+    static const struct {
+        const char *type;
+        hk_dtype dtype;
+    } pairs[] = {{"half2", HK_F16}, {"__half2", HK_F16}, {"__hip_bfloat162", HK_BF16},
+                 {"__nv_bfloat162", HK_BF16}};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        hkc_signature s;
+        hkc_strbuf err;
+        hkc_strbuf_init(&err);
+        int rc = hkc_signature_parse(pairs[i].type, &s, &err); /* unnamed */
+        int good = rc == 0 && s.count == 1 && s.params[0].kind == HK_PARAM_VECTOR &&
+                   s.params[0].dtype == pairs[i].dtype && s.params[0].size == 4 &&
+                   s.params[0].align == 4 && !s.params[0].name[0] &&
+                   !strcmp(s.params[0].type, pairs[i].type);
+        if (!good)
+            tap_diag("'%s': rc %d %s", pairs[i].type, rc, err.data);
+        bad += !good;
+        count++;
+        if (rc == 0)
+            hkc_signature_free(&s);
+        hkc_strbuf_free(&err);
+    }
+    tap_ok(bad == 0, "%d vector types parse by value: element, lanes, size, alignment", count);
+
+    hkc_signature s;
+    hkc_strbuf err, f;
+    hkc_strbuf_init(&err);
+    hkc_strbuf_init(&f);
+    int rc = hkc_signature_parse("(float4 v, const float4 *p, float2)", &s, &err);
+    if (rc == 0) {
+        hkc_signature_format(&s, &f);
+        tap_ok(!strcmp(f.data, "(float4 v, const float4 *p, float2)") &&
+                   s.params[1].kind == HK_PARAM_POINTER && s.params[1].dtype == HK_DTYPE_COUNT,
+               "format keeps the vector type names; a pointer to a vector stays opaque: %s",
+               f.data);
+        hkc_signature_free(&s);
+    } else {
+        tap_ok(0, "format of vectors: %s", err.data);
+    }
+    hkc_strbuf_free(&err);
+    hkc_strbuf_free(&f);
+}
+
+/* The vector types as C structs with the alignments HIP and CUDA give them. */
+typedef struct { _Alignas(16) float x; float y, z, w; } c_float4;
+typedef struct { float x, y, z; } c_float3;
+typedef struct { _Alignas(16) double x; double y; } c_double2;
+typedef struct { _Alignas(4) unsigned char x; unsigned char y, z, w; } c_uchar4;
+typedef struct { _Alignas(8) int x; int y; } c_int2;
+typedef struct { _Alignas(32) double x; double y, z, w; } c_double4_hip;
+typedef struct { _Alignas(16) double x; double y, z, w; } c_double4_cuda;
+struct lay_vec { char c; c_float4 v; double d; c_float3 w; short s; c_double2 q; c_uchar4 u; };
+struct lay_vec2 { char c; c_int2 i; short s; c_float3 w; };
+struct lay_wide16 { float a; c_double4_cuda v; int n; };
+struct lay_wide32 { float a; c_double4_hip v; int n; };
+
+static void test_vector_layouts(void)
+{
+    {
+        /* c@0, v@16, d@32, w@40 (12 bytes, aligned to 4), s@52, q@64, u@80; 96 */
+        const uint32_t o[] = {0, 16, 32, 40, 52, 64, 80};
+        const uint32_t c[] = {offsetof(struct lay_vec, c), offsetof(struct lay_vec, v),
+                              offsetof(struct lay_vec, d), offsetof(struct lay_vec, w),
+                              offsetof(struct lay_vec, s), offsetof(struct lay_vec, q),
+                              offsetof(struct lay_vec, u)};
+        check_layout("char c, float4 v, double d, float3 w, short s, double2 q, uchar4 u", o, c, 7,
+                     96, sizeof(struct lay_vec));
+    }
+    {
+        /* c@0, i@8, s@16, w@20; 32, aligned to int2's 8 */
+        const uint32_t o[] = {0, 8, 16, 20};
+        const uint32_t c[] = {offsetof(struct lay_vec2, c), offsetof(struct lay_vec2, i),
+                              offsetof(struct lay_vec2, s), offsetof(struct lay_vec2, w)};
+        check_layout("char c, int2 i, short s, float3 w", o, c, 4, 32, sizeof(struct lay_vec2));
+    }
+    {
+        /* double4: 16 as CUDA, 32 once a code object says so (HIP) */
+        const uint32_t o[] = {0, 16, 48};
+        const uint32_t c[] = {offsetof(struct lay_wide16, a), offsetof(struct lay_wide16, v),
+                              offsetof(struct lay_wide16, n)};
+        check_layout("float a, double4 v, int n", o, c, 3, 64, sizeof(struct lay_wide16));
+    }
+    hkc_signature s;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int rc = hkc_signature_parse("float a, double4 v, int n, double3 t, ulong4 u, float4 f", &s, &err);
+    int good = rc == 0 && hkc_param_is_wide_vector(&s.params[1]) &&
+               !hkc_param_is_wide_vector(&s.params[3]) && hkc_param_is_wide_vector(&s.params[4]) &&
+               !hkc_param_is_wide_vector(&s.params[5]);
+    if (rc == 0) {
+        hkc_signature_align_wide_vectors(&s, 32);
+        /* a@0 v@32 n@64 t@72 (24, aligned to 8) u@96 f@128; 160 */
+        good = good && s.params[1].align == 32 && s.params[1].offset == offsetof(struct lay_wide32, v) &&
+               s.params[2].offset == offsetof(struct lay_wide32, n) && s.params[3].align == 8 &&
+               s.params[3].offset == 72 && s.params[4].offset == 96 && s.params[4].align == 32 &&
+               s.params[5].offset == 128 && s.params[5].align == 16 && s.kernarg_size == 160;
+        hkc_signature_align_wide_vectors(&s, 16);
+        good = good && s.params[1].offset == 16 && s.params[4].offset == 80 &&
+               s.params[5].offset == 112 && s.kernarg_size == 128;
+        hkc_signature_free(&s);
+    }
+    tap_ok(good, "32-byte vectors (double4, ulong4) are laid out at 16 or 32 on demand; "
+                 "double3 and float4 stay%s%s", rc ? ": " : "", err.data);
+    hkc_strbuf_free(&err);
+}
+
 typedef struct err_case {
     const char *text;
     const char *want; /* substring of the message */
@@ -295,9 +438,13 @@ static void test_parse_errors(void)
         {"float *x[]", "parameter 1 'float *x[]': pointers to pointers"},
         {"int n, Foo f", "parameter 2 'Foo f': unknown type 'Foo'"},
         {"Foo", "parameter 1 'Foo': unknown type 'Foo'"},
-        {"float4 v", "parameter 1 'float4 v': by-value vector/struct parameters are not supported yet ('float4')"},
-        {"float a, __half2 h", "parameter 2 '__half2 h': by-value vector/struct parameters are not supported yet"},
-        {"struct P p", "by-value vector/struct parameters are not supported yet ('struct P')"},
+        {"dim3 g", "parameter 1 'dim3 g': dim3 cannot be passed by value"},
+        {"float a, struct P p", "parameter 2 'struct P p': by-value struct parameters are not supported yet ('struct P')"},
+        {"union U u", "by-value struct parameters are not supported yet ('union U')"},
+        {"float5 v", "parameter 1 'float5 v': unknown type 'float5'"},
+        {"float0 v", "unknown type 'float0'"},
+        {"half4 v", "unknown type 'half4'"},
+        {"unsigned int4 v", "unknown type 'unsigned int4'"},
         {"int n = 4", "parameter 1 'int n = 4': default arguments are not supported"},
         {"float a,, int n", "parameter 2 is empty"},
         {"float a,", "parameter 2 is empty"},
@@ -535,11 +682,11 @@ static void test_scan_errors_and_linkage(void)
     static const char bad[] =
         "__global__ void ok(int n) {}\n"
         "\n"
-        "__global__ void broken(float4 v, int n) {}\n";
+        "__global__ void broken(dim3 v, int n) {}\n";
     int rc = hkc_source_scan(bad, NULL, &k, &n, &err);
     tap_ok(rc == HK_EINVAL && k == NULL && n == 0 && contains(err.data, "kernel 'broken' (line 3)") &&
-               contains(err.data, "parameter 1 'float4 v'") &&
-               contains(err.data, "by-value vector/struct"),
+               contains(err.data, "parameter 1 'dim3 v'") &&
+               contains(err.data, "dim3 cannot be passed by value"),
            "a bad parameter list names the kernel, line and parameter: %s", err.data);
     hkc_strbuf_clear(&err);
 
@@ -780,7 +927,30 @@ static void test_pack_errors(void)
     f32buf = make_buf(HK_F32, 0, 0x2000);
     dev1buf = make_buf(HK_F32, 1, 0x3000);
     const char *axpy = "float a, const float *x, float *y, int n";
+    static const double big_y[4] = {1, 1e40, 0, 0}, half_x[2] = {2.5, 1}, w256[4] = {0, 0, 0, 256};
+    static const double neg_y[2] = {1, -1}, over_h[2] = {1, 70000}, ok4[4] = {1, 2, 3, 4};
+    static const double bool_z[3] = {1, 2, 3};
     const pack_err_case cases[] = {
+        {"int n, float4 v", {hk_arg_int(1), hk_arg_vector(big_y)}, 2,
+         "axpy: parameter 2 'v' (float4) lane y: value 1e+40 out of range [-3.4028235e+38, 3.4028235e+38]"},
+        {"int2 i", {hk_arg_vector(half_x)}, 1, "axpy: parameter 1 'i' (int2) lane x: got 2.5, expects an integer"},
+        {"uchar4 u", {hk_arg_vector(w256)}, 1, "axpy: parameter 1 'u' (uchar4) lane w: value 256 out of range [0, 255]"},
+        {"ulonglong2 u", {hk_arg_vector(neg_y)}, 1,
+         "axpy: parameter 1 'u' (ulonglong2) lane y: value -1 out of range [0, 18446744073709551615]"},
+        {"__half2 h", {hk_arg_vector(over_h)}, 1, "axpy: parameter 1 'h' (__half2) lane y: value 70000 out of range [-65504, 65504]"},
+        {"float3", {hk_arg_vector(bool_z), hk_arg_int(1)}, 2, "axpy: expects 1 argument (float3), got 2"},
+        {"float4 v", {hk_arg_float(1)}, 1,
+         "axpy: parameter 1 'v' (float4) got 1, expects a vector of 4 numbers (a table {x, y, z, w} in Lua)"},
+        {"int2 i", {hk_arg_buffer(&f32buf)}, 1,
+         "axpy: parameter 1 'i' (int2) got a buffer, expects a vector of 2 numbers (a table {x, y} in Lua)"},
+        {"float3 w", {hk_arg_bool(1)}, 1,
+         "axpy: parameter 1 'w' (float3) got true, expects a vector of 3 numbers (a table {x, y, z} in Lua)"},
+        {"float4 v", {hk_arg_vector(NULL)}, 1,
+         "axpy: parameter 1 'v' (float4) got a vector whose values pointer is NULL, expects a vector of 4 numbers (a table {x, y, z, w} in Lua)"},
+        {"float a, float4 v", {hk_arg_vector(ok4), hk_arg_vector(ok4)}, 2,
+         "axpy: parameter 1 'a' (float) got a vector, expects a number"},
+        {"bool b", {hk_arg_vector(ok4)}, 1, "axpy: parameter 1 'b' (bool) got a vector, expects a boolean"},
+        {"const float *x", {hk_arg_vector(ok4)}, 1, "axpy: parameter 1 'x' (const float *) got a vector, expects a buffer of f32"},
         {axpy, {hk_arg_float(1), hk_arg_buffer(&f32buf), hk_arg_buffer(&f32buf)}, 3,
          "axpy: expects 4 arguments (float a, const float *x, float *y, int n), got 3"},
         {"int n", {hk_arg_int(1), hk_arg_int(2)}, 2, "axpy: expects 1 argument (int n), got 2"},
@@ -877,6 +1047,124 @@ static void test_pack_errors(void)
     hkc_strbuf_free(&err);
 }
 
+/* Vectors among scalars: random lanes pack where C puts them, padding zeroed. */
+static void test_pack_vectors(void)
+{
+    hkc_signature s;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int rc = hkc_signature_parse("char c, float4 v, double d, float3 w, short s, double2 q, "
+                                 "uchar4 u, int2 i2, __half2 h, __hip_bfloat162 b, "
+                                 "longlong2 ll, ushort3 us, char1 c1", &s, &err);
+    tap_ok(rc == 0 && s.count == 13, "a signature of vectors and scalars parses%s%s",
+           rc ? ": " : "", err.data);
+    if (rc)
+        return;
+    unsigned char *ka = malloc(s.kernarg_size);
+    int bad = 0;
+    for (int iter = 0; iter < 1000 && ka; iter++) {
+        double v[4], w[3], q[2], u[4], i2[2], h[2], b[2], ll[2], us[3], c1[1];
+        for (int l = 0; l < 4; l++) {
+            v[l] = (double)(float)((double)(int32_t)rng_next() / 64.0);
+            u[l] = (double)(rng_next() & 0xff);
+        }
+        for (int l = 0; l < 3; l++) {
+            w[l] = (double)(float)((double)(int32_t)rng_next() / 3.0);
+            us[l] = (double)(rng_next() & 0xffff);
+        }
+        for (int l = 0; l < 2; l++) {
+            q[l] = (double)(int64_t)rng_next() / 7.0;
+            i2[l] = (double)(int32_t)rng_next();
+            h[l] = hkc_f16_to_f32((uint16_t)(rng_next() & 0xfbff)); /* finite */
+            b[l] = hkc_bf16_to_f32((uint16_t)(rng_next() & 0xff7f));
+            ll[l] = (double)((int64_t)rng_next() >> 11); /* exact in a double */
+        }
+        c1[0] = (double)(int8_t)rng_next();
+        int8_t c = (int8_t)rng_next();
+        double d = (double)(int64_t)rng_next() / 3.0;
+        int16_t sh = (int16_t)rng_next();
+        hk_arg args[13] = {hk_arg_int(c), hk_arg_vector(v), hk_arg_float(d), hk_arg_vector(w),
+                           hk_arg_int(sh), hk_arg_vector(q), hk_arg_vector(u), hk_arg_vector(i2),
+                           hk_arg_vector(h), hk_arg_vector(b), hk_arg_vector(ll),
+                           hk_arg_vector(us), hk_arg_vector(c1)};
+        memset(ka, 0xAB, s.kernarg_size);
+        rc = hkc_signature_pack(&s, "vec", args, 13, 0, ka, &err);
+        if (rc) {
+            tap_diag("pack failed: %s", err.data);
+            bad++;
+            break;
+        }
+        const unsigned char *at[13];
+        for (int p = 0; p < 13; p++)
+            at[p] = ka + s.params[p].offset;
+        int good = (int8_t)at[0][0] == c && (int8_t)at[12][0] == (int8_t)c1[0];
+        double gd;
+        int16_t gs;
+        memcpy(&gd, at[2], 8);
+        memcpy(&gs, at[4], 2);
+        good = good && gd == d && gs == sh;
+        for (int l = 0; l < 4; l++) {
+            float f;
+            memcpy(&f, at[1] + 4 * l, 4);
+            good = good && f == (float)v[l] && at[6][l] == (unsigned char)u[l];
+        }
+        for (int l = 0; l < 3; l++) {
+            float f;
+            uint16_t x;
+            memcpy(&f, at[3] + 4 * l, 4);
+            memcpy(&x, at[11] + 2 * l, 2);
+            good = good && f == (float)w[l] && x == (uint16_t)us[l];
+        }
+        for (int l = 0; l < 2; l++) {
+            double gq;
+            int32_t gi;
+            uint16_t gh, gb;
+            int64_t gl;
+            memcpy(&gq, at[5] + 8 * l, 8);
+            memcpy(&gi, at[7] + 4 * l, 4);
+            memcpy(&gh, at[8] + 2 * l, 2);
+            memcpy(&gb, at[9] + 2 * l, 2);
+            memcpy(&gl, at[10] + 8 * l, 8);
+            good = good && gq == q[l] && gi == (int32_t)i2[l] && hkc_f16_to_f32(gh) == h[l] &&
+                   hkc_bf16_to_f32(gb) == b[l] && gl == (int64_t)ll[l];
+        }
+        unsigned char mark[256] = {0};
+        for (int p = 0; p < s.count; p++)
+            memset(mark + s.params[p].offset, 1, s.params[p].size);
+        for (uint32_t p = 0; p < s.kernarg_size; p++)
+            if (!mark[p] && ka[p] != 0)
+                good = 0;
+        if (!good && bad++ < 3)
+            tap_diag("vector round trip mismatch at iteration %d", iter);
+    }
+    tap_ok(bad == 0 && ka, "1000 random sets of vector lanes pack and unpack identically, "
+                           "padding zeroed");
+    free(ka);
+
+    /* Lanes follow the scalar rules: rounding to f16, integral floats. */
+    static const double lanes[4] = {1.0 + 1.0 / 2048, 65519.999, -0.0, 3.0};
+    hkc_signature s2;
+    hkc_strbuf_clear(&err);
+    rc = hkc_signature_parse("__half2 h, short2 t", &s2, &err);
+    unsigned char k2[8] = {0};
+    hk_arg a2[2] = {hk_arg_vector(lanes), hk_arg_vector(lanes + 2)};
+    if (rc == 0)
+        rc = hkc_signature_pack(&s2, "vec", a2, 2, 0, k2, &err);
+    uint16_t hx, hy;
+    int16_t tx, ty;
+    memcpy(&hx, k2, 2);
+    memcpy(&hy, k2 + 2, 2);
+    memcpy(&tx, k2 + 4, 2);
+    memcpy(&ty, k2 + 6, 2);
+    tap_ok(rc == 0 && hx == 0x3c00 && hy == 0x7bff && tx == 0 && ty == 3,
+           "lanes convert as scalars do: f16 ties to even, 65519.999 is the largest f16, "
+           "integral doubles to short%s%s", rc ? ": " : "", err.data);
+    if (s2.count)
+        hkc_signature_free(&s2);
+    hkc_signature_free(&s);
+    hkc_strbuf_free(&err);
+}
+
 /* A double just under f16's rounding edge packs as the largest f16, not as
  * infinity (the conversion goes through float). */
 static void test_pack_f16_edge(void)
@@ -904,6 +1192,8 @@ int main(void)
     test_types();
     test_lists();
     test_layouts();
+    test_vector_types();
+    test_vector_layouts();
     test_parse_errors();
     test_scan_basic();
     test_scan_extern_block_and_sync();
@@ -913,6 +1203,7 @@ int main(void)
     test_pack_roundtrip();
     test_pack_conversions();
     test_pack_errors();
+    test_pack_vectors();
     test_pack_f16_edge();
     return tap_done();
 }

@@ -267,6 +267,8 @@ HK_API int hk_module_kernel_sig(hk_module *m, const char *name,
 typedef enum hk_param_kind {
     HK_PARAM_SCALAR,  /* passed by value; see dtype (or is_bool) */
     HK_PARAM_POINTER, /* a buffer; dtype is the pointee, HK_DTYPE_COUNT for void* */
+    HK_PARAM_VECTOR,  /* a vector type by value (float4, int2, __half2, ...): dtype is
+                       * the element type; size / hk_dtype_size(dtype) lanes */
 } hk_param_kind;
 
 typedef struct hk_param_info {
@@ -333,6 +335,8 @@ typedef enum hk_arg_kind {
     HK_ARG_BOOL,   /* v.i != 0 */
     HK_ARG_BUFFER, /* v.buf: to a pointer parameter of the same element type */
     HK_ARG_NULL,   /* a null pointer, refused unless the caller means it: see below */
+    HK_ARG_VECTOR, /* v.vec: one double per lane of a vector parameter, each converted
+                    * as a scalar of the element type; read during hk_launch only */
 } hk_arg_kind;
 
 typedef struct hk_arg {
@@ -342,6 +346,7 @@ typedef struct hk_arg {
         uint64_t u;
         double f;
         hk_buffer *buf;
+        const double *vec; /* as many values as the parameter has lanes */
     } v;
 } hk_arg;
 
@@ -351,6 +356,8 @@ static inline hk_arg hk_arg_float(double f) { hk_arg a; a.kind = HK_ARG_FLOAT; a
 static inline hk_arg hk_arg_bool(int b) { hk_arg a; a.kind = HK_ARG_BOOL; a.v.i = b != 0; return a; }
 static inline hk_arg hk_arg_buffer(hk_buffer *b) { hk_arg a; a.kind = HK_ARG_BUFFER; a.v.buf = b; return a; }
 static inline hk_arg hk_arg_null(void) { hk_arg a; a.kind = HK_ARG_NULL; a.v.u = 0; return a; }
+/* For a float4 parameter: const double v[4] = {x, y, z, w}; hk_arg_vector(v). */
+static inline hk_arg hk_arg_vector(const double *values) { hk_arg a; a.kind = HK_ARG_VECTOR; a.v.vec = values; return a; }
 
 /* Checks count, types and ranges of args against k's parameters and the
  * configuration against the device's limits, packs the kernel arguments and

@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 2
+#define HK_PLUGIN_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -86,6 +86,7 @@ enum {
     HK_PLUGIN_ARG_BOOL = 3,
     HK_PLUGIN_ARG_BUFFER = 4, /* v.buf: an opaque buffer */
     HK_PLUGIN_ARG_NULL = 5,
+    HK_PLUGIN_ARG_VECTOR = 6, /* v.vec: one double per lane of a vector parameter (ABI 1.3) */
 };
 typedef struct hk_plugin_arg {
     int kind;
@@ -94,6 +95,7 @@ typedef struct hk_plugin_arg {
         unsigned long long u;
         double f;
         void *buf;
+        const double *vec;
     } v;
 } hk_plugin_arg;
 

@@ -1076,7 +1076,8 @@ _Static_assert(sizeof(hk_plugin_arg) == sizeof(hk_arg) && (int)HK_PLUGIN_ARG_INT
                    (int)HK_PLUGIN_ARG_FLOAT == (int)HK_ARG_FLOAT &&
                    (int)HK_PLUGIN_ARG_BOOL == (int)HK_ARG_BOOL &&
                    (int)HK_PLUGIN_ARG_BUFFER == (int)HK_ARG_BUFFER &&
-                   (int)HK_PLUGIN_ARG_NULL == (int)HK_ARG_NULL,
+                   (int)HK_PLUGIN_ARG_NULL == (int)HK_ARG_NULL &&
+                   (int)HK_PLUGIN_ARG_VECTOR == (int)HK_ARG_VECTOR,
                "hk_plugin_arg must be hk_arg's twin: ops get the caller's arguments unchanged");
 
 struct hk_plugin_call {

@@ -324,25 +324,36 @@ static const named_type *find_named(const char *w)
     return NULL;
 }
 
-/* HIP/CUDA vector types: float4, uchar2, __half2, ... */
-static int is_vector_type(const char *w)
+/* HIP/CUDA vector types by value: float4, uchar2, __half2, ... Sets the
+ * element type and the lane count. long and ulong are 64-bit, as the scalar
+ * long is here (LP64). dim3 is no vector type here: it is refused apart. */
+static int vector_type(const char *w, hk_dtype *dt, int *lanes)
 {
-    static const char *const bases[] = {
-        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
-        "longlong", "ulonglong", "float", "double",
+    static const named_type bases[] = {
+        {"char", HK_I8, 0},        {"uchar", HK_U8, 0},      {"short", HK_I16, 0},
+        {"ushort", HK_U16, 0},     {"int", HK_I32, 0},       {"uint", HK_U32, 0},
+        {"long", HK_I64, 0},       {"ulong", HK_U64, 0},     {"longlong", HK_I64, 0},
+        {"ulonglong", HK_U64, 0},  {"float", HK_F32, 0},     {"double", HK_F64, 0},
     };
-    static const char *const others[] = {
-        "half2", "__half2", "__hip_bfloat162", "__nv_bfloat162", "bfloat162", "dim3",
+    static const named_type pairs[] = {
+        {"half2", HK_F16, 0},           {"__half2", HK_F16, 0},
+        {"__hip_bfloat162", HK_BF16, 0}, {"__nv_bfloat162", HK_BF16, 0},
     };
-    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-        if (strcmp(w, others[i]) == 0)
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (strcmp(w, pairs[i].name) == 0) {
+            *dt = pairs[i].dtype;
+            *lanes = 2;
             return 1;
+        }
     size_t n = strlen(w);
     if (n < 2 || w[n - 1] < '1' || w[n - 1] > '4')
         return 0;
     for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
-        if (strlen(bases[i]) == n - 1 && memcmp(w, bases[i], n - 1) == 0)
+        if (strlen(bases[i].name) == n - 1 && memcmp(w, bases[i].name, n - 1) == 0) {
+            *dt = bases[i].dtype;
+            *lanes = w[n - 1] - '0';
             return 1;
+        }
     return 0;
 }
 
@@ -606,7 +617,8 @@ static int parse_param(const tok *t, int n, int index, const char *text, hkc_par
     }
 
     hk_dtype dt = HK_DTYPE_COUNT;
-    int is_bool = 0;
+    hk_param_kind kind = nptr ? HK_PARAM_POINTER : HK_PARAM_SCALAR;
+    int is_bool = 0, lanes = 1;
     int r = resolve_builtin(words, ntype, &dt, &is_bool);
     if (r == IS_VOID) {
         if (nptr == 0) {
@@ -634,11 +646,16 @@ static int parse_param(const tok *t, int n, int index, const char *text, hkc_par
                 snprintf(whybuf + used, sizeof(whybuf) - used, "'");
             why = whybuf;
             goto bad;
+        } else if (nptr == 0 && !tagged && vector_type(words[0], &dt, &lanes)) {
+            kind = HK_PARAM_VECTOR;
         } else if (nptr == 0) {
-            if (tagged || is_vector_type(words[0]))
+            if (tagged)
                 snprintf(whybuf, sizeof(whybuf),
-                         "by-value vector/struct parameters are not supported yet ('%s')",
-                         words[0]);
+                         "by-value struct parameters are not supported yet ('%s')", words[0]);
+            else if (!strcmp(words[0], "dim3"))
+                snprintf(whybuf, sizeof(whybuf),
+                         "dim3 cannot be passed by value (pass its x, y and z as unsigned "
+                         "parameters, or a uint3)");
             else
                 snprintf(whybuf, sizeof(whybuf), "unknown type '%s'", words[0]);
             why = whybuf;
@@ -677,14 +694,24 @@ static int parse_param(const tok *t, int n, int index, const char *text, hkc_par
         rc = HK_ENOMEM;
         goto fail;
     }
-    out->kind = nptr ? HK_PARAM_POINTER : HK_PARAM_SCALAR;
+    out->kind = kind;
     out->dtype = dt;
     out->is_const = nptr ? pointee_const : 0;
     out->is_bool = nptr ? 0 : is_bool;
-    if (nptr)
+    if (nptr) {
         out->size = out->align = 8;
-    else if (!*is_void)
+    } else if (kind == HK_PARAM_VECTOR) {
+        /* HIP and CUDA agree up to 16 bytes: 1, 2 and 4 lanes are aligned to
+         * their size, 3 lanes to the element (float3 is 12 bytes aligned to
+         * 4). At 32 bytes (double4, long4, ...) CUDA stops at 16 and HIP
+         * goes on to 32: 16 here, and hkc_signature_check (module.c) follows
+         * a code object that says 32. */
+        uint32_t esize = (uint32_t)hk_dtype_size(dt);
+        out->size = esize * (uint32_t)lanes;
+        out->align = lanes == 3 ? esize : out->size < 16 ? out->size : 16;
+    } else if (!*is_void) {
         out->size = out->align = (uint32_t)(is_bool ? 1 : hk_dtype_size(dt));
+    }
     rc = 0;
     goto fail;
 
@@ -714,6 +741,19 @@ static void layout(hkc_signature *s)
             maxa = p->align;
     }
     s->kernarg_size = s->count ? align_up(off, maxa) : 0;
+}
+
+int hkc_param_is_wide_vector(const hkc_param *p)
+{
+    return p->kind == HK_PARAM_VECTOR && p->size == 32; /* 3 lanes never make 32 bytes */
+}
+
+void hkc_signature_align_wide_vectors(hkc_signature *s, uint32_t align)
+{
+    for (int i = 0; i < s->count; i++)
+        if (hkc_param_is_wide_vector(&s->params[i]))
+            s->params[i].align = align;
+    layout(s);
 }
 
 void hkc_signature_free(hkc_signature *s)
@@ -1212,6 +1252,7 @@ static const char *arg_kind_text(const hk_arg *a)
     case HK_ARG_BOOL: return "a boolean";
     case HK_ARG_BUFFER: return "a buffer";
     case HK_ARG_NULL: return "a null pointer";
+    case HK_ARG_VECTOR: return "a vector";
     }
     return "an unknown argument kind";
 }
@@ -1274,27 +1315,32 @@ static void store_int(void *dst, hk_dtype d, uint64_t bits)
     }
 }
 
-static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const char *kernel, int i,
-                       hkc_strbuf *err)
-{
-    if (a->kind == HK_ARG_BUFFER || a->kind == HK_ARG_NULL) {
-        describe(err, kernel, i, p);
-        hkc_strbuf_printf(err, "got %s, expects %s", arg_kind_text(a),
-                          p->is_bool ? "a boolean" : "a number");
-        return HK_EARG;
-    }
-    if (a->kind != HK_ARG_INT && a->kind != HK_ARG_UINT && a->kind != HK_ARG_FLOAT &&
-        a->kind != HK_ARG_BOOL) {
-        describe(err, kernel, i, p);
-        hkc_strbuf_printf(err, "got an argument of unknown kind %d", (int)a->kind);
-        return HK_EARG;
-    }
+/* Where a number goes, for messages: parameter `index` of `kernel`, and for
+ * a vector the lane (-1 for a scalar parameter). */
+typedef struct slot {
+    const char *kernel;
+    const hkc_param *p;
+    int index, lane;
+} slot;
 
+static void describe_slot(hkc_strbuf *err, const slot *at)
+{
+    describe(err, at->kernel, at->index, at->p);
+    if (at->lane >= 0)
+        hkc_strbuf_printf(err, "lane %c: ", "xyzw"[at->lane]);
+}
+
+/* Converts a number (INT, UINT, FLOAT or BOOL) to the parameter's type at
+ * dst: a scalar parameter's value, or one lane of a vector parameter (whose
+ * dtype is its element type), with the same rules for both. */
+static int convert_number(const slot *at, const hk_arg *a, void *dst, hkc_strbuf *err)
+{
+    const hkc_param *p = at->p;
     if (p->is_bool) {
         int ok = a->kind == HK_ARG_BOOL || (a->kind == HK_ARG_INT && (a->v.i == 0 || a->v.i == 1)) ||
                  (a->kind == HK_ARG_UINT && a->v.u <= 1);
         if (!ok) {
-            describe(err, kernel, i, p);
+            describe_slot(err, at);
             hkc_strbuf_puts(err, "got ");
             arg_value_text(err, a);
             hkc_strbuf_puts(err, ", expects a boolean (true, false, 0 or 1)");
@@ -1323,7 +1369,7 @@ static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const cha
         default: {
             double f = a->v.f;
             if (!isfinite(f) || f != floor(f)) {
-                describe(err, kernel, i, p);
+                describe_slot(err, at);
                 hkc_strbuf_puts(err, "got ");
                 arg_value_text(err, a);
                 hkc_strbuf_puts(err, ", expects an integer");
@@ -1347,7 +1393,7 @@ static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const cha
         if (in_range)
             in_range = negative ? sv >= lo : uv <= hi;
         if (!in_range) {
-            describe(err, kernel, i, p);
+            describe_slot(err, at);
             hkc_strbuf_puts(err, "value ");
             arg_value_text(err, a);
             hkc_strbuf_printf(err, " out of range [%" PRId64 ", %" PRIu64 "]", lo, hi);
@@ -1387,7 +1433,7 @@ static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const cha
         maxv = 3.3895313892515355e38;
     }
     if (overflow) {
-        describe(err, kernel, i, p);
+        describe_slot(err, at);
         hkc_strbuf_puts(err, "value ");
         arg_value_text(err, a);
         hkc_strbuf_printf(err, " out of range [%.8g, %.8g]", -maxv, maxv);
@@ -1397,6 +1443,54 @@ static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const cha
         memcpy(dst, &g, 4);
     else
         memcpy(dst, &h, 2);
+    return 0;
+}
+
+static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const char *kernel, int i,
+                       hkc_strbuf *err)
+{
+    if (a->kind == HK_ARG_BUFFER || a->kind == HK_ARG_NULL || a->kind == HK_ARG_VECTOR) {
+        describe(err, kernel, i, p);
+        hkc_strbuf_printf(err, "got %s, expects %s", arg_kind_text(a),
+                          p->is_bool ? "a boolean" : "a number");
+        return HK_EARG;
+    }
+    if (a->kind != HK_ARG_INT && a->kind != HK_ARG_UINT && a->kind != HK_ARG_FLOAT &&
+        a->kind != HK_ARG_BOOL) {
+        describe(err, kernel, i, p);
+        hkc_strbuf_printf(err, "got an argument of unknown kind %d", (int)a->kind);
+        return HK_EARG;
+    }
+    const slot at = {kernel, p, i, -1};
+    return convert_number(&at, a, dst, err);
+}
+
+/* Each lane is a double, converted as a scalar of the element type. */
+static int pack_vector(const hkc_param *p, const hk_arg *a, void *dst, const char *kernel, int i,
+                       hkc_strbuf *err)
+{
+    static const char *const fields[] = {"", "x", "x, y", "x, y, z", "x, y, z, w"};
+    size_t esize = hk_dtype_size(p->dtype);
+    int lanes = (int)(p->size / esize);
+    if (a->kind != HK_ARG_VECTOR || !a->v.vec) {
+        describe(err, kernel, i, p);
+        if (a->kind == HK_ARG_VECTOR) {
+            hkc_strbuf_puts(err, "got a vector whose values pointer is NULL");
+        } else {
+            hkc_strbuf_puts(err, "got ");
+            arg_value_text(err, a);
+        }
+        hkc_strbuf_printf(err, ", expects a vector of %d numbers (a table {%s} in Lua)", lanes,
+                          fields[lanes]);
+        return HK_EARG;
+    }
+    for (int l = 0; l < lanes; l++) {
+        const slot at = {kernel, p, i, l};
+        const hk_arg v = hk_arg_float(a->v.vec[l]);
+        int rc = convert_number(&at, &v, (unsigned char *)dst + (size_t)l * esize, err);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -1461,9 +1555,12 @@ int hkc_signature_pack(const hkc_signature *sig, const char *kernel, const hk_ar
     for (int i = 0; i < sig->count; i++) {
         const hkc_param *p = &sig->params[i];
         unsigned char *dst = (unsigned char *)kernarg + p->offset;
-        int rc = p->kind == HK_PARAM_POINTER
-                     ? pack_pointer(p, &args[i], device, dst, kernel, i, err)
-                     : pack_scalar(p, &args[i], dst, kernel, i, err);
+        int rc;
+        switch (p->kind) {
+        case HK_PARAM_POINTER: rc = pack_pointer(p, &args[i], device, dst, kernel, i, err); break;
+        case HK_PARAM_VECTOR: rc = pack_vector(p, &args[i], dst, kernel, i, err); break;
+        default: rc = pack_scalar(p, &args[i], dst, kernel, i, err); break;
+        }
         if (rc)
             return rc;
     }

@@ -11,9 +11,10 @@
 
 typedef struct hkc_param {
     char *name;       /* "" when unnamed */
-    char *type;       /* normalised C spelling: "const float *", "uint32_t", "__half" */
+    char *type;       /* normalised C spelling: "const float *", "uint32_t", "__half", "float4" */
     hk_param_kind kind;
-    hk_dtype dtype;   /* scalar type, or pointee; HK_DTYPE_COUNT for void* and unknown pointees */
+    hk_dtype dtype;   /* scalar type, vector element, or pointee; HK_DTYPE_COUNT for void* and
+                       * unknown pointees */
     int is_const;     /* pointee const */
     int is_bool;      /* scalar bool (dtype is HK_U8, size 1) */
     uint32_t size, align, offset;
@@ -35,6 +36,13 @@ void hkc_signature_free(hkc_signature *s);
 int hkc_signature_copy(const hkc_signature *src, hkc_signature *dst);
 /* Writes "(float a, const float *x)". */
 void hkc_signature_format(const hkc_signature *s, hkc_strbuf *out);
+
+/* A vector of 32 bytes, 1, 2 or 4 lanes (double4, long4, longlong4 and the
+ * unsigned ones): CUDA aligns it to 16, as the parser does, HIP to 32. */
+int hkc_param_is_wide_vector(const hkc_param *p);
+/* Gives every wide vector of s alignment `align` (16 or 32) and lays s out
+ * again. */
+void hkc_signature_align_wide_vectors(hkc_signature *s, uint32_t align);
 
 /* One __global__ function found in source text. */
 typedef struct hkc_source_kernel {
@@ -67,6 +75,8 @@ void hkc_source_kernels_free(hkc_source_kernel *k, int count);
  *   dtype for void* and unknown pointees) and whose device is `device`
  *   (hk_buffer_device), or NULL_ (a null pointer); a NULL hk_buffer* is an
  *   error;
+ * - a vector parameter takes a VECTOR, one double per lane, each converted
+ *   by the scalar rules for the element type (messages name the lane);
  * Each message names the kernel, the parameter (index and name) and the
  * offending value or type. Returns 0 or HK_EARG. */
 int hkc_signature_pack(const hkc_signature *sig, const char *kernel,

@@ -333,8 +333,8 @@ int hkl_aot_amd(const hkl_aot_job *job)
     av[n++] = "-std=c++17";
     if (knows_arg_names(&tc, targets[0]))
         av[n++] = "-fhip-kernel-arg-name";
-    char compat[4096] = "", inc[4200];
 #ifdef HKL_HAVE_HIP_HEADERS
+    char compat[4096] = "", inc[4200];
     if (needs_compat_headers(&tc)) {
         if (hkl_aot_headers_write(hkc_hip_headers, compat, sizeof compat) != 0)
             return 1;
@@ -343,7 +343,6 @@ int hkl_aot_amd(const hkl_aot_job *job)
     }
 #else
     (void)needs_compat_headers;
-    (void)inc;
 #endif
     for (int i = 0; i < job->nextra; i++)
         av[n++] = (char *)job->extra[i];

@@ -68,8 +68,17 @@ void hkl_module_register(lua_State *L);
 /* A grid or block at idx: a number, or {x, y, z} / {x=, y=, z=}. */
 hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what);
 /* Converts Lua values [first, first+n) to kernel arguments as k:launch
- * does. The calling C function's upvalue 1 must be the buffer metatable. */
-void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args);
+ * does. The calling C function's upvalue 1 must be the buffer metatable.
+ * A table becomes the lanes of k's vector parameter at its position, stored
+ * in vecs[i] (one row per argument); with k NULL a table is refused. */
+void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
+                      double (*vecs)[4]);
+/* Reads the table at idx as the lanes of vector parameter p, kernel
+ * argument argn (1-based, for messages), into out: {x, y, ...} by position,
+ * or by the fields x, y, z, w when t[1] is nil. Each lane a number that a
+ * double holds exactly; the wrong count or type is a Lua error naming the
+ * parameter and the lane. */
+void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
 /* Plugins (lua_plugin.c): adds plugins and ops to the table on top of the
  * stack. */
 void hkl_plugin_register(lua_State *L);

@@ -2,6 +2,7 @@
  * k:launch and k{grid=, block=}(...). A launch converts its arguments on the
  * C stack and allocates nothing. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "hkl.h"
 
 #define MAX_ARGS 64
+#define WHAT_ARGS "pass a buffer, a number, a boolean, a table (a vector) or hk.null"
 
 typedef struct hkl_module {
     hk_module *m; /* NULL once freed */
@@ -279,13 +281,100 @@ hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what)
     return d;
 }
 
+/* Raises "kernel argument N 'name' (type): <fmt>" for vector argument argn. */
+static int vector_error(lua_State *L, int argn, const hk_param_info *p, const char *fmt, ...)
+{
+    luaL_where(L, 1);
+    if (p->name[0])
+        lua_pushfstring(L, "kernel argument %d '%s' (%s): ", argn, p->name, p->type);
+    else
+        lua_pushfstring(L, "kernel argument %d (%s): ", argn, p->type);
+    va_list ap;
+    va_start(ap, fmt);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_concat(L, 3);
+    return lua_error(L);
+}
+
+void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out)
+{
+    static const char *const lane_names[] = {"x", "y", "z", "w"};
+    static const char *const lists[] = {"", "x", "x, y", "x, y, z", "x, y, z, w"};
+    size_t esize = hk_dtype_size(p->dtype);
+    int lanes = esize ? (int)(p->size / esize) : 0;
+    if (lanes < 1 || lanes > 4)
+        vector_error(L, argn, p, "a vector of %d lanes cannot be passed", lanes);
+    int by_position = lua_geti(L, idx, 1) != LUA_TNIL;
+    lua_pop(L, 1);
+    for (int l = 0; l < lanes; l++) {
+        int t = by_position ? lua_geti(L, idx, l + 1) : lua_getfield(L, idx, lane_names[l]);
+        if (t == LUA_TNIL) {
+            if (by_position)
+                vector_error(L, argn, p, "expects %d numbers {%s}, got a table of %d", lanes,
+                             lists[lanes], l);
+            vector_error(L, argn, p, "lane %s is missing (expects {%s}, by position or by "
+                         "name)", lane_names[l], lists[lanes]);
+        }
+        if (t != LUA_TNUMBER)
+            vector_error(L, argn, p, "lane %s is a %s, expects a number", lane_names[l],
+                         luaL_typename(L, -1));
+        if (lua_isinteger(L, -1)) {
+            /* Lanes travel as doubles: an integer beyond 2^53 might not. */
+            lua_Integer v = lua_tointeger(L, -1);
+            double d = (double)v;
+            if (d >= 9223372036854775808.0 || (lua_Integer)d != v)
+                vector_error(L, argn, p, "lane %s: %I is not exactly representable as a double",
+                             lane_names[l], v);
+        }
+        out[l] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+    }
+    if (by_position) {
+        int more = lua_geti(L, idx, lanes + 1) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (more)
+            vector_error(L, argn, p, "expects %d numbers {%s}, got a table of %d", lanes,
+                         lists[lanes], (int)lua_rawlen(L, idx));
+    } else {
+        for (int l = lanes; l < 4; l++) {
+            int more = lua_getfield(L, idx, lane_names[l]) != LUA_TNIL;
+            lua_pop(L, 1);
+            if (more)
+                vector_error(L, argn, p, "has no lane %s (expects {%s})", lane_names[l],
+                             lists[lanes]);
+        }
+    }
+}
+
 /* Converts Lua values [first, first+n) to hk_args. nil is refused: a null
  * pointer must be meant (hk.null). */
-void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args)
+void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
+                      double (*vecs)[4])
 {
     for (int i = 0; i < n; i++) {
         int idx = first + i;
         switch (lua_type(L, idx)) {
+        case LUA_TTABLE: {
+            if (!k)
+                luaL_error(L, "kernel argument %d is a table; only a kernel's vector parameters "
+                           "take one", i + 1);
+            hk_kernel_info info;
+            hk_kernel_get_info(k, &info);
+            if (i >= info.param_count) {
+                args[i] = hk_arg_null(); /* hk_launch reports the argument count */
+                break;
+            }
+            hk_param_info p;
+            hk_kernel_param(k, i, &p);
+            if (p.kind != HK_PARAM_VECTOR)
+                luaL_error(L, "kernel argument %d is a table, but its parameter %s%s%s(%s) is no "
+                           "vector", i + 1, p.name[0] ? "'" : "", p.name, p.name[0] ? "' " : "",
+                           p.type);
+            hkl_check_vector(L, idx, i + 1, &p, vecs[i]);
+            args[i] = hk_arg_vector(vecs[i]);
+            break;
+        }
         case LUA_TNUMBER:
             args[i] = lua_isinteger(L, idx) ? hk_arg_int(lua_tointeger(L, idx))
                                             : hk_arg_float(lua_tonumber(L, idx));
@@ -298,7 +387,7 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args)
                 args[i] = hk_arg_null();
                 break;
             }
-            luaL_error(L, "kernel argument %d is a light userdata; pass a buffer, a number, a boolean or hk.null", i + 1);
+            luaL_error(L, "kernel argument %d is a light userdata; " WHAT_ARGS, i + 1);
             break;
         case LUA_TUSERDATA: {
             /* the buffer metatable is upvalue 1 of the launch functions: a
@@ -309,8 +398,8 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args)
                 lua_pop(L, 1);
             }
             if (!is_buf)
-                luaL_error(L, "kernel argument %d is a %s; pass a buffer, a number, a boolean or hk.null",
-                           i + 1, luaL_typename(L, idx));
+                luaL_error(L, "kernel argument %d is a %s; " WHAT_ARGS, i + 1,
+                           luaL_typename(L, idx));
             args[i] = hk_arg_buffer(hkl_buffer_live(L, lua_touserdata(L, idx), idx));
             break;
         }
@@ -318,8 +407,7 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args)
             luaL_error(L, "kernel argument %d is nil (a typo? pass hk.null for a null pointer)", i + 1);
             break;
         default:
-            luaL_error(L, "kernel argument %d is a %s; pass a buffer, a number, a boolean or hk.null",
-                       i + 1, luaL_typename(L, idx));
+            luaL_error(L, "kernel argument %d is a %s; " WHAT_ARGS, i + 1, luaL_typename(L, idx));
         }
     }
 }
@@ -330,7 +418,8 @@ static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, in
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    hkl_convert_args(L, first, n, args);
+    double vecs[MAX_ARGS][4];
+    hkl_convert_args(L, first, n, args, k, vecs);
     hkl_check(L, hk_launch(k, cfg, args, n));
     return 0;
 }
@@ -427,11 +516,22 @@ static int kernel_info(lua_State *L)
     for (int i = 0; i < info.param_count; i++) {
         hk_param_info p;
         hkl_check(L, hk_kernel_param(uk->k, i, &p));
-        lua_createtable(L, 0, 5);
+        static const char *const kinds[] = {"scalar", "pointer", "vector"};
+        lua_createtable(L, 0, 8);
         lua_pushstring(L, p.name);
         lua_setfield(L, -2, "name");
         lua_pushstring(L, p.type);
         lua_setfield(L, -2, "type");
+        lua_pushstring(L, (unsigned)p.kind < 3 ? kinds[p.kind] : "?");
+        lua_setfield(L, -2, "kind");
+        if (p.dtype != HK_DTYPE_COUNT && !p.is_bool) { /* a bool is u8 underneath */
+            lua_pushstring(L, hk_dtype_name(p.dtype));
+            lua_setfield(L, -2, "dtype");
+        }
+        if (p.kind == HK_PARAM_VECTOR) {
+            lua_pushinteger(L, (lua_Integer)(p.size / hk_dtype_size(p.dtype)));
+            lua_setfield(L, -2, "lanes");
+        }
         lua_pushinteger(L, p.size);
         lua_setfield(L, -2, "size");
         lua_pushinteger(L, p.align);

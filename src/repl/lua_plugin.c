@@ -86,7 +86,12 @@ static int op_call(lua_State *L)
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    hkl_convert_args(L, first, n, args);
+    double vecs[MAX_ARGS][4];
+    hk_kernel *k = NULL; /* looked up only for a table: a vector argument */
+    for (int i = 0; i < n && !k; i++)
+        if (lua_type(L, first + i) == LUA_TTABLE)
+            hkl_check(L, hk_plugin_kernel(hkl_ctx(L), family, kernel, &k));
+    hkl_convert_args(L, first, n, args, k, vecs);
     hkl_check(L, hk_plugin_launch(hkl_ctx(L), family, kernel, pcfg, args, n));
     return 0;
 }
@@ -153,6 +158,7 @@ static int dispatch_call(lua_State *L)
             continue;
         }
         hk_arg args[MAX_ARGS];
+        double vecs[MAX_ARGS][4];
         int ci = 0, si = 0;
         for (int a = 0; a < info.param_count; a++) {
             hk_param_info pi;
@@ -161,7 +167,12 @@ static int dispatch_call(lua_State *L)
                 args[a] = hk_arg_buffer(pi.is_const ? ins[ci++] : out);
             else if (a == count_param)
                 args[a] = hk_arg_uint(hk_buffer_length(out));
-            else {
+            else if (pi.kind == HK_PARAM_VECTOR) {
+                int idx = scal[si++];
+                luaL_checktype(L, idx, LUA_TTABLE);
+                hkl_check_vector(L, idx, a + 1, &pi, vecs[a]);
+                args[a] = hk_arg_vector(vecs[a]);
+            } else {
                 int idx = scal[si++];
                 if (lua_isinteger(L, idx))
                     args[a] = hk_arg_int(lua_tointeger(L, idx));
@@ -196,7 +207,7 @@ static int host_op_call(lua_State *L)
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    hkl_convert_args(L, 1, n, args);
+    hkl_convert_args(L, 1, n, args, NULL, NULL); /* no vectors: an op's kernels are its own */
     hkl_check(L, hk_plugin_call_op(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(2)),
                                    lua_tostring(L, lua_upvalueindex(3)), args, n));
     return 0;

@@ -156,6 +156,58 @@ static void test_vector_add(const char *target, unsigned wave)
     free(code);
 }
 
+/* Vectors by value where hiprtc's own headers lay them out: the metadata's
+ * offsets are HIP's C layout (float3 aligned to 4, double4 to 32), and the
+ * signature, whose double4 the parser aligns to 16 as CUDA does, follows
+ * them; a signature that misplaces a vector is caught. */
+static void test_vectors(void)
+{
+    static const char src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "#include <hip/hip_fp16.h>\n"
+        "extern \"C\" __global__ void vecs(float a, double4 v, int n, float3 t, char c, float4 f,\n"
+        "                                  __half2 h, uchar4 u, double2 q, char3 c3, float *out) {\n"
+        "  out[threadIdx.x] = a + v.x + v.w + n + t.z + c + f.y + __low2float(h) + u.w + q.y + c3.z;\n"
+        "}\n";
+    static const char sig[] = "float a, double4 v, int n, float3 t, char c, float4 f, __half2 h, "
+                              "uchar4 u, double2 q, char3 c3, float *out";
+    /* a@0 v@32 n@64 t@68 c@80 f@96 h@112 u@116 q@128 c3@144 out@152 */
+    static const unsigned want_off[] = {0, 32, 64, 68, 80, 96, 112, 116, 128, 144, 152};
+    static const unsigned want_size[] = {4, 32, 4, 12, 1, 16, 4, 4, 16, 3, 8};
+    void *code = NULL;
+    size_t size = 0;
+    hk_code_origin origin;
+    int r = compile("gfx90a", src, "vecs", &code, &size, &origin);
+    if (!tap_ok(r == 0, "gfx90a: hiprtc compiles a kernel taking vectors by value (%s)",
+                r ? err1() : "ok"))
+        return;
+    hk_code_info *info = NULL;
+    r = hk_code_inspect(ctx, code, size, &info);
+    const hk_code_kernel *k = r == 0 ? find_kernel(info, 0, "vecs") : NULL;
+    int good = k != NULL, seen = 0;
+    for (int a = 0; k && a < k->nargs; a++) {
+        if (k->args[a].hidden)
+            continue;
+        if (seen >= 11 || k->args[a].offset != want_off[seen] || k->args[a].size != want_size[seen]) {
+            tap_diag("vecs arg %d: offset %u size %u", seen, k->args[a].offset, k->args[a].size);
+            good = 0;
+        }
+        seen++;
+    }
+    tap_ok(good && seen == 11, "gfx90a: the metadata puts the vectors where HIP's C layout does "
+                               "(double4 aligned to 32, float3 and char3 to their element)");
+    hk_code_info_free(info);
+    r = hk_code_check_signature(ctx, code, size, "vecs", sig);
+    tap_ok(r == 0, "gfx90a: the signature with vectors passes the metadata check (%s)",
+           r ? err1() : "ok");
+    r = hk_code_check_signature(ctx, code, size, "vecs",
+                                "float a, double4 v, int n, float4 t, char c, float4 f, __half2 h, "
+                                "uchar4 u, double2 q, char3 c3, float *out");
+    tap_ok(r == HK_EARG && strstr(err1(), "'t'"), "gfx90a: float4 for float3 is caught: %s",
+           err1());
+    free(code);
+}
+
 /* xnack+ and xnack- code never share a cache entry; two spellings of one
  * target id do. */
 static void test_cache_keys(void)
@@ -325,6 +377,7 @@ int main(void)
     test_backend_listed();
     test_vector_add("gfx90a", 64);
     test_vector_add("gfx1030", 32);
+    test_vectors();
     test_cache_keys();
     test_errors();
     test_core_kernels();

@@ -304,6 +304,11 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     argv[a++] = "-fno-rtti";
     argv[a++] = "-Wl,--as-needed";
     argv[a++] = "-pthread";
+    /* A kernel may take 32-byte vectors (double4) by value, and GCC then
+     * notes that its ABI for passing them changed in 4.6: nothing here
+     * crosses that line, the kernels and their block runners being compiled
+     * together. */
+    argv[a++] = "-Wno-psabi";
     argv[a++] = inc;
     for (int i = 0; i < job->nflags; i++)
         argv[a++] = job->flags[i];
