@@ -29,6 +29,9 @@ hk_context *hkl_ctx(lua_State *L);
 void hkl_check(lua_State *L, int rc);
 /* Raises "what: <hk_errmsg>" style errors for a failed call. */
 int hkl_error(lua_State *L, int rc, const char *what);
+/* Raises an error for a key of the options table at idx (nil: none) that is
+ * not in names (NULL-terminated), naming the function and the known keys. */
+void hkl_check_options(lua_State *L, int idx, const char *const *names, const char *fn);
 
 /* Buffers (lua_buffer.c). A buffer userdata owns its hk_buffer; a view
  * keeps its parent alive through its user value. */

@@ -618,34 +618,6 @@ static int m_iota(lua_State *L)
     return 1;
 }
 
-/* Errors for keys of the options table at idx that are not in names. */
-static void check_opts(lua_State *L, int idx, const char *const *names, const char *fn)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        int known = 0;
-        if (lua_type(L, -1) == LUA_TSTRING)
-            for (const char *const *k = names; *k && !known; k++)
-                known = strcmp(*k, lua_tostring(L, -1)) == 0;
-        if (!known) {
-            luaL_Buffer lb;
-            luaL_buffinit(L, &lb);
-            for (const char *const *k = names; *k; k++) {
-                luaL_addstring(&lb, *k);
-                if (k[1])
-                    luaL_addstring(&lb, ", ");
-            }
-            luaL_pushresult(&lb);
-            luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s' (known: %s)", fn,
-                                                  luaL_tolstring(L, -2, NULL), lua_tostring(L, -1)));
-        }
-    }
-}
-
 /* The option's value, or nil, pushed. */
 static int get_opt(lua_State *L, int idx, const char *key)
 {
@@ -746,7 +718,7 @@ static int m_rand(lua_State *L)
 {
     static const char *const names[] = {"seed", "dist", "lo", "hi", "mean", "std", NULL};
     hk_buffer *b = hkl_check_buffer(L, 1);
-    check_opts(L, 2, names, "rand");
+    hkl_check_options(L, 2, names, "rand");
     hk_dtype t = hk_buffer_dtype(b);
     size_t n = hk_buffer_length(b);
     lua_Integer seed;
@@ -1170,7 +1142,7 @@ static int l_mmap(lua_State *L)
     static const char *const names[] = {"write", "create", "offset", "length", NULL};
     const char *path = luaL_checkstring(L, 1);
     hk_dtype t = hkl_check_dtype(L, 2, "u8");
-    check_opts(L, 3, names, "mmap");
+    hkl_check_options(L, 3, names, "mmap");
     hk_mmap_options o;
     hk_mmap_options_defaults(&o);
     o.writable = opt_bool(L, 3, "write");

@@ -166,6 +166,33 @@ static int l_backends(lua_State *L)
     return 1;
 }
 
+void hkl_check_options(lua_State *L, int idx, const char *const *names, const char *fn)
+{
+    if (lua_isnoneornil(L, idx))
+        return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        int known = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (const char *const *k = names; *k && !known; k++)
+                known = strcmp(*k, lua_tostring(L, -1)) == 0;
+        if (!known) {
+            luaL_Buffer lb;
+            luaL_buffinit(L, &lb);
+            for (const char *const *k = names; *k; k++) {
+                luaL_addstring(&lb, *k);
+                if (k[1])
+                    luaL_addstring(&lb, ", ");
+            }
+            luaL_pushresult(&lb);
+            luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s' (known: %s)", fn,
+                                                  luaL_tolstring(L, -2, NULL), lua_tostring(L, -1)));
+        }
+    }
+}
+
 /* Seconds on a monotonic clock, for timing from scripts (os.clock is CPU
  * time, which misses time spent waiting for a GPU). */
 static int l_clock(lua_State *L)

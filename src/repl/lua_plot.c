@@ -156,22 +156,6 @@ static void colormap(double u, unsigned char rgb[3])
 
 /* -------------------------------------------------------------- options */
 
-static void check_keys(lua_State *L, int idx, const char *const *names)
-{
-    if (lua_isnoneornil(L, idx))
-        return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        int known = 0;
-        for (const char *const *k = names; *k && !known; k++)
-            known = lua_type(L, -1) == LUA_TSTRING && strcmp(*k, lua_tostring(L, -1)) == 0;
-        if (!known)
-            luaL_argerror(L, idx, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
-    }
-}
-
 /* opts[key] as a positive integer, or def. */
 static size_t opt_size(lua_State *L, int idx, const char *key, size_t def)
 {
@@ -345,7 +329,7 @@ static int m_plot(lua_State *L)
     static const char *const names[] = {"width", "height", "rows", "shape", "color", "print", NULL};
     hk_buffer *b = hkl_check_buffer(L, 1);
     lua_settop(L, 2);
-    check_keys(L, 2, names);
+    hkl_check_options(L, 2, names, "plot");
     size_t n = hk_buffer_length(b);
     size_t width = opt_size(L, 2, "width", terminal_width());
     size_t height = opt_size(L, 2, "height", 0);
@@ -455,7 +439,7 @@ static int m_png(lua_State *L)
     hk_buffer *b = hkl_check_buffer(L, 1);
     const char *path = luaL_checkstring(L, 2);
     lua_settop(L, 3);
-    check_keys(L, 3, names);
+    hkl_check_options(L, 3, names, "png");
     size_t n = hk_buffer_length(b), rows, cols;
     luaL_argcheck(L, n > 0, 1, "the buffer is empty");
     opt_shape(L, 3, n, &rows, &cols);
