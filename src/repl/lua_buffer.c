@@ -250,7 +250,7 @@ hkl_buffer *hkl_test_buffer(lua_State *L, int idx)
 
 hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
 {
-    lbuf *u = ud;
+    lbuf *u = ud; /* a view's memory goes with the buffer it views */
     if (!u->pub.b)
         luaL_argerror(L, idx, "buffer was freed");
     for (lbuf *p = u->parent; p; p = p->parent)
@@ -261,14 +261,7 @@ hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
 
 hk_buffer *hkl_check_buffer(lua_State *L, int idx)
 {
-    lbuf *u = luaL_checkudata(L, idx, HKL_BUFFER);
-    if (!u->pub.b)
-        luaL_argerror(L, idx, "buffer was freed");
-    /* A view's memory goes with the buffer it views. */
-    for (lbuf *p = u->parent; p; p = p->parent)
-        if (!p->pub.b)
-            luaL_argerror(L, idx, "buffer was freed (it views a buffer that was freed)");
-    return u->pub.b;
+    return hkl_buffer_live(L, luaL_checkudata(L, idx, HKL_BUFFER), idx);
 }
 
 /* Pushes a closed userdata; the caller acquires the buffer into it. */
