@@ -396,7 +396,7 @@ static void test_vector_layouts(void)
         check_layout("char c, int2 i, short s, float3 w", o, c, 4, 32, sizeof(struct lay_vec2));
     }
     {
-        /* double4: 16 as CUDA, 32 once a code object says so (HIP) */
+        /* double4: 16 as parsed (CUDA), 32 once a HIP backend lays it out */
         const uint32_t o[] = {0, 16, 48};
         const uint32_t c[] = {offsetof(struct lay_wide16, a), offsetof(struct lay_wide16, v),
                               offsetof(struct lay_wide16, n)};

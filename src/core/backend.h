@@ -64,6 +64,9 @@ typedef struct hkc_compile_job {
 struct hkc_backend_ops {
     const char *name;
     const char *code_ext; /* cache file extension: "so", "hsaco", "cubin" */
+    /* Alignment of 32-byte vectors passed by value (double4, long4, ...):
+     * HIP's compilers use 32, CUDA's 16. Signatures are laid out with it. */
+    uint32_t wide_vector_align;
 
     /* Finds devices. Returns the count (>= 0); 0 with `reason` filled when
      * the backend is present but unusable. Sets be->impl. */

@@ -45,6 +45,7 @@ typedef struct code_args {
     size_t size;
     const char *name; /* entry or kernel */
     hk_code_info *info;
+    hkc_backend *reader; /* the backend whose format it is */
     void *out;
     size_t out_size;
     hkc_strbuf text;
@@ -57,6 +58,7 @@ static int has_disasm(const hkc_backend_ops *o) { return o->disasm != NULL && o-
 static int do_inspect(hkc_backend *be, void *arg, hkc_strbuf *err)
 {
     code_args *a = arg;
+    a->reader = be;
     return be->ops->code_inspect(be, a->data, a->size, &a->info, err);
 }
 
@@ -91,7 +93,9 @@ static int check_args(hk_context *ctx, const void *data, const void *out, const 
     return 0;
 }
 
-HK_API int hk_code_inspect(hk_context *ctx, const void *data, size_t size, hk_code_info **out)
+/* hk_code_inspect, also saying which backend read the bytes. */
+static int inspect(hk_context *ctx, const void *data, size_t size, hk_code_info **out,
+                   hkc_backend **reader)
 {
     int r = check_args(ctx, data, out, "hk_code_inspect");
     if (r)
@@ -99,11 +103,19 @@ HK_API int hk_code_inspect(hk_context *ctx, const void *data, size_t size, hk_co
     *out = NULL;
     code_args a = {.data = data, .size = size};
     r = route(ctx, "inspect", has_inspect, do_inspect, &a);
-    if (r == 0)
+    if (r == 0) {
         *out = a.info;
-    else
+        if (reader)
+            *reader = a.reader;
+    } else {
         hk_code_info_free(a.info);
+    }
     return r;
+}
+
+HK_API int hk_code_inspect(hk_context *ctx, const void *data, size_t size, hk_code_info **out)
+{
+    return inspect(ctx, data, size, out, NULL);
 }
 
 HK_API void hk_code_info_free(hk_code_info *info)
@@ -172,7 +184,10 @@ HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t siz
     }
     hkc_strbuf_free(&err);
     hk_code_info *info = NULL;
-    r = hk_code_inspect(ctx, data, size, &info);
+    hkc_backend *reader = NULL;
+    r = inspect(ctx, data, size, &info, &reader);
+    if (r == 0) /* 32-byte vectors where the reader's compilers put them */
+        hkc_signature_align_wide_vectors(&sig, reader->ops->wide_vector_align);
     int checked = 0;
     for (int i = 0; r == 0 && i < info->nentries; i++)
         for (int k = 0; r == 0 && k < info->entries[i].nkernels; k++) {

@@ -141,11 +141,8 @@ void hkc_plugins_unload(hk_context *ctx);
 
 /* A signature must agree with what the code object says of its parameters
  * (sizes, alignments and offsets where known): a wrong one would pack
- * arguments the kernel reads differently. HK_EARG naming the parameter.
- * Where the signature has 32-byte vectors (double4, ...), whose alignment
- * differs between HIP (32) and CUDA (16, the parser's), sig is first laid
- * out as the code object places them. */
-int hkc_signature_check(hk_context *ctx, const char *name, hkc_signature *sig,
+ * arguments the kernel reads differently. HK_EARG naming the parameter. */
+int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
 
 /* Milliseconds on a monotonic clock. */

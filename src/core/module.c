@@ -570,50 +570,11 @@ static const hkc_source_kernel *find_src(const hkc_modentry *e, const char *name
     return NULL;
 }
 
-/* The first parameter whose layout in sig disagrees with what meta knows of
- * it; sig->count when none does. */
-static int first_disagreement(const hkc_signature *sig, const hkc_kernel_meta *meta)
-{
-    int i = 0;
-    for (; i < sig->count; i++) {
-        const hkc_param *p = &sig->params[i];
-        if (p->size != meta->param_size[i] ||
-            (meta->param_align[i] && p->align != meta->param_align[i]) ||
-            (meta->has_offsets && p->offset != meta->param_offset[i]))
-            break;
-    }
-    return i;
-}
-
-/* HIP aligns 32-byte vectors (double4, long4, ...) to 32, CUDA to 16 (the
- * parser's choice): 32 where the code object's layout allows it (the CPU
- * backend's and AMD's; CUDA's alignments stop at 16). When the signature is
- * wrong either way, the layout that agrees longer is kept, so the message
- * names the real culprit rather than the vector. */
-static void match_wide_vectors(hkc_signature *sig, const hkc_kernel_meta *meta)
-{
-    int wide = 0, known = meta->has_offsets;
-    for (int i = 0; i < sig->count; i++)
-        if (hkc_param_is_wide_vector(&sig->params[i])) {
-            wide = 1;
-            known |= meta->param_align[i] != 0;
-        }
-    if (!wide || !known || meta->nparams != sig->count)
-        return;
-    hkc_signature_align_wide_vectors(sig, 16); /* sig may have been matched before */
-    int at16 = first_disagreement(sig, meta);
-    hkc_signature_align_wide_vectors(sig, 32);
-    int at32 = first_disagreement(sig, meta);
-    if (at32 < sig->count && at32 <= at16)
-        hkc_signature_align_wide_vectors(sig, 16);
-}
-
-int hkc_signature_check(hk_context *ctx, const char *name, hkc_signature *sig,
+int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta)
 {
     if (meta->nparams < 0)
         return 0;
-    match_wide_vectors(sig, meta);
     hkc_strbuf s;
     hkc_strbuf_init(&s);
     hkc_signature_format(sig, &s);
@@ -708,7 +669,11 @@ static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_ke
                          name);
     }
     if (r == 0)
+    {
+        /* 32-byte vectors by value sit where this backend's compiler puts them */
+        hkc_signature_align_wide_vectors(&k->sig, e->dev->be->ops->wide_vector_align);
         r = hkc_signature_check(ctx, name, &k->sig, meta);
+    }
     if (r == 0) {
         const hkc_backend_ops *ops = e->dev->be->ops;
         memset(&k->info, 0, sizeof k->info);

@@ -750,6 +750,8 @@ int hkc_param_is_wide_vector(const hkc_param *p)
 
 void hkc_signature_align_wide_vectors(hkc_signature *s, uint32_t align)
 {
+    if (!align) /* a backend that states none: the parser's (CUDA's 16) */
+        return;
     for (int i = 0; i < s->count; i++)
         if (hkc_param_is_wide_vector(&s->params[i]))
             s->params[i].align = align;

@@ -83,7 +83,7 @@ for i = 1, 14 do same = same and mo[i] == want[i] end
 t.ok(same, "double2, uchar4, float3, __half2, longlong2 lanes arrive exactly")
 
 -- 32-byte vectors: CUDA aligns double4 to 16, HIP (AMD, the CPU backend) to 32;
--- the kernel's own layout decides (CUDA 13 deprecates double4: no warning)
+-- the backend decides (CUDA 13 deprecates double4: no warning)
 local mw = hk.compile([[
 #include <hip/hip_runtime.h>
 extern "C" __global__ void wide(float a, double4 v, int n, double *out) {

@@ -1621,6 +1621,7 @@ static int cuda_disasm(hkc_backend *be, const void *code, size_t size, const cha
 __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_ops = {
     .name = "cuda",
     .code_ext = "cubin",
+    .wide_vector_align = 16,
     .probe = cuda_probe,
     .destroy = cuda_destroy,
     .device_info = cuda_device_info,

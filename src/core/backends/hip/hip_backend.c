@@ -675,6 +675,7 @@ __attribute__((visibility("default"))) const unsigned hkc_backend_module_abi = H
 __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops = {
     .name = "hip",
     .code_ext = "hsaco",
+    .wide_vector_align = 32,
     .probe = hip_probe,
     .destroy = hip_destroy,
     .device_info = hip_device_info,

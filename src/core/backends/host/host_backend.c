@@ -442,6 +442,7 @@ static int host_event_elapsed_ms(hk_event *a, hk_event *b, double *ms)
 const hkc_backend_ops hkc_backend_host = {
     .name = "host",
     .code_ext = "so",
+    .wide_vector_align = 32,
     .probe = host_probe,
     .destroy = host_destroy,
     .device_info = host_device_info,
