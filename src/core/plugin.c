@@ -11,6 +11,7 @@
 
 #include "hipkit/plugin.h"
 #include "internal.h"
+#include "backends/hip/hip_codeobj.h"
 #include "plugin_config.h"
 
 _Static_assert(HK_PLUGIN_ABI_MAJOR == HK_ABI_VERSION_MAJOR &&
@@ -785,21 +786,10 @@ static int sm_arch(const char *t, int *major, int *minor)
     return 1;
 }
 
-/* The setting of AMD feature `feat` ("xnack") in target id t: '+', '-', or 0
- * when t does not name it ("any"). */
-static char amd_feature(const char *t, const char *feat)
-{
-    size_t n = strlen(feat);
-    for (const char *p = strchr(t, ':'); p; p = strchr(p + 1, ':'))
-        if (!strncmp(p + 1, feat, n) && (p[1 + n] == '+' || p[1 + n] == '-'))
-            return p[1 + n];
-    return 0;
-}
-
 /* How well an image for `target` fits a device whose target id is `dev`: 0
  * not at all, 1000 exactly, else a rank among compatible ones (higher is
- * closer). CUDA: same major, minor <= the device's. AMD: same processor, and
- * each feature the image sets is set alike on the device. */
+ * closer). CUDA: same major, minor <= the device's. AMD: the HIP runtime's
+ * rule (hip_codeobj.c). */
 int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev);
 int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev)
 {
@@ -812,22 +802,8 @@ int hkc_plugin_image_fit(const char *backend, const char *target, const char *de
         return 0;
     }
     if (!strcmp(backend, "hip")) {
-        size_t pi = strcspn(target, ":"), pd = strcspn(dev, ":");
-        if (pi != pd || strncmp(target, dev, pi))
-            return 0;
-        int score = 100;
-        for (const char *p = strchr(target, ':'); p; p = strchr(p + 1, ':')) {
-            size_t n = strcspn(p + 1, "+-:");
-            char feat[32], want = p[1 + n];
-            if (n == 0 || n >= sizeof feat || (want != '+' && want != '-'))
-                return 0;
-            memcpy(feat, p + 1, n);
-            feat[n] = 0;
-            if (amd_feature(dev, feat) != want)
-                return 0;
-            score++;
-        }
-        return score;
+        int r = hkc_hip_target_rank(target, dev);
+        return r ? 100 + r : 0;
     }
     return 0;
 }

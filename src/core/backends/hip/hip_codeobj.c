@@ -194,6 +194,29 @@ static int targets_compatible(const hip_target *code, const hip_target *dev)
            (code->xnack < 0 || code->xnack == dev->xnack);
 }
 
+/* 0: code does not run on dev; else higher is closer: an exact match, then
+ * code stating more of the device's features (built for this setting). */
+static int rank(const hip_target *code, const hip_target *dev)
+{
+    if (!targets_compatible(code, dev))
+        return 0;
+    if (code->sramecc == dev->sramecc && code->xnack == dev->xnack)
+        return 4;
+    return 1 + (code->sramecc >= 0) + (code->xnack >= 0);
+}
+
+int hkc_hip_target_rank(const char *code, const char *dev)
+{
+    hip_target c, d;
+    hkc_strbuf ignored;
+    hkc_strbuf_init(&ignored);
+    int r = hkc_hip_target_parse(code, &c, &ignored) || hkc_hip_target_parse(dev, &d, &ignored)
+                ? 0
+                : rank(&c, &d);
+    hkc_strbuf_free(&ignored);
+    return r;
+}
+
 int hkc_hip_target_compatible(const char *code, const char *dev)
 {
     hip_target c, d;
@@ -441,11 +464,10 @@ int hkc_hip_pick(const void *data, size_t size, const char *dev_target, const vo
     /* Exact first; among compatible ones, the one stating most features
      * (it was built for this setting), then the first in the file. */
     for (int i = 0; i < n; i++) {
-        if (hkc_hip_target_parse(e[i].target, &code, &ignored) || !targets_compatible(&code, &dev))
+        if (hkc_hip_target_parse(e[i].target, &code, &ignored))
             continue;
-        int exact = code.sramecc == dev.sramecc && code.xnack == dev.xnack;
-        int score = exact ? 3 : (code.sramecc >= 0) + (code.xnack >= 0);
-        if (score > best_score) {
+        int score = rank(&code, &dev);
+        if (score > 0 && score > best_score) {
             best = i;
             best_score = score;
         }

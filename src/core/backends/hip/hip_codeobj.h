@@ -42,6 +42,11 @@ void hkc_hip_target_format(const hip_target *t, char *out, size_t cap);
  * equal to the device's. 0 when not, or when either id does not parse. */
 int hkc_hip_target_compatible(const char *code, const char *dev);
 
+/* How well code for `code` fits a device `dev`: 0 not at all (or an id does
+ * not parse), else higher is closer: 4 the same settings, else 1 plus the
+ * number of features the code states. Picking and plugin images use it. */
+int hkc_hip_target_rank(const char *code, const char *dev);
+
 /* The target id an AMDGPU ELF states in its header (EF_AMDGPU_MACH and the
  * code object v4+ xnack/sramecc bits), e.g. "gfx90a:sramecc+:xnack-", or
  * "gfx906" with features "any". -1 with the reason in err when the bytes are
