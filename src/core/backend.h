@@ -118,6 +118,13 @@ struct hkc_backend_ops {
     __typeof__(hk_event_synchronize) *event_synchronize;
     __typeof__(hk_event_elapsed_ms) *event_elapsed_ms;
 
+    /* Optional: how well a code object built ahead of time for `target` fits
+     * a device whose target id is `dev` (both as device_info reports them),
+     * when they differ: 0 not at all, else 1..999, higher closer. NULL: only
+     * an exact match fits. The vendor's compatibility rule lives here, so the
+     * core ranks plugin images without knowing any vendor. */
+    int (*image_rank)(const char *target, const char *dev);
+
     /* Optional: disassembly of one kernel of a code object into out, or
      * HK_EUNSUPPORTED with the reason in out. */
     int (*disasm)(hkc_backend *be, const void *code, size_t size, const char *kernel,

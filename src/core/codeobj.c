@@ -20,7 +20,8 @@ static int route(hk_context *ctx, const char *what, int (*has)(const hkc_backend
     for (int i = 0; i < ctx->nbackends; i++) {
         hkc_backend *be = &ctx->backends[i];
         if (!be->impl || !has(be->ops)) {
-            if (has(be->ops) || !strcmp(be->ops->name, "hip"))
+            /* a module that did not load might have read them: say why */
+            if (has(be->ops) || !be->ops->probe)
                 hkc_strbuf_printf(&why, "; the %s backend is not loaded: %s", be->ops->name,
                                   be->reason.data);
             continue;

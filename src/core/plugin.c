@@ -11,7 +11,6 @@
 
 #include "hipkit/plugin.h"
 #include "internal.h"
-#include "backends/hip/hip_codeobj.h"
 #include "plugin_config.h"
 
 _Static_assert(HK_PLUGIN_ABI_MAJOR == HK_ABI_VERSION_MAJOR &&
@@ -772,40 +771,27 @@ static int lookup_kernel(const hk_context *ctx, pl_family *f, const char *kernel
 
 /* ------------------------------------------------------ AOT images */
 
-/* "sm_86" -> 8, 6; 0 for anything else (sm_90a and the like are exact-only). */
-static int sm_arch(const char *t, int *major, int *minor)
-{
-    if (strncmp(t, "sm_", 3))
-        return 0;
-    char *end;
-    long v = strtol(t + 3, &end, 10);
-    if (*end || v < 10 || end == t + 3)
-        return 0;
-    *major = (int)(v / 10);
-    *minor = (int)(v % 10);
-    return 1;
-}
-
 /* How well an image for `target` fits a device whose target id is `dev`: 0
- * not at all, 1000 exactly, else a rank among compatible ones (higher is
- * closer). CUDA: same major, minor <= the device's. AMD: the HIP runtime's
- * rule (hip_codeobj.c). */
-int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev);
-int hkc_plugin_image_fit(const char *backend, const char *target, const char *dev)
+ * not at all, 1000 exactly, else the backend's rank among compatible ones
+ * (higher is closer). */
+static int image_fit(const hkc_backend *be, const char *target, const char *dev)
 {
     if (!strcmp(target, dev))
         return 1000;
-    int ima, imi, dma, dmi;
-    if (!strcmp(backend, "cuda")) {
-        if (sm_arch(target, &ima, &imi) && sm_arch(dev, &dma, &dmi) && ima == dma && imi <= dmi)
-            return 100 + imi;
-        return 0;
-    }
-    if (!strcmp(backend, "hip")) {
-        int r = hkc_hip_target_rank(target, dev);
-        return r ? 100 + r : 0;
-    }
-    return 0;
+    return be->ops->image_rank ? be->ops->image_rank(target, dev) : 0;
+}
+
+/* image_fit by backend name, for tests: -1 when that backend's module is
+ * not loaded (its rule is unknown). */
+int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,
+                         const char *dev);
+int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,
+                         const char *dev)
+{
+    for (int i = 0; i < ctx->nbackends; i++)
+        if (!strcmp(ctx->backends[i].ops->name, backend))
+            return ctx->backends[i].ops->probe ? image_fit(&ctx->backends[i], target, dev) : -1;
+    return -1;
 }
 
 static int aot_enabled(void)
@@ -829,7 +815,7 @@ static int load_image(hk_context *ctx, const pl_family *f, const pl_source *src,
     for (int i = 0; i < src->nimgs; i++) {
         const pl_image *im = &src->imgs[i];
         int fit = strcmp(im->backend, backend) ? 0
-                                               : hkc_plugin_image_fit(backend, im->target, target);
+                                               : image_fit(dev->be, im->target, target);
         if (fit > best_fit) {
             best = im;
             best_fit = fit;

@@ -1644,6 +1644,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .event_create = cuda_event_create,
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
+    .image_rank = hkc_cuda_image_rank,
     .event_synchronize = cuda_event_synchronize,
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .disasm = cuda_disasm,

@@ -207,3 +207,22 @@ void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap)
     memcpy(out, name, name_len);
     out[name_len] = '\0';
 }
+
+/* "sm_86" -> 86; 0 for anything else (sm_90a and the like are exact-only:
+ * their features exist on that one architecture). */
+static int sm_arch(const char *t)
+{
+    if (strncmp(t, "sm_", 3))
+        return 0;
+    char *end;
+    long v = strtol(t + 3, &end, 10);
+    return *end || v < 10 || v > 9999 || end == t + 3 ? 0 : (int)v;
+}
+
+/* A cubin runs on devices of its major architecture with an equal or
+ * higher minor; the closest minor ranks highest. */
+int hkc_cuda_image_rank(const char *target, const char *dev)
+{
+    int t = sm_arch(target), d = sm_arch(dev);
+    return t && d && t / 10 == d / 10 && t % 10 <= d % 10 ? 100 + t % 10 : 0;
+}

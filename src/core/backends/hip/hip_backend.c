@@ -700,6 +700,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .event_record = hip_event_record,
     .event_synchronize = hip_event_synchronize,
     .event_elapsed_ms = hip_event_elapsed_ms,
+    .image_rank = hkc_hip_image_rank,
     .disasm = hkc_hip_disasm,
     .target_normalize = hkc_hip_target_normalize,
     .compile_target = hkc_hip_compile_target,

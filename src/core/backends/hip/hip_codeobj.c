@@ -217,6 +217,12 @@ int hkc_hip_target_rank(const char *code, const char *dev)
     return r;
 }
 
+int hkc_hip_image_rank(const char *code, const char *dev)
+{
+    int r = hkc_hip_target_rank(code, dev);
+    return r ? 100 + r : 0;
+}
+
 int hkc_hip_target_compatible(const char *code, const char *dev)
 {
     hip_target c, d;

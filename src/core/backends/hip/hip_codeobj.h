@@ -46,6 +46,9 @@ int hkc_hip_target_compatible(const char *code, const char *dev);
  * not parse), else higher is closer: 4 the same settings, else 1 plus the
  * number of features the code states. Picking and plugin images use it. */
 int hkc_hip_target_rank(const char *code, const char *dev);
+/* The backend's image_rank slot: the HIP runtime's rule (target_rank),
+ * ranked above 100 so every compatible image orders the same way. */
+int hkc_hip_image_rank(const char *code, const char *dev);
 
 /* The target id an AMDGPU ELF states in its header (EF_AMDGPU_MACH and the
  * code object v4+ xnack/sramecc bits), e.g. "gfx90a:sramecc+:xnack-", or
