@@ -7,12 +7,9 @@
 #include "internal.h"
 #include "host_pool.h"
 
-/* What tools/embed.py generates for hipkit's HIP headers. */
-typedef struct hkc_embedded_file {
-    const char *path;
-    const char *data;
-    size_t size;
-} hkc_embedded_file;
+#include "process.h"
+
+/* hipkit's HIP headers, as tools/embed.py embeds them. */
 extern const hkc_embedded_file hkc_host_headers[];
 
 typedef struct host_alloc {
@@ -41,9 +38,6 @@ const char *hkc_host_toolchain(hkc_backend *be);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
-/* Runs argv (PATH searched) with stdout and stderr into out; returns the
- * exit status, or -errno when it could not start. */
-int hkc_host_run_capture(char *const argv[], hkc_strbuf *out);
 /* Writes all n bytes to fd; 0 or -errno. */
 int hkc_host_write_all(int fd, const void *data, size_t n);
 /* Writes a file with mode 0600; 0 or -errno. */

@@ -2,7 +2,6 @@
  * the user's source, hipkit's HIP headers and a generated kernel table. */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +12,8 @@
 
 #include "host_backend.h"
 #include "host_source.h"
+#include "process.h"
 #include "hip/hipkit_host_abi.h"
-
-extern char **environ;
 
 /* The compiler command: HIPKIT_CXX split on blanks ("ccache g++"), else c++. */
 static int compiler_words(char *buf, size_t cap, char **words, int max)
@@ -28,63 +26,15 @@ static int compiler_words(char *buf, size_t cap, char **words, int max)
     return n;
 }
 
-/* Runs argv with stdout and stderr into out. Returns the exit status, or
- * -errno when it could not start. */
-int hkc_host_run_capture(char *const argv[], hkc_strbuf *out)
-{
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -errno;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    pid_t pid;
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    if (e != 0) {
-        close(pipefd[0]);
-        return -e;
-    }
-    char buf[4096];
-    for (;;) {
-        ssize_t r = read(pipefd[0], buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        hkc_strbuf_append(out, buf, (size_t)r);
-    }
-    close(pipefd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -errno;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-/* Resolves a command name through PATH, as the shell would. */
+/* Resolves a command name through PATH, as the shell would, to the real
+ * file (its identity goes into the toolchain string). */
 static int resolve_command(const char *cmd, char *out, size_t cap)
 {
-    if (strchr(cmd, '/'))
-        return realpath(cmd, out) ? 0 : -1;
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/bin:/bin";
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t len = end ? (size_t)(end - path) : strlen(path);
-        char cand[4096];
-        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, path, cmd);
-        if (access(cand, X_OK) == 0 && realpath(cand, out))
-            return 0;
-        path += len + (end ? 1 : 0);
-    }
-    (void)cap;
-    return -1;
+    char found[4096];
+    if (hkc_find_program(cmd, NULL, NULL, found, sizeof found) != 0)
+        return -1;
+    (void)cap; /* realpath writes at most PATH_MAX, which out holds */
+    return realpath(found, out) ? 0 : -1;
 }
 
 static uint64_t headers_hash(void)
@@ -140,7 +90,7 @@ const char *hkc_host_toolchain(hkc_backend *be)
     } else {
         words[n] = "--version";
         words[n + 1] = NULL;
-        if (hkc_host_run_capture(words, &out) == 0) {
+        if (hkc_run_capture(words, NULL, &out) == 0) {
             size_t len = strcspn(out.data, "\n");
             snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
                      out.data);
@@ -320,7 +270,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     argv[a] = NULL;
     hkc_strbuf clog;
     hkc_strbuf_init(&clog);
-    int status = hkc_host_run_capture((char *const *)argv, &clog);
+    int status = hkc_run_capture((char *const *)argv, NULL, &clog);
     free(argv);
     unlink(src);
     if (status < 0) {

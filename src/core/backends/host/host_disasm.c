@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "host_backend.h"
+#include "process.h"
 
 /* Does the demangled symbol name the kernel (as a whole word)? */
 static int names_kernel(const char *sym, size_t len, const char *kernel)
@@ -44,7 +45,7 @@ int hkc_host_disasm(hkc_backend *be, const void *code, size_t size, const char *
     char *argv[] = {"objdump", "-d", "-C", "--no-show-raw-insn", path, NULL};
     hkc_strbuf all;
     hkc_strbuf_init(&all);
-    int status = hkc_host_run_capture(argv, &all);
+    int status = hkc_run_capture(argv, NULL, &all);
     unlink(path);
     if (status != 0) {
         hkc_strbuf_clear(out);
