@@ -98,6 +98,7 @@ typedef struct hk_context_options {
     const char *backend; /* "host", "hip", "cuda"; NULL: HIPKIT_BACKEND, else the best present */
     int device;          /* index within the backend; -1: HIPKIT_DEVICE, else 0 */
     int quiet;           /* nonzero: no warnings on stderr (cache trouble, compiler warnings) */
+    int no_plugins;      /* nonzero: load no plugin families (build tools, embedders) */
 } hk_context_options;
 
 HK_API void hk_context_options_defaults(hk_context_options *o);
@@ -229,6 +230,10 @@ typedef struct hk_compile_options {
     const char *const *include_dirs; /* searched for #include "..." (and hashed into the cache key) */
     int ninclude_dirs;
     int no_cache;                    /* nonzero: neither read nor write the disk cache */
+    /* The file the source was read from, or NULL. Offline compilers
+     * (hk_compile_offline) compile that file itself, so their messages name
+     * it and its own folder is searched for its quoted includes. */
+    const char *path;
 } hk_compile_options;
 
 HK_API void hk_compile_options_defaults(hk_compile_options *o);
@@ -402,6 +407,21 @@ HK_API int hk_event_elapsed_ms(hk_event *start, hk_event *end, double *ms);
 HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const char *target,
                                  const char *source, const hk_compile_options *o,
                                  void **code, size_t *size, hk_code_origin *origin);
+
+/* Builds a code object to ship, as `hipkit compile` does: with the
+ * backend's offline compiler (hip: hipcc, or the clang that HIPKIT_HIPCC
+ * names; cuda: nvcc), for the comma-separated `targets`. One target gives
+ * that target's raw code object (an AMDGPU ELF, a cubin), several a bundle
+ * of them (a clang offload bundle, a fatbin); hk_module_load_bytes and
+ * hk_code_inspect take either. The request goes through the same steps as
+ * hk_compile_for_target (targets normalised and checked, flags, defines,
+ * includes) but never through the disk cache: the offline compiler is not
+ * part of the cache's toolchain identity. HK_EINVAL for a bad or repeated
+ * target, HK_ENOTFOUND when the backend or its compiler is missing,
+ * HK_ECOMPILE with the compiler's messages. *code is malloc'd. */
+HK_API int hk_compile_offline(hk_context *ctx, const char *backend, const char *targets,
+                              const char *source, const hk_compile_options *o, void **code,
+                              size_t *size);
 
 typedef struct hk_code_arg {
     char name[64];          /* "" when unnamed */

@@ -54,6 +54,7 @@ static inline void hkc_kernel_meta_from_code(const hk_code_kernel *k, hkc_kernel
 typedef struct hkc_compile_job {
     const char *name;         /* module name (file names, logs) */
     const char *source;       /* as the user wrote it */
+    const char *path;         /* the file it was read from, or NULL */
     const char *const *flags; /* user flags, then -D defines, then -I dirs */
     int nflags;
     /* kernels found in the source, for backends that generate entry code */
@@ -139,6 +140,13 @@ struct hkc_backend_ops {
     /* As compile, for a normalised target instead of a device. */
     int (*compile_target)(hkc_backend *be, const char *target, const hkc_compile_job *job,
                           void **code, size_t *code_size, hkc_strbuf *log);
+    /* Optional: a code object to ship, built by the vendor's offline compiler
+     * (hipcc, nvcc) for normalised targets: one target's raw code object, or
+     * a bundle of several. HK_ENOTFOUND when the compiler is missing,
+     * HK_ECOMPILE with its messages in log. */
+    int (*compile_offline)(hkc_backend *be, const char *const *targets, int ntargets,
+                           const hkc_compile_job *job, void **code, size_t *code_size,
+                           hkc_strbuf *log);
     /* Describes a code object; HK_EFORMAT when it is not this backend's. */
     int (*code_inspect)(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
                         hkc_strbuf *err);

@@ -1,6 +1,7 @@
 /* Context: probes the backends, lists their devices, selects one, and owns
  * the compile cache. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,7 +226,10 @@ HK_API int hk_context_create(const hk_context_options *o, hk_context **out)
         r = hkc_fail(NULL, HK_ENOMEM, "out of memory opening the compile cache");
         goto fail;
     }
-    hkc_plugins_load(ctx);
+    int no_plugins = o->size >= offsetof(hk_context_options, no_plugins) + sizeof o->no_plugins &&
+                     o->no_plugins;
+    if (!no_plugins)
+        hkc_plugins_load(ctx);
     *out = ctx;
     return 0;
 fail:

@@ -1,6 +1,7 @@
 /* The compile pipeline: source -> (memory table | disk cache | JIT) -> loaded
  * module, and the lookup of kernels with their signatures. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,9 @@ typedef struct compile_req {
     hk_context *ctx;
     hkc_backend *be;
     const char *target;     /* full target id: the device's or the normalised name */
+    const char *const *offline_targets; /* set: the offline compiler builds for these */
+    int noffline;
+    const char *path;       /* the file the source came from, or NULL */
     int dev;                /* backend device index, -1 for a target alone */
     const char *name;
     const char *source;
@@ -268,11 +272,16 @@ static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkern
         hkc_warn(q->ctx, "%s", msg.data);
     hkc_strbuf_clear(&msg);
     hkc_compile_job job = {
-        .name = q->name, .source = q->source, .flags = q->flags, .nflags = q->nflags,
-        .kernels = kernels, .nkernels = nkernels,
+        .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
+        .nflags = q->nflags, .kernels = kernels, .nkernels = nkernels,
     };
-    r = q->dev >= 0 ? be->ops->compile(be, q->dev, &job, code, code_size, &msg)
-                    : be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
+    if (q->noffline)
+        r = be->ops->compile_offline(be, q->offline_targets, q->noffline, &job, code, code_size,
+                                     &msg);
+    else if (q->dev >= 0)
+        r = be->ops->compile(be, q->dev, &job, code, code_size, &msg);
+    else
+        r = be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
     if (r != 0) {
         r = hkc_fail(q->ctx, r, "%s", msg.data);
         goto done;
@@ -299,6 +308,35 @@ static const hk_compile_options *options_or_defaults(const hk_compile_options *o
     return defaults;
 }
 
+/* o->path, where the caller's struct is new enough to have it. */
+static const char *options_path(const hk_compile_options *o)
+{
+    return o->size >= offsetof(hk_compile_options, path) + sizeof o->path ? o->path : NULL;
+}
+
+/* The backend named `name`, loaded; else fails naming why. */
+static int find_backend(hk_context *ctx, const char *name, hkc_backend **out)
+{
+    hkc_backend *be = NULL;
+    for (int i = 0; i < ctx->nbackends; i++)
+        if (!strcmp(ctx->backends[i].ops->name, name))
+            be = &ctx->backends[i];
+    if (!be) {
+        hkc_strbuf names;
+        hkc_strbuf_init(&names);
+        for (int i = 0; i < ctx->nbackends; i++)
+            hkc_strbuf_printf(&names, "%s%s", i ? ", " : "", ctx->backends[i].ops->name);
+        int r = hkc_fail(ctx, HK_ENOTFOUND, "no backend named '%s' (%s)", name, names.data);
+        hkc_strbuf_free(&names);
+        return r;
+    }
+    if (!be->impl)
+        return hkc_fail(ctx, HK_ENOTFOUND, "the %s backend is not loaded: %s", name,
+                        be->reason.data);
+    *out = be;
+    return 0;
+}
+
 HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compile_options *o,
                              hk_module **out)
 {
@@ -311,7 +349,7 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     hkc_device *dev = hkc_current_device(ctx);
     compile_req q = {
         .ctx = ctx, .be = dev->be, .target = dev->info.target, .dev = dev->index,
-        .name = o->name && *o->name ? o->name : "module", .source = source,
+        .path = options_path(o), .name = o->name && *o->name ? o->name : "module", .source = source,
     };
     hkc_source_kernel *kernels = NULL;
     int nkernels = 0;
@@ -369,14 +407,9 @@ HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const cha
     *code = NULL;
     *size = 0;
     hkc_backend *be = NULL;
-    for (int i = 0; i < ctx->nbackends; i++)
-        if (!strcmp(ctx->backends[i].ops->name, backend))
-            be = &ctx->backends[i];
-    if (!be)
-        return hkc_fail(ctx, HK_ENOTFOUND, "no backend named '%s' (hip, cuda, host)", backend);
-    if (!be->impl)
-        return hkc_fail(ctx, HK_ENOTFOUND, "the %s backend is not loaded: %s", backend,
-                        be->reason.data);
+    int r = find_backend(ctx, backend, &be);
+    if (r != 0)
+        return r;
     if (!be->ops->compile_target || !be->ops->target_normalize)
         return hkc_fail(ctx, HK_EUNSUPPORTED,
                         "the %s backend compiles only for a device it has (no compile for a named target)",
@@ -384,14 +417,14 @@ HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const cha
     char norm[96];
     hkc_strbuf msg;
     hkc_strbuf_init(&msg);
-    int r = be->ops->target_normalize(be, target, norm, sizeof norm, &msg);
+    r = be->ops->target_normalize(be, target, norm, sizeof norm, &msg);
     if (r != 0) {
         r = hkc_fail(ctx, r, "%s", msg.data);
         hkc_strbuf_free(&msg);
         return r;
     }
     compile_req q = {
-        .ctx = ctx, .be = be, .target = norm, .dev = -1,
+        .ctx = ctx, .be = be, .target = norm, .dev = -1, .path = options_path(o),
         .name = o->name && *o->name ? o->name : "module", .source = source,
     };
     hkc_source_kernel *kernels = NULL;
@@ -407,6 +440,83 @@ HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const cha
     req_free(&q);
     hkc_source_kernels_free(kernels, nkernels);
     hkc_strbuf_free(&msg);
+    return r;
+}
+
+#define MAX_OFFLINE_TARGETS 16
+
+/* Splits a comma-separated list into normalised, distinct targets. */
+static int offline_targets(hk_context *ctx, hkc_backend *be, const char *list,
+                           char out[][96], int *count, hkc_strbuf *joined)
+{
+    int n = 0;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = 0;
+    for (const char *p = list; r == 0 && *p;) {
+        size_t len = strcspn(p, ",");
+        char one[256];
+        snprintf(one, sizeof one, "%.*s", (int)(len < 255 ? len : 255), p);
+        p += len + (p[len] == ',');
+        if (!one[0])
+            continue;
+        if (n == MAX_OFFLINE_TARGETS) {
+            r = hkc_fail(ctx, HK_EINVAL, "more than %d targets", MAX_OFFLINE_TARGETS);
+        } else if (be->ops->target_normalize(be, one, out[n], sizeof out[n], &err) != 0) {
+            r = hkc_fail(ctx, HK_EINVAL, "bad %s target '%s': %s", be->ops->name, one, err.data);
+        } else {
+            for (int i = 0; i < n && r == 0; i++)
+                if (!strcmp(out[i], out[n]))
+                    r = hkc_fail(ctx, HK_EINVAL, "target %s is given twice", out[n]);
+            hkc_strbuf_printf(joined, "%s%s", n ? "," : "", out[n]);
+            n++;
+        }
+    }
+    if (r == 0 && n == 0)
+        r = hkc_fail(ctx, HK_EINVAL, "no %s target given", be->ops->name);
+    hkc_strbuf_free(&err);
+    *count = n;
+    return r;
+}
+
+HK_API int hk_compile_offline(hk_context *ctx, const char *backend, const char *targets,
+                              const char *source, const hk_compile_options *o, void **code,
+                              size_t *size)
+{
+    hk_compile_options defaults;
+    o = options_or_defaults(o, &defaults);
+    if (!ctx || !backend || !targets || !source || !code || !size)
+        return hkc_fail(ctx, HK_EINVAL,
+                        "hk_compile_offline: context, backend, targets, source or out is NULL");
+    *code = NULL;
+    *size = 0;
+    hkc_backend *be = NULL;
+    int r = find_backend(ctx, backend, &be);
+    if (r != 0)
+        return r;
+    if (!be->ops->compile_offline || !be->ops->target_normalize)
+        return hkc_fail(ctx, HK_EUNSUPPORTED, "the %s backend builds no code objects to ship",
+                        backend);
+    char norm[MAX_OFFLINE_TARGETS][96];
+    const char *list[MAX_OFFLINE_TARGETS];
+    int n = 0;
+    hkc_strbuf joined;
+    hkc_strbuf_init(&joined);
+    r = offline_targets(ctx, be, targets, norm, &n, &joined);
+    for (int i = 0; i < n; i++)
+        list[i] = norm[i];
+    compile_req q = {
+        .ctx = ctx, .be = be, .target = joined.data, .dev = -1, .offline_targets = list,
+        .noffline = n, .path = options_path(o),
+        .name = o->name && *o->name ? o->name : "module", .source = source,
+    };
+    hk_code_origin got;
+    if (r == 0)
+        r = req_prepare(&q, o);
+    if (r == 0)
+        r = req_fetch(&q, NULL, 0, 1, code, size, &got);
+    req_free(&q);
+    hkc_strbuf_free(&joined);
     return r;
 }
 

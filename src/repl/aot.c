@@ -1,15 +1,13 @@
 /* `hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] | --offload-arch
  * gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]`: the command
- * line, shared by both kinds of target. One kind per run: a cubin or fatbin
- * comes from aot_cuda.c, an AMDGPU code object or offload bundle from
- * aot_amd.c. */
+ * line, shared by both kinds of target. One kind per run; the library's
+ * hk_compile_offline builds it (the backend runs the vendor's compiler),
+ * aot_build.c writes and describes it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "aot.h"
@@ -19,69 +17,6 @@
     "[-O0..3]\n"                                                                                  \
     "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] "    \
     "[-IDIR] [-O0..3]\n"
-
-int hkl_aot_run(char **argv, const char *envset, int quiet)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        if (envset)
-            putenv((char *)envset);
-        int null = quiet ? open("/dev/null", O_WRONLY) : -1;
-        if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-            dup2(null, STDERR_FILENO);
-        }
-        execvp(argv[0], argv);
-        fprintf(stderr, "hipkit compile: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-int hkl_aot_headers_write(const hkc_embedded_file *files, char *dir, size_t cap)
-{
-    const char *td = getenv("TMPDIR");
-    snprintf(dir, cap, "%s/hipkit-aot-XXXXXX", td && *td ? td : "/tmp");
-    char path[4200];
-    int ok = mkdtemp(dir) != NULL;
-    if (ok) {
-        snprintf(path, sizeof path, "%s/hip", dir);
-        ok = mkdir(path, 0700) == 0 || errno == EEXIST;
-    }
-    for (const hkc_embedded_file *f = files; ok && f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        FILE *fp = fopen(path, "wb");
-        ok = fp && fwrite(f->data, 1, f->size, fp) == f->size;
-        if (fp && fclose(fp) != 0)
-            ok = 0;
-    }
-    if (!ok) {
-        fprintf(stderr, "hipkit compile: cannot write hipkit's headers under %s: %s\n", dir,
-                strerror(errno));
-        hkl_aot_headers_remove(files, dir);
-        return 1;
-    }
-    return 0;
-}
-
-void hkl_aot_headers_remove(const hkc_embedded_file *files, const char *dir)
-{
-    char path[4200];
-    for (const hkc_embedded_file *f = files; f->path; f++) {
-        snprintf(path, sizeof path, "%s/%s", dir, f->path);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/hip", dir);
-    rmdir(path);
-    rmdir(dir);
-}
 
 void hkl_aot_default_out(const char *file, const char *ext, char *out, size_t cap)
 {
@@ -169,5 +104,5 @@ int hkl_cmd_compile(int argc, char **argv)
         fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.file, strerror(errno));
         return 1;
     }
-    return cuda ? hkl_aot_cuda(&job) : hkl_aot_amd(&job);
+    return hkl_aot_build(cuda ? "cuda" : "hip", &job);
 }

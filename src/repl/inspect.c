@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "inspect.h"
-#include "strbuf.h"
+#include "file_read.h"
 
 #define USAGE "usage: hipkit inspect FILE [--kernel NAME] [--disasm]\n" \
               "       hipkit inspect FILE --extract ENTRY -o OUT\n"
@@ -202,7 +202,7 @@ int hkl_cmd_inspect(int argc, char **argv)
 
     char *data = NULL;
     size_t size = 0;
-    int r = hkc_read_file(file, &data, &size);
+    int r = hkl_file_read(file, &data, &size);
     if (r != 0) {
         fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, strerror(-r));
         return 1;

@@ -7,7 +7,7 @@
 
 #include "hkl.h"
 #include "inspect.h"
-#include "strbuf.h"
+#include "file_read.h"
 
 /* Registry key of the context userdata (its __gc destroys the context, which
  * Lua runs after every buffer and module is collected, since those hold a
@@ -350,7 +350,7 @@ static int l_inspect(lua_State *L)
         bytes = lua_tolstring(L, -1, &size);
     } else {
         const char *path = luaL_checkstring(L, 1);
-        int r = hkc_read_file(path, &file, &size);
+        int r = hkl_file_read(path, &file, &size);
         if (r != 0)
             return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, strerror(-r));
         bytes = file;

@@ -6,10 +6,10 @@
  * N is the module name the plugin loader compiles under
  * ("plugin-FAMILY-SOURCE", see get_kernel in src/core/plugin.c): the name is
  * part of what the compilers see, so it must match for the image to equal
- * the JIT's. The pipeline is hk_module_compile's with default options: no
- * flags, no include folders (so no user headers join the scan), the
- * source scan, then the backend's compile slot. TAGFILE receives the
- * backend's toolchain identity (the cache's), embedded beside the image.
+ * the JIT's. It calls the JIT's own pipeline through the public API
+ * (hk_compile_for_target, default options, the disk cache off), so an image
+ * is what the JIT would make. TAGFILE receives the backend's toolchain
+ * identity (the cache's), embedded beside the image.
  *
  * host: T must be this machine's target id (uname's machine, what the host
  *       backend reports); the image is a shared object built by the system
@@ -20,16 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "internal.h"
-#include "signature.h"
-
-#ifdef HKC_AOT_CUDA
-#include "cuda_backend.h"
-#endif
-#ifdef HKC_AOT_HIP
-#include "hip_backend.h"
-#endif
+#include "hipkit/hipkit.h"
 
 static int usage(void)
 {
@@ -41,53 +32,43 @@ static int usage(void)
 static int write_all(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
+    int ok = f && fwrite(data, 1, size, f) == size;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok)
         fprintf(stderr, "hkc-aot: cannot write %s\n", path);
-        return 1;
-    }
-    return 0;
+    return !ok;
 }
 
-/* hk_module_compile past the memory table and the disk cache, default
- * options: keep in step with it. */
-static int build(hkc_backend *be, const char *target, const char *name, const char *source,
-                 void **code, size_t *size, hkc_strbuf *log)
+static char *read_all(const char *path)
 {
-    hkc_source_kernel *kernels = NULL;
-    int nkernels = 0;
-    hkc_strbuf includes; /* gather_includes with no folders finds nothing */
-    hkc_strbuf_init(&includes);
-    int r = hkc_source_scan(source, includes.data, &kernels, &nkernels, log);
-    if (r != 0)
-        return HK_ECOMPILE;
-    const char *flags[1] = {NULL};
-    hkc_compile_job job = {
-        .name = name, .source = source, .flags = flags, .nflags = 0,
-        .kernels = kernels, .nkernels = nkernels,
-    };
-    r = be->ops->compile_target ? be->ops->compile_target(be, target, &job, code, size, log)
-                                : be->ops->compile(be, 0, &job, code, size, log);
-    hkc_source_kernels_free(kernels, nkernels);
-    return r;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        char *bigger = n == cap ? realloc(buf, (cap *= 2) + 1) : buf;
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+    }
+    if (buf)
+        buf[n] = 0;
+    fclose(f);
+    return buf;
 }
 
-#ifdef HKC_AOT_CUDA
-static const hkc_backend_ops aot_cuda_ops = {
-    .name = "cuda",
-    .code_ext = "cubin",
-    .toolchain = hkc_cuda_toolchain,
-    .compile = hkc_cuda_compile,
-};
-#endif
-
-#ifdef HKC_AOT_HIP
-static const hkc_backend_ops aot_hip_ops = {
-    .name = "hip",
-    .code_ext = "hsaco",
-    .toolchain = hkc_hip_toolchain,
-    .compile_target = hkc_hip_compile_target,
-};
-#endif
+/* The cache's identity of the backend's compiler. */
+static const char *toolchain_of(hk_context *ctx, const char *backend)
+{
+    hk_backend_info bi;
+    for (int i = 0; i < hk_backend_count(ctx); i++)
+        if (hk_backend_get(ctx, i, &bi) == 0 && !strcmp(bi.name, backend))
+            return bi.toolchain ? bi.toolchain : "";
+    return "";
+}
 
 int main(int argc, char **argv)
 {
@@ -113,122 +94,43 @@ int main(int argc, char **argv)
     }
     if (!backend || !target || !name || !in || !out)
         return usage();
-
-    char *source;
-    size_t srclen;
-    if (hkc_read_file(in, &source, &srclen) != 0) {
+    char *source = read_all(in);
+    if (!source) {
         fprintf(stderr, "hkc-aot: cannot read %s\n", in);
         return 1;
     }
-
-    /* The host backend's toolchain() looks through its context's cache;
-     * a build tool keeps out of the user's. */
+    /* A build tool keeps out of the user's cache and loads no plugins (the
+     * ones being built need these images). */
     setenv("HIPKIT_CACHE", "off", 1);
-    static hk_context ctx;
-    hkc_strbuf warn;
-    hkc_strbuf_init(&warn);
-    ctx.cache = hkc_cache_open(&warn);
-    hkc_strbuf_free(&warn);
-    hkc_backend be;
-    memset(&be, 0, sizeof be);
-    be.ctx = &ctx;
-    hkc_strbuf_init(&be.reason);
-#ifdef HKC_AOT_CUDA
-    cuda_impl ci;
-    memset(&ci, 0, sizeof ci);
-#endif
-#ifdef HKC_AOT_HIP
-    hip_impl hi;
-    memset(&hi, 0, sizeof hi);
-    char hip_target[96];
-#endif
-    if (!strcmp(backend, "host")) {
-        be.ops = &hkc_backend_host;
-        if (be.ops->probe(&be, &be.reason) < 1) {
-            fprintf(stderr, "hkc-aot: the host backend is unusable: %s\n", be.reason.data);
-            return 1;
-        }
-        hk_device_info info;
-        be.ops->device_info(&be, 0, &info);
-        if (strcmp(info.target, target)) {
-            fprintf(stderr, "hkc-aot: host target '%s' asked, but this machine is '%s' (an "
-                            "image only loads where the target id matches exactly)\n",
-                    target, info.target);
-            be.ops->destroy(&be);
-            return 1;
-        }
-#ifdef HKC_AOT_CUDA
-    } else if (!strcmp(backend, "cuda")) {
-        int sm = 0;
-        char rest = 0;
-        if (sscanf(target, "sm_%d%c", &sm, &rest) != 1 || sm < 10) {
-            fprintf(stderr, "hkc-aot: cuda target '%s' is not sm_XY\n", target);
-            return 1;
-        }
-        ci.ndev = 1;
-        ci.devs[0].cc_major = sm / 10;
-        ci.devs[0].cc_minor = sm % 10;
-        be.ops = &aot_cuda_ops;
-        be.impl = &ci;
-#endif
-#ifdef HKC_AOT_HIP
-    } else if (!strcmp(backend, "hip")) {
-        be.ops = &aot_hip_ops;
-        be.impl = &hi;
-        hkc_hip_compile_init(&hi);
-        hkc_strbuf err;
-        hkc_strbuf_init(&err);
-        int bad = hkc_hip_target_normalize(&be, target, hip_target, sizeof hip_target, &err);
-        if (bad)
-            fprintf(stderr, "hkc-aot: %s\n", err.data);
-        hkc_strbuf_free(&err);
-        if (bad)
-            return 1;
-        target = hip_target;
-#endif
-    } else {
-        fprintf(stderr, "hkc-aot: backend '%s' is not built into this hkc-aot (host"
-#ifdef HKC_AOT_CUDA
-                        ", cuda"
-#endif
-#ifdef HKC_AOT_HIP
-                        ", hip"
-#endif
-                        ")\n", backend);
+    hk_context_options co;
+    hk_context_options_defaults(&co);
+    co.quiet = 1;
+    co.no_plugins = 1;
+    co.backend = "host";
+    hk_context *ctx = NULL;
+    if (hk_context_create(&co, &ctx) != 0) {
+        fprintf(stderr, "hkc-aot: no hipkit context: %s\n", hk_errmsg(NULL));
+        free(source);
         return 1;
     }
-
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = name;
+    o.no_cache = 1;
     void *code = NULL;
     size_t size = 0;
-    hkc_strbuf log;
-    hkc_strbuf_init(&log);
-    int r = build(&be, target, name, source, &code, &size, &log);
-    const char *tag = be.ops->toolchain(&be);
     int rc = 0;
-    if (r != 0) {
-        fprintf(stderr, "hkc-aot: %s (%s %s): %s\n", in, backend, target, log.data);
+    if (hk_compile_for_target(ctx, backend, target, source, &o, &code, &size, NULL) != 0) {
+        fprintf(stderr, "hkc-aot: %s (%s %s): %s\n", in, backend, target, hk_errmsg(ctx));
         rc = 1;
     } else {
-        if (log.len) /* the compiler's warnings, as JIT would show them */
-            fprintf(stderr, "hkc-aot: %s: compiler said:\n%s\n", in, log.data);
-#ifdef HKC_AOT_CUDA
-        if (be.ops == &aot_cuda_ops && hkc_cuda_cubin_arch(code, size) !=
-                                           ci.devs[0].cc_major * 10 + ci.devs[0].cc_minor) {
-            fprintf(stderr, "hkc-aot: %s: NVRTC made no cubin for %s\n", in, target);
-            rc = 1;
-        }
-#endif
-        if (!rc)
-            rc = write_all(out, code, size);
+        rc = write_all(out, code, size);
+        const char *tag = toolchain_of(ctx, backend);
         if (!rc && tagfile)
             rc = write_all(tagfile, tag, strlen(tag));
     }
     free(code);
     free(source);
-    hkc_strbuf_free(&log);
-    if (be.ops == &hkc_backend_host)
-        be.ops->destroy(&be);
-    hkc_strbuf_free(&be.reason);
-    hkc_cache_close(ctx.cache);
+    hk_context_destroy(ctx);
     return rc;
 }

@@ -161,7 +161,8 @@ static void fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
         hkc_strbuf_printf(msg, "a kernel faulted on cuda:%d: %s", d, eb);
 
     /* Release ours, reset (in case another user holds it), take it again. */
-    cuCtxSetCurrent(NULL);
+    if (c->driver)
+        cuCtxSetCurrent(NULL);
     atomic_fetch_add(&ctx_epoch, 1);
     if (cd->ctx && cd->retains > 0) {
         cuDevicePrimaryCtxRelease(cd->dev);
@@ -239,7 +240,8 @@ static int cu_fail(hkc_backend *be, int d, CUresult r, hkc_strbuf *err, int code
 
 /* ------------------------------------------------------------ probe, info */
 
-static int cuda_probe(hkc_backend *be, hkc_strbuf *reason)
+/* The devices the driver has, retained into c; their count. */
+static int probe_devices(cuda_impl *c, hkc_strbuf *reason)
 {
     char eb[256];
     CUresult r = cuInit(0);
@@ -259,18 +261,6 @@ static int cuda_probe(hkc_backend *be, hkc_strbuf *reason)
     }
     if (count > CUDA_MAX_DEVICES)
         count = CUDA_MAX_DEVICES;
-    cuda_impl *c = calloc(1, sizeof *c);
-    if (!c) {
-        hkc_strbuf_puts(reason, "out of memory");
-        return 0;
-    }
-    /* Recursive: synchronize holds it while a write-back may hit a fault,
-     * whose reset takes it again. */
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&c->lock, &ma);
-    pthread_mutexattr_destroy(&ma);
     for (int i = 0; i < count; i++) {
         cuda_device *cd = &c->devs[c->ndev];
         CUdevice dev;
@@ -294,14 +284,34 @@ static int cuda_probe(hkc_backend *be, hkc_strbuf *reason)
             snprintf(cd->name, sizeof cd->name, "CUDA device %d", i);
         c->ndev++;
     }
-    if (!c->ndev) {
-        pthread_mutex_destroy(&c->lock);
-        free(c);
+    if (c->ndev)
+        hkc_strbuf_clear(reason); /* a device that failed while others work is no reason */
+    return c->ndev;
+}
+
+/* The backend's state exists even with no driver or device: NVRTC and nvcc
+ * compile for named architectures, and cubins are read, without either. */
+static int cuda_probe(hkc_backend *be, hkc_strbuf *reason)
+{
+    cuda_impl *c = calloc(1, sizeof *c);
+    if (!c) {
+        hkc_strbuf_puts(reason, "out of memory");
         return 0;
     }
-    hkc_strbuf_clear(reason); /* a device that failed while others work is no reason */
+    /* Recursive: synchronize holds it while a write-back may hit a fault,
+     * whose reset takes it again. */
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&c->lock, &ma);
+    pthread_mutexattr_destroy(&ma);
     be->impl = c;
-    return c->ndev;
+    c->driver = hkc_cuda_driver_open(reason) == 0;
+    int n = c->driver ? probe_devices(c, reason) : 0;
+    if (n == 0)
+        hkc_strbuf_puts(reason, "; compiling for an architecture (hipkit compile --cuda-arch) "
+                                "and hipkit inspect still work");
+    return n;
 }
 
 static int write_back(hkc_backend *be, cuda_buffer *cb, int via_fail);
@@ -327,7 +337,8 @@ static void cuda_destroy(hkc_backend *be)
         cb->b->impl = NULL;
         free(cb);
     }
-    cuCtxSetCurrent(NULL);
+    if (c->driver)
+        cuCtxSetCurrent(NULL);
     atomic_fetch_add(&ctx_epoch, 1);
     for (int d = 0; d < c->ndev; d++)
         while (c->devs[d].retains-- > 0)
@@ -1635,6 +1646,10 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .buf_copy = cuda_buf_copy,
     .buf_fill = cuda_buf_fill,
     .compile = hkc_cuda_compile,
+    .target_normalize = hkc_cuda_target_normalize,
+    .compile_target = hkc_cuda_compile_target,
+    .compile_offline = hkc_cuda_compile_offline,
+    .code_inspect = hkc_cuda_code_inspect,
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .module_kernels = cuda_module_kernels,

@@ -1,11 +1,12 @@
 /* State shared by the NVIDIA backend's files. The backend is the module
- * hipkit-backend-cuda.so: it links the CUDA driver library and NVRTC, so a
- * machine without them simply cannot load it, and the core lists the
- * backend as unavailable with the loader's message. */
+ * hipkit-backend-cuda.so: it links NVRTC and opens the CUDA driver at probe
+ * time (cuda_driver.c), so on a machine without a driver it still compiles
+ * for named architectures and reads cubins, and the core lists the backend
+ * as unavailable with the reason. */
 #ifndef HKC_CUDA_BACKEND_H
 #define HKC_CUDA_BACKEND_H
 
-#include <cuda.h>
+#include "cuda_driver.h"
 #include <nvrtc.h>
 
 #include "internal.h"
@@ -48,6 +49,7 @@ typedef struct cuda_buffer {
 } cuda_buffer;
 
 typedef struct cuda_impl {
+    int driver; /* libcuda opened (cuda_driver.c); else compile-only */
     int ndev;
     cuda_device devs[CUDA_MAX_DEVICES];
     char toolchain[128];
@@ -82,6 +84,18 @@ typedef struct cuda_function {
 const char *hkc_cuda_toolchain(hkc_backend *be);
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
+/* For a named architecture (sm_XY), with no device: compile-only work. */
+int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
+                              hkc_strbuf *err);
+int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
+                            void **code, size_t *code_size, hkc_strbuf *log);
+/* cuda_offline.c: nvcc for code objects to ship (one cubin, or a fatbin). */
+int hkc_cuda_compile_offline(hkc_backend *be, const char *const *targets, int ntargets,
+                             const hkc_compile_job *job, void **code, size_t *code_size,
+                             hkc_strbuf *log);
+/* cuda_image.c: the code_inspect slot (cubins; a fatbin is named, not opened). */
+int hkc_cuda_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
+                          hkc_strbuf *err);
 
 /* cuda_image.c: what a code object holds, read without the driver. */
 typedef enum cuda_image_kind { CUDA_IMAGE_CUBIN, CUDA_IMAGE_PTX, CUDA_IMAGE_FATBIN, CUDA_IMAGE_UNKNOWN } cuda_image_kind;

@@ -188,17 +188,72 @@ static int lean_needs(const char *src)
     return needs;
 }
 
+/* "sm_90" -> 90; 0 for anything else. */
+static int sm_number(const char *target)
+{
+    int v = 0;
+    char tail;
+    return sscanf(target, "sm_%d%c", &v, &tail) == 1 && v >= 10 && v <= 9999 ? v : 0;
+}
+
+int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
+                              hkc_strbuf *err)
+{
+    (void)be;
+    int v = sm_number(target);
+    if (v < 70) {
+        hkc_strbuf_printf(err, "'%s' is no NVIDIA architecture (sm_70 or newer, e.g. sm_90)",
+                          target);
+        return HK_EINVAL;
+    }
+    snprintf(out, cap, "sm_%d", v);
+    return 0;
+}
+
+static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t *code_size,
+                        hkc_strbuf *log);
+
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log)
 {
     cuda_impl *ci = be->impl;
-    const char *name = job->name && *job->name ? job->name : "kernel.hip";
     *code = NULL;
     *code_size = 0;
     if (!ci || dev < 0 || dev >= ci->ndev) {
-        hkc_strbuf_printf(log, "compiling %s failed: no CUDA device %d", name, dev);
+        hkc_strbuf_printf(log, "compiling %s failed: no CUDA device %d",
+                          job->name && *job->name ? job->name : "kernel.hip", dev);
         return HK_ENODEV;
     }
+    return compile_arch(ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor, job, code,
+                        code_size, log);
+}
+
+int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
+                            void **code, size_t *code_size, hkc_strbuf *log)
+{
+    (void)be;
+    *code = NULL;
+    *code_size = 0;
+    int sm = sm_number(target);
+    int r = compile_arch(sm, job, code, code_size, log);
+    /* a cubin for another architecture would be embedded under the wrong
+     * name (PTX, when the flags asked for compute_XY, is for any) */
+    int got = r == 0 ? hkc_cuda_cubin_arch(*code, *code_size) : 0;
+    if (r == 0 && hkc_cuda_image_kind(*code, *code_size) == CUDA_IMAGE_CUBIN && got != sm) {
+        hkc_strbuf_printf(log, "NVRTC made a cubin for sm_%d, not the sm_%d asked for", got, sm);
+        free(*code);
+        *code = NULL;
+        *code_size = 0;
+        r = HK_ECOMPILE;
+    }
+    return r;
+}
+
+/* NVRTC for sm_<sm>, with no device or driver involved. */
+static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t *code_size,
+                        hkc_strbuf *log)
+{
+    const char *name = job->name && *job->name ? job->name : "kernel.hip";
 
     /* Virtual headers: hipkit's HIP headers, then the standard shims. */
     enum { MAX_HEADERS = 16 };
@@ -219,8 +274,7 @@ int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         return nvrtc_failed(log, name, "nvrtcCreateProgram", r);
 
     char arch[64], incdir[4200], incopt[4210];
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", ci->devs[dev].cc_major,
-             ci->devs[dev].cc_minor);
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
     toolkit_include(incdir, sizeof incdir);
     snprintf(incopt, sizeof incopt, "-I%s", incdir);
     int needs = lean_needs(job->source);

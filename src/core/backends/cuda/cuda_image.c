@@ -3,6 +3,7 @@
  * bytes that may come from anywhere (a file, the cache), so every offset is
  * bounds-checked. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,4 +226,66 @@ int hkc_cuda_image_rank(const char *target, const char *dev)
 {
     int t = sm_arch(target), d = sm_arch(dev);
     return t && d && t / 10 == d / 10 && t % 10 <= d % 10 ? 100 + t % 10 : 0;
+}
+
+static int inspect_cubin(const void *code, size_t size, hk_code_info *info, hkc_strbuf *err)
+{
+    char **names = NULL;
+    int count = 0;
+    int r = hkc_cuda_cubin_kernels(code, size, &names, &count);
+    if (r != 0) {
+        hkc_strbuf_puts(err, r == HK_ENOMEM ? "out of memory" : "a cubin whose symbol tables "
+                                                               "cannot be read");
+        return r;
+    }
+    hk_code_entry *e = calloc(1, sizeof *e);
+    hk_code_kernel *ks = calloc(count ? (size_t)count : 1, sizeof *ks);
+    if (!e || !ks) {
+        free(e);
+        free(ks);
+        free(names);
+        return HK_ENOMEM;
+    }
+    snprintf(e->target, sizeof e->target, "sm_%d", hkc_cuda_cubin_arch(code, size));
+    e->size = size;
+    for (int i = 0; i < count; i++) {
+        hk_code_kernel *k = &ks[i];
+        hkc_cuda_plain_name(names[i], k->name, sizeof k->name);
+        snprintf(k->symbol, sizeof k->symbol, "%s", names[i]);
+        /* what a cubin's symbol table does not say */
+        k->sgprs = k->vgprs = k->agprs = k->sgpr_spills = k->vgpr_spills = -1;
+        k->wavefront_size = 32;
+    }
+    free(names);
+    e->nkernels = count;
+    e->kernels = ks;
+    info->entries = e;
+    info->nentries = 1;
+    snprintf(info->format, sizeof info->format, "cubin");
+    return 0;
+}
+
+int hkc_cuda_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
+                          hkc_strbuf *err)
+{
+    (void)be;
+    cuda_image_kind kind = hkc_cuda_image_kind(code, size);
+    if (kind == CUDA_IMAGE_UNKNOWN) {
+        hkc_strbuf_puts(err, "not a cubin, fatbin or PTX");
+        return HK_EFORMAT;
+    }
+    hk_code_info *info = calloc(1, sizeof *info);
+    if (!info)
+        return HK_ENOMEM;
+    int r = 0;
+    if (kind == CUDA_IMAGE_CUBIN)
+        r = inspect_cubin(code, size, info, err);
+    else /* the driver picks a fatbin's or PTX's code at load: named, not opened */
+        snprintf(info->format, sizeof info->format, kind == CUDA_IMAGE_FATBIN ? "fatbin" : "ptx");
+    if (r != 0) {
+        free(info);
+        return r;
+    }
+    *out = info;
+    return 0;
 }

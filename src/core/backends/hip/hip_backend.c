@@ -704,6 +704,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .disasm = hkc_hip_disasm,
     .target_normalize = hkc_hip_target_normalize,
     .compile_target = hkc_hip_compile_target,
+    .compile_offline = hkc_hip_compile_offline,
     .code_inspect = hkc_hip_code_inspect,
     .code_extract = hkc_hip_code_extract,
 };

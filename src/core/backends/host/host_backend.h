@@ -38,6 +38,11 @@ const char *hkc_host_toolchain(hkc_backend *be);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* This machine's target only (compile-only work, build-time images). */
+int hkc_host_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
+                              hkc_strbuf *err);
+int hkc_host_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
+                            void **code, size_t *code_size, hkc_strbuf *log);
 /* Writes all n bytes to fd; 0 or -errno. */
 int hkc_host_write_all(int fd, const void *data, size_t n);
 /* Writes a file with mode 0600; 0 or -errno. */

@@ -299,3 +299,26 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     *code_size = size;
     return 0;
 }
+
+/* The host compiles for this machine only: a shared object loads only where
+ * the target id (uname's machine) is the same. */
+int hkc_host_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
+                              hkc_strbuf *err)
+{
+    host_impl *h = be->impl;
+    if (strcmp(target, h->arch)) {
+        hkc_strbuf_printf(err, "host target '%s' asked, but this machine is '%s' (a host code "
+                               "object only loads where the target id matches exactly)",
+                          target, h->arch);
+        return HK_EINVAL;
+    }
+    snprintf(out, cap, "%s", h->arch);
+    return 0;
+}
+
+int hkc_host_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
+                            void **code, size_t *code_size, hkc_strbuf *log)
+{
+    (void)target; /* normalised: this machine's */
+    return hkc_host_compile(be, 0, job, code, code_size, log);
+}
