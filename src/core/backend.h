@@ -11,6 +11,7 @@
 #define HKC_BACKEND_H
 
 #include "hipkit/hipkit.h"
+#include "cache.h"
 #include "strbuf.h"
 
 typedef struct hkc_backend hkc_backend;
@@ -75,8 +76,9 @@ struct hkc_backend_ops {
     void (*destroy)(hkc_backend *be);
     int (*device_info)(hkc_backend *be, int index, hk_device_info *out);
     /* Compiler identity for cache keys and folder names, e.g. the first line
-     * of `c++ --version` plus a hash of hipkit's own device headers. */
-    const char *(*toolchain)(hkc_backend *be);
+     * of `c++ --version` plus a hash of hipkit's own device headers. A
+     * backend may remember what is slow to learn in `cache` (may be NULL). */
+    const char *(*toolchain)(hkc_backend *be, hkc_cache *cache);
 
     /* Memory. b->ctx, dtype, mode, count, bytes and device are set; fill
      * b->kptr (the address a kernel uses) and b->hptr (host view or NULL),

@@ -206,7 +206,7 @@ const char *hkc_cache_dir(const hkc_cache *c) { return c->dir; }
 
 static int on_disk(const hkc_cache *c)
 {
-    return c->mode == HKC_CACHE_RW || c->mode == HKC_CACHE_RO;
+    return c && (c->mode == HKC_CACHE_RW || c->mode == HKC_CACHE_RO);
 }
 
 static void go_memory_only(hkc_cache *c)
@@ -789,7 +789,7 @@ static void remove_stale(scan *s)
 void hkc_cache_put(hkc_cache *c, const hkc_cache_entry_id *id, const void *data,
                    size_t size, hkc_strbuf *warn)
 {
-    if (c->mode != HKC_CACHE_RW)
+    if (!c || c->mode != HKC_CACHE_RW)
         return;
     int fd = -1;
     hkc_strbuf dir, path, tmp;

@@ -65,7 +65,8 @@ typedef struct hkc_cache_entry_id {
 
 /* Returns 1 and a malloc'd payload on a hit, 0 on a miss (including a bad
  * entry, which is removed and reported in `warn`), never an error: the cache
- * only ever saves time. Updates the entry's mtime (the LRU clock). */
+ * only ever saves time. Updates the entry's mtime (the LRU clock). c may be
+ * NULL (no cache: a miss, and put stores nothing). */
 int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
                   size_t *size, hkc_strbuf *warn);
 /* Stores a payload (no-op unless mode is rw); write failures become a

@@ -267,7 +267,7 @@ HK_API int hk_backend_get(const hk_context *ctx, int i, hk_backend_info *out)
     out->available = be->ndev > 0;
     out->reason = be->ndev > 0 ? "" : be->reason.data;
     /* a backend with no device may still compile for named targets */
-    out->toolchain = be->impl && be->ops->toolchain ? be->ops->toolchain((hkc_backend *)be) : "";
+    out->toolchain = be->impl && be->ops->toolchain ? be->ops->toolchain((hkc_backend *)be, ctx->cache) : "";
     out->device_count = be->ndev;
     return 0;
 }

@@ -241,7 +241,7 @@ static int req_prepare(compile_req *q, const hk_compile_options *o)
     hkc_key_add(kb, "format", &fmt, sizeof fmt);
     hkc_key_add_str(kb, "backend", q->be->ops->name);
     hkc_key_add_str(kb, "target", q->target);
-    hkc_key_add_str(kb, "toolchain", q->be->ops->toolchain(q->be));
+    hkc_key_add_str(kb, "toolchain", q->be->ops->toolchain(q->be, q->ctx->cache));
     for (int i = 0; i < q->nflags; i++)
         hkc_key_add_str(kb, "flag", q->flags[i]);
     hkc_key_add_str(kb, "name", q->name);
@@ -257,7 +257,7 @@ static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkern
 {
     hkc_backend *be = q->be;
     char sub[512], safe_name[128];
-    snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target, be->ops->toolchain(be));
+    snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target, be->ops->toolchain(be, q->ctx->cache));
     sanitize_name(q->name, safe_name, sizeof safe_name);
     hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = be->ops->code_ext, .key = q->key};
     hkc_strbuf msg;

@@ -329,11 +329,11 @@ int main(void)
     be.impl = &ci;
     hkc_strbuf_init(&be.reason);
 
-    const char *tc = hkc_cuda_toolchain(&be);
+    const char *tc = hkc_cuda_toolchain(&be, NULL);
     char want[32];
     snprintf(want, sizeof want, "nvrtc %d.%d hdr ", major, minor);
     tap_ok(!strncmp(tc, want, strlen(want)) && strlen(tc) == strlen(want) + 8 &&
-               hkc_cuda_toolchain(&be) == tc,
+               hkc_cuda_toolchain(&be, NULL) == tc,
            "toolchain is \"%s\"", tc);
     /* A quick probe: if even the trivial compile fails (no builtins
      * library, say), the rest is skipped rather than failed. */

@@ -81,7 +81,7 @@ typedef struct cuda_function {
 } cuda_function;
 
 /* cuda_compile.c: NVRTC with the HIP compatibility headers. */
-const char *hkc_cuda_toolchain(hkc_backend *be);
+const char *hkc_cuda_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 /* For a named architecture (sm_XY), with no device: compile-only work. */

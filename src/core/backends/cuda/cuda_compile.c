@@ -56,8 +56,9 @@ static uint32_t headers_hash(void)
     return h;
 }
 
-const char *hkc_cuda_toolchain(hkc_backend *be)
+const char *hkc_cuda_toolchain(hkc_backend *be, hkc_cache *cache)
 {
+    (void)cache;
     cuda_impl *ci = be->impl;
     if (ci->toolchain[0])
         return ci->toolchain;

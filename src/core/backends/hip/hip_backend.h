@@ -74,7 +74,7 @@ const char *hkc_hip_error(hipError_t e, char *buf, size_t cap);
 
 /* hip_compile.c: hiprtc, with hipkit's compatibility headers for what this
  * ROCm lacks; target ids; the toolchain identity. */
-const char *hkc_hip_toolchain(hkc_backend *be);
+const char *hkc_hip_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_hip_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
                              hkc_strbuf *err);
 int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,

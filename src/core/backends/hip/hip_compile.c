@@ -40,8 +40,9 @@ void hkc_hip_compile_init(hip_impl *h)
              hkc_hip_comgr_version(), (unsigned)hash);
 }
 
-const char *hkc_hip_toolchain(hkc_backend *be)
+const char *hkc_hip_toolchain(hkc_backend *be, hkc_cache *cache)
 {
+    (void)cache;
     return ((hip_impl *)be->impl)->toolchain;
 }
 

@@ -34,7 +34,7 @@ typedef struct host_impl {
 } host_impl;
 
 /* host_compile.c */
-const char *hkc_host_toolchain(hkc_backend *be);
+const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);

@@ -54,7 +54,7 @@ static uint64_t headers_hash(void)
  * headers. Running the compiler costs milliseconds, which a cache hit in a
  * new process cannot afford, so the line is remembered in the cache folder
  * under the compiler binary's path, size, inode and mtime. */
-const char *hkc_host_toolchain(hkc_backend *be)
+const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
 {
     host_impl *h = be->impl;
     if (h->toolchain_known)
@@ -84,7 +84,7 @@ const char *hkc_host_toolchain(hkc_backend *be)
     void *data = NULL;
     size_t size = 0;
     char line[400] = "";
-    if (hkc_cache_get(be->ctx->cache, &id, &data, &size, &warn) && size < sizeof line) {
+    if (hkc_cache_get(cache, &id, &data, &size, &warn) && size < sizeof line) {
         memcpy(line, data, size);
         line[size] = 0;
     } else {
@@ -94,7 +94,7 @@ const char *hkc_host_toolchain(hkc_backend *be)
             size_t len = strcspn(out.data, "\n");
             snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1),
                      out.data);
-            hkc_cache_put(be->ctx->cache, &id, line, strlen(line), &warn);
+            hkc_cache_put(cache, &id, line, strlen(line), &warn);
         } else {
             snprintf(line, sizeof line, "%s (does not run)", words[0]);
         }
