@@ -78,6 +78,65 @@ typedef struct cuda_function {
     size_t param_end; /* end of the last parameter per the driver; 0 unknown */
 } cuda_function;
 
+static inline cuda_impl *impl_of(hkc_backend *be) { return be->impl; }
+
+/* cuda_device.c: contexts and faults. */
+/* How many times the device's primary context was reset in this process. */
+unsigned hkc_cuda_epoch(const cuda_device *cd);
+/* The kernels that were running at the device's last reset, for messages. */
+void hkc_cuda_fault_names(const cuda_device *cd, char *out, size_t cap);
+/* Errors after which the context is unusable until it is reset. */
+int hkc_cuda_is_sticky(CUresult r);
+/* Makes device d's context current on this thread. */
+CUresult hkc_cuda_use_dev(cuda_impl *c, int d);
+/* Says in msg that a kernel faulted, resets the device's primary context
+ * and bumps its generation. */
+void hkc_cuda_fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg);
+/* One failed driver call: HK_EFAULT after a reset for a sticky error, else
+ * `code` with "WHAT: ERROR"; into err when given, else to hkc_fail. */
+int hkc_cuda_fail(hkc_backend *be, int d, CUresult r, hkc_strbuf *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+int hkc_cuda_probe(hkc_backend *be, hkc_strbuf *reason);
+void hkc_cuda_destroy(hkc_backend *be);
+int hkc_cuda_device_info(hkc_backend *be, int index, hk_device_info *out);
+
+/* cuda_memory.c */
+int hkc_cuda_buf_alloc(hk_buffer *b);
+void hkc_cuda_buf_free(hk_buffer *b);
+int hkc_cuda_buf_register(hk_buffer *b);
+void hkc_cuda_buf_unregister(hk_buffer *b);
+int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                      size_t bytes);
+int hkc_cuda_buf_fill(hk_buffer *b, const void *value);
+/* A staged copy back into its mapping; via_fail: report through hkc_fail,
+ * else warn. */
+int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail);
+
+/* cuda_module.c */
+int hkc_cuda_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **bmod,
+                         hkc_strbuf *err);
+void hkc_cuda_module_unload(hkc_backend *be, void *bmod);
+int hkc_cuda_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
+                          hk_kernel_info *info, hkc_strbuf *err);
+/* Loads a module from before a reset again from its image. */
+int hkc_cuda_ensure_module(hkc_backend *be, cuda_module *m, hkc_strbuf *err);
+
+/* cuda_launch.c: launches, synchronize, events. */
+int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size);
+int hkc_cuda_synchronize(hkc_backend *be, int dev);
+int hkc_cuda_event_create(hk_event *e);
+void hkc_cuda_event_destroy(hk_event *e);
+int hkc_cuda_event_record(hk_event *e);
+int hkc_cuda_event_synchronize(hk_event *e);
+int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+
+/* cuda_disasm.c */
+int hkc_cuda_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
+                    hkc_strbuf *out);
+
 /* cuda_compile.c: NVRTC with the HIP compatibility headers. */
 const char *hkc_cuda_toolchain(hkc_backend *be);
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
