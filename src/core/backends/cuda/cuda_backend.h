@@ -78,7 +78,7 @@ typedef struct cuda_function {
     size_t param_end; /* end of the last parameter per the driver; 0 unknown */
 } cuda_function;
 
-static inline cuda_impl *impl_of(hkc_backend *be) { return be->impl; }
+static inline cuda_impl *cuda_impl_of(hkc_backend *be) { return be->impl; }
 
 /* cuda_device.c: contexts and faults. */
 /* How many times the device's primary context was reset in this process. */

@@ -128,7 +128,7 @@ CUresult hkc_cuda_use_dev(cuda_impl *c, int d)
  * context; their unsynced changes are reported lost. */
 void hkc_cuda_fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     cuda_device *cd = &c->devs[d];
     char eb[256];
     hkc_cuda_error(r, eb, sizeof eb);
@@ -192,7 +192,7 @@ int hkc_cuda_fail(hkc_backend *be, int d, CUresult r, hkc_strbuf *err, int code,
 {
     hkc_strbuf msg;
     hkc_strbuf_init(&msg);
-    cuda_device *cd = &impl_of(be)->devs[d];
+    cuda_device *cd = &cuda_impl_of(be)->devs[d];
     if (cd->dead[0]) {
         code = HK_EUNAVAIL;
         hkc_strbuf_puts(&msg, cd->dead);
@@ -284,7 +284,7 @@ int hkc_cuda_probe(hkc_backend *be, hkc_strbuf *reason)
 
 void hkc_cuda_destroy(hkc_backend *be)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     /* Buffers still alive: a staged copy would die with the context, so
      * write what kernels changed back to the file first. */
     for (int d = 0; d < c->ndev; d++) {
@@ -325,7 +325,7 @@ static int dev_attr(CUdevice dev, CUdevice_attribute a)
  * which nothing here sets yet. */
 int hkc_cuda_device_info(hkc_backend *be, int index, hk_device_info *out)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     const cuda_device *cd = &c->devs[index];
     CUdevice dev = cd->dev;
     memset(out, 0, sizeof *out);

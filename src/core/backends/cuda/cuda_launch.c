@@ -50,7 +50,7 @@ static void dirty_staged(cuda_impl *c, int d)
 static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const void *kernarg,
                             size_t size)
 {
-    cuda_impl *c = impl_of(k->m->entry->dev->be);
+    cuda_impl *c = cuda_impl_of(k->m->entry->dev->be);
     unsigned gen = hkc_cuda_epoch(cd);
     if (gen == 0)
         return 0; /* never reset */
@@ -88,7 +88,7 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
 int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size)
 {
     hkc_backend *be = k->m->entry->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     cuda_function *f = k->bfn;
     cuda_module *m = f->m;
     int d = m->dev;
@@ -159,7 +159,7 @@ int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kerna
 
 int hkc_cuda_synchronize(hkc_backend *be, int dev)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     CUresult cr = hkc_cuda_use_dev(c, dev);
     if (cr == CUDA_SUCCESS)
         cr = cuCtxSynchronize();
@@ -192,7 +192,7 @@ typedef struct cuda_event {
 static int event_new(hk_event *e, cuda_event *ce)
 {
     hkc_backend *be = e->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     CUresult cr = hkc_cuda_use_dev(c, ce->dev);
     ce->generation = hkc_cuda_epoch(&c->devs[ce->dev]);
     if (cr == CUDA_SUCCESS)
@@ -223,7 +223,7 @@ int hkc_cuda_event_create(hk_event *e)
 void hkc_cuda_event_destroy(hk_event *e)
 {
     cuda_event *ce = e->impl;
-    cuda_impl *c = impl_of(e->dev->be);
+    cuda_impl *c = cuda_impl_of(e->dev->be);
     if (ce->ev && ce->generation == hkc_cuda_epoch(&c->devs[ce->dev]) && hkc_cuda_use_dev(c, ce->dev) == CUDA_SUCCESS)
         cuEventDestroy(ce->ev);
     free(ce);
@@ -233,7 +233,7 @@ int hkc_cuda_event_record(hk_event *e)
 {
     cuda_event *ce = e->impl;
     hkc_backend *be = e->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     if (!ce->ev || ce->generation != hkc_cuda_epoch(&c->devs[ce->dev])) { /* made before a reset */
         int r = event_new(e, ce);
         if (r)
@@ -251,7 +251,7 @@ int hkc_cuda_event_record(hk_event *e)
 static int event_ready(hk_event *e, const char *what)
 {
     cuda_event *ce = e->impl;
-    cuda_impl *c = impl_of(e->dev->be);
+    cuda_impl *c = cuda_impl_of(e->dev->be);
     if (!ce->recorded)
         return hkc_fail(e->ctx, HK_ESTATE, "%s: the event was never recorded", what);
     if (ce->generation != hkc_cuda_epoch(&c->devs[ce->dev]))
@@ -267,7 +267,7 @@ int hkc_cuda_event_synchronize(hk_event *e)
     int r = event_ready(e, "hk_event_synchronize");
     if (r)
         return r;
-    CUresult cr = hkc_cuda_use_dev(impl_of(be), ce->dev);
+    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), ce->dev);
     if (cr == CUDA_SUCCESS)
         cr = cuEventSynchronize(ce->ev);
     if (cr != CUDA_SUCCESS)

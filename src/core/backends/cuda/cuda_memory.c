@@ -56,7 +56,7 @@ static int is_current(cuda_impl *c, const cuda_buffer *cb)
 static int check_fresh(hk_buffer *b)
 {
     cuda_buffer *cb = root_of(b)->impl;
-    cuda_impl *c = impl_of(b->dev->be);
+    cuda_impl *c = cuda_impl_of(b->dev->be);
     if (!cb || is_current(c, cb))
         return 0;
     char k[512];
@@ -71,7 +71,7 @@ static CUdeviceptr kptr_of(const hk_buffer *b) { return (CUdeviceptr)(uintptr_t)
 int hkc_cuda_buf_alloc(hk_buffer *b)
 {
     hkc_backend *be = b->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     int d = b->dev->index;
     cuda_buffer *cb = calloc(1, sizeof *cb);
     if (!cb)
@@ -150,7 +150,7 @@ void hkc_cuda_buf_free(hk_buffer *b)
     cuda_buffer *cb = b->impl;
     if (!cb)
         return;
-    cuda_impl *c = impl_of(b->dev->be);
+    cuda_impl *c = cuda_impl_of(b->dev->be);
     list_remove(c, cb);
     release_memory(c, cb);
     free(cb);
@@ -161,7 +161,7 @@ void hkc_cuda_buf_free(hk_buffer *b)
  * else warn (free, destroy: nobody gets a return code). */
 int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     hk_buffer *b = cb->b;
     CUresult r = hkc_cuda_use_dev(c, cb->dev);
     if (r == CUDA_SUCCESS)
@@ -182,7 +182,7 @@ int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail)
 int hkc_cuda_buf_register(hk_buffer *b)
 {
     hkc_backend *be = b->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     int d = b->dev->index;
     if (!b->bytes) { /* the core mapped an inaccessible page: nothing to register */
         b->kptr = NULL;
@@ -267,7 +267,7 @@ void hkc_cuda_buf_unregister(hk_buffer *b)
     if (!cb)
         return;
     hkc_backend *be = b->dev->be;
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     /* hk_buffer_free synced first; this catches a sync that failed part way. */
     if (cb->kind == CUDA_BUF_STAGED && cb->dirty && b->map.writable && is_current(c, cb))
         hkc_cuda_write_back(be, cb, 0);
@@ -290,7 +290,7 @@ int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t byt
     int d = b->dev->index, r = check_fresh(b);
     if (r)
         return r;
-    CUresult cr = hkc_cuda_use_dev(impl_of(be), d);
+    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
     if (cr == CUDA_SUCCESS)
         cr = cuMemcpyHtoD(kptr_of(b) + offset, src, bytes);
     if (cr != CUDA_SUCCESS)
@@ -305,7 +305,7 @@ int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
     int d = b->dev->index, r = check_fresh(b);
     if (r)
         return r;
-    CUresult cr = hkc_cuda_use_dev(impl_of(be), d);
+    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
     if (cr == CUDA_SUCCESS)
         cr = cuMemcpyDtoH(dst, kptr_of(b) + offset, bytes);
     if (cr != CUDA_SUCCESS)
@@ -327,7 +327,7 @@ int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t 
     CUdeviceptr to = kptr_of(dst) + dst_offset, from = kptr_of(src) + src_offset;
     if (to == from)
         return 0;
-    CUresult cr = hkc_cuda_use_dev(impl_of(be), d);
+    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
     if (cr == CUDA_SUCCESS) {
         if (to < from + bytes && from < to + bytes) {
             CUdeviceptr tmp;
@@ -357,7 +357,7 @@ int hkc_cuda_buf_fill(hk_buffer *b, const void *value)
         return r;
     size_t es = hk_dtype_size(b->dtype);
     CUdeviceptr p = kptr_of(b);
-    CUresult cr = hkc_cuda_use_dev(impl_of(be), d);
+    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
     if (cr == CUDA_SUCCESS) {
         if (es == 1) {
             cr = cuMemsetD8(p, *(const uint8_t *)value, b->count);

@@ -13,7 +13,7 @@
  * log for PTX. The message goes into err. */
 static int load_image(hkc_backend *be, cuda_module *m, hkc_strbuf *err)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     const cuda_device *cd = &c->devs[m->dev];
     CUresult r = hkc_cuda_use_dev(c, m->dev);
     if (r != CUDA_SUCCESS)
@@ -66,7 +66,7 @@ static int load_image(hkc_backend *be, cuda_module *m, hkc_strbuf *err)
 /* A module from before a reset is loaded again from its image. */
 int hkc_cuda_ensure_module(hkc_backend *be, cuda_module *m, hkc_strbuf *err)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     CUresult r = hkc_cuda_use_dev(c, m->dev);
     if (r != CUDA_SUCCESS)
         return hkc_cuda_fail(be, m->dev, r, err, HK_EBACKEND, "cuCtxSetCurrent");
@@ -108,7 +108,7 @@ int hkc_cuda_module_load(hkc_backend *be, int dev, const void *code, size_t size
 
 void hkc_cuda_module_unload(hkc_backend *be, void *bmod)
 {
-    cuda_impl *c = impl_of(be);
+    cuda_impl *c = cuda_impl_of(be);
     cuda_module *m = bmod;
     if (m->mod && m->generation == hkc_cuda_epoch(&c->devs[m->dev]) && hkc_cuda_use_dev(c, m->dev) == CUDA_SUCCESS)
         cuModuleUnload(m->mod);
