@@ -9,6 +9,7 @@
 #include <nvrtc.h>
 
 #include "internal.h"
+#include "../gpu_common.h"
 
 #define CUDA_MAX_DEVICES 16
 
@@ -24,36 +25,22 @@ typedef struct cuda_device {
     int retains;        /* primary-context retains this backend holds (released at destroy) */
 } cuda_device;
 
-/* A buffer's backend state (hk_buffer's impl; views have none and use their
- * parent's). Every buffer is on cuda_impl.buffers: launches check pointer
- * arguments against stale ones, and sync writes staged mmap copies back. */
-typedef enum cuda_buffer_kind {
-    CUDA_BUF_DEVICE,     /* cuMemAlloc */
-    CUDA_BUF_MANAGED,    /* cuMemAllocManaged */
-    CUDA_BUF_HOST,       /* cuMemHostAlloc, mapped */
-    CUDA_BUF_REGISTERED, /* mmap: the mapping registered with cuMemHostRegister */
-    CUDA_BUF_STAGED,     /* mmap: a device copy of the mapping (registration refused) */
-} cuda_buffer_kind;
-
+/* A buffer's backend state: g first (gpu_common.h). Every buffer is on
+ * cuda_impl.buffers: launches check pointer arguments against stale ones,
+ * and sync writes staged mmap copies back. */
 typedef struct cuda_buffer {
-    struct cuda_buffer *next, *prev;
-    hk_buffer *b;
-    int dev;             /* backend device index */
-    cuda_buffer_kind kind;
+    hkc_gpu_buffer g;    /* g.kind: cuMemAlloc, cuMemAllocManaged, cuMemHostAlloc, cuMemHostRegister */
     unsigned generation; /* context generation it was allocated in */
     CUdeviceptr dptr;    /* what kernels use */
     size_t bytes;        /* of dptr's allocation or registration (>= b->bytes) */
     void *host;          /* HOST: the allocation; REGISTERED: the registered base; STAGED: the mapping */
-    int dirty;           /* STAGED and writable: the copy may differ from the file */
 } cuda_buffer;
 
 typedef struct cuda_impl {
     int ndev;
     cuda_device devs[CUDA_MAX_DEVICES];
     char toolchain[128];
-    pthread_mutex_t lock; /* guards buffers and the devices' last_kernels */
-    cuda_buffer *buffers;
-    int any_staged; /* a staged mmap copy was ever made: launches then mark them dirty */
+    hkc_gpu_buffers buffers; /* its lock also guards the devices' last_kernels */
 } cuda_impl;
 
 /* A loaded code object: the CUmodule plus a copy of the image, so the module

@@ -132,7 +132,7 @@ void hkc_cuda_fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
     cuda_device *cd = &c->devs[d];
     char eb[256];
     hkc_cuda_error(r, eb, sizeof eb);
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->buffers.lock);
     char kernels[512];
     snprintf(kernels, sizeof kernels, "%s", cd->last_kernels);
     cd->last_kernels[0] = 0;
@@ -176,13 +176,13 @@ void hkc_cuda_fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg)
     pthread_mutex_unlock(&fault_lock);
     cd->generation = old + 1;
 
-    for (cuda_buffer *cb = c->buffers; cb; cb = cb->next)
-        if (cb->dev == d && cb->kind == CUDA_BUF_STAGED && cb->dirty && cb->generation == old) {
+    HKC_GPU_BUFFERS_EACH(cuda_buffer, cb, &c->buffers)
+        if (cb->g.dev == d && cb->g.kind == HKC_GPU_BUF_STAGED && cb->g.dirty && cb->generation == old) {
             hkc_warn(be->ctx, "file %s: changes kernels or uploads made since the last sync are lost "
-                              "(the GPU context was reset)", cb->b->map.path);
-            cb->dirty = 0;
+                              "(the GPU context was reset)", cb->g.b->map.path);
+            cb->g.dirty = 0;
         }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->buffers.lock);
 }
 
 /* One failed driver call: a sticky error goes through hkc_cuda_fault_reset and
@@ -244,11 +244,7 @@ int hkc_cuda_probe(hkc_backend *be, hkc_strbuf *reason)
     }
     /* Recursive: synchronize holds it while a write-back may hit a fault,
      * whose reset takes it again. */
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&c->lock, &ma);
-    pthread_mutexattr_destroy(&ma);
+    hkc_gpu_buffers_init(&c->buffers, 1);
     for (int i = 0; i < count; i++) {
         cuda_device *cd = &c->devs[c->ndev];
         CUdevice dev;
@@ -273,7 +269,7 @@ int hkc_cuda_probe(hkc_backend *be, hkc_strbuf *reason)
         c->ndev++;
     }
     if (!c->ndev) {
-        pthread_mutex_destroy(&c->lock);
+        hkc_gpu_buffers_destroy(&c->buffers);
         free(c);
         return 0;
     }
@@ -289,18 +285,18 @@ void hkc_cuda_destroy(hkc_backend *be)
      * write what kernels changed back to the file first. */
     for (int d = 0; d < c->ndev; d++) {
         int staged = 0;
-        for (cuda_buffer *cb = c->buffers; cb; cb = cb->next)
-            staged |= cb->dev == d && cb->kind == CUDA_BUF_STAGED && cb->dirty;
+        HKC_GPU_BUFFERS_EACH(cuda_buffer, cb, &c->buffers)
+            staged |= cb->g.dev == d && cb->g.kind == HKC_GPU_BUF_STAGED && cb->g.dirty;
         if (staged && hkc_cuda_use_dev(c, d) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS)
-            for (cuda_buffer *cb = c->buffers; cb; cb = cb->next)
-                if (cb->dev == d && cb->kind == CUDA_BUF_STAGED && cb->dirty &&
+            HKC_GPU_BUFFERS_EACH(cuda_buffer, cb, &c->buffers)
+                if (cb->g.dev == d && cb->g.kind == HKC_GPU_BUF_STAGED && cb->g.dirty &&
                     cb->generation == hkc_cuda_epoch(&c->devs[d]))
                     hkc_cuda_write_back(be, cb, 0);
     }
-    while (c->buffers) {
-        cuda_buffer *cb = c->buffers;
-        c->buffers = cb->next;
-        cb->b->impl = NULL;
+    while (c->buffers.head) {
+        cuda_buffer *cb = (cuda_buffer *)(void *)c->buffers.head;
+        c->buffers.head = cb->g.next;
+        cb->g.b->impl = NULL;
         free(cb);
     }
     cuCtxSetCurrent(NULL);
@@ -308,7 +304,7 @@ void hkc_cuda_destroy(hkc_backend *be)
     for (int d = 0; d < c->ndev; d++)
         while (c->devs[d].retains-- > 0)
             cuDevicePrimaryCtxRelease(c->devs[d].dev);
-    pthread_mutex_destroy(&c->lock);
+    hkc_gpu_buffers_destroy(&c->buffers);
     free(c);
     be->impl = NULL;
 }

@@ -13,7 +13,7 @@ static void note_kernel(cuda_impl *c, int d, const char *name)
 {
     if (c->devs[d].last_noted == name && c->devs[d].last_kernels[0])
         return; /* the same kernel again: nothing new to note */
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->buffers.lock);
     c->devs[d].last_noted = name;
     char *list = c->devs[d].last_kernels;
     size_t cap = sizeof c->devs[d].last_kernels, len = strlen(list), n = strlen(name);
@@ -29,19 +29,7 @@ static void note_kernel(cuda_impl *c, int d, const char *name)
         else
             snprintf(list + len, cap - len, "%s", len ? ", ..." : "...");
     }
-    pthread_mutex_unlock(&c->lock);
-}
-
-/* Every kernel may write any staged copy of its device. */
-static void dirty_staged(cuda_impl *c, int d)
-{
-    if (!c->any_staged)
-        return;
-    pthread_mutex_lock(&c->lock);
-    for (cuda_buffer *cb = c->buffers; cb; cb = cb->next)
-        if (cb->dev == d && cb->kind == CUDA_BUF_STAGED && cb->b->map.writable)
-            cb->dirty = 1;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->buffers.lock);
 }
 
 /* After a reset, pointer arguments inside a buffer from before (and in no
@@ -55,7 +43,7 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
     if (gen == 0)
         return 0; /* never reset */
     int r = 0;
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->buffers.lock);
     for (int i = 0; i < k->sig.count && !r; i++) {
         const hkc_param *p = &k->sig.params[i];
         if (p->kind != HK_PARAM_POINTER || p->size != sizeof(uint64_t) || p->offset + 8 > size)
@@ -65,8 +53,8 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
         if (!v)
             continue;
         int stale = 0, fresh = 0;
-        for (cuda_buffer *cb = c->buffers; cb; cb = cb->next) {
-            if (cb->dev != d || v < cb->dptr || v >= cb->dptr + cb->bytes)
+        HKC_GPU_BUFFERS_EACH(cuda_buffer, cb, &c->buffers) {
+            if (cb->g.dev != d || v < cb->dptr || v >= cb->dptr + cb->bytes)
                 continue;
             if (cb->generation == gen)
                 fresh = 1;
@@ -81,7 +69,7 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
                          "was reset after a fault in %s; allocate it again", k->name, i + 1, p->name, fk);
         }
     }
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->buffers.lock);
     return r;
 }
 
@@ -136,7 +124,7 @@ int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kerna
     }
     if (cr == CUDA_SUCCESS) {
         note_kernel(c, d, k->name);
-        dirty_staged(c, d);
+        hkc_gpu_buffers_mark_all_dirty(&c->buffers, d);
         return 0;
     }
     if (hkc_cuda_is_sticky(cr)) { /* an earlier kernel faulted */
@@ -165,18 +153,18 @@ int hkc_cuda_synchronize(hkc_backend *be, int dev)
         cr = cuCtxSynchronize();
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, dev, cr, NULL, HK_EBACKEND, "cuda:%d: cuCtxSynchronize", dev);
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->buffers.lock);
     c->devs[dev].last_kernels[0] = 0;
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->buffers.lock);
     /* Staged mmap copies go back to their mappings here; hk_buffer_sync
      * msyncs after. See the top of cuda_memory.c. */
     int r = 0;
     unsigned gen = hkc_cuda_epoch(&c->devs[dev]);
-    pthread_mutex_lock(&c->lock);
-    for (cuda_buffer *cb = c->buffers; cb && !r; cb = cb->next)
-        if (cb->dev == dev && cb->kind == CUDA_BUF_STAGED && cb->dirty && cb->generation == gen)
+    pthread_mutex_lock(&c->buffers.lock);
+    HKC_GPU_BUFFERS_EACH(cuda_buffer, cb, &c->buffers)
+        if (!r && cb->g.dev == dev && cb->g.kind == HKC_GPU_BUF_STAGED && cb->g.dirty && cb->generation == gen)
             r = hkc_cuda_write_back(be, cb, 1);
-    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->buffers.lock);
     return r;
 }
 

@@ -3,7 +3,7 @@
  *
  * Writable file mappings. The kernel refuses long-term pins of ext4 file
  * pages, so cuMemHostRegister fails for them (tmpfs works; DESIGN.md).
- * Those buffers get a device copy instead (CUDA_BUF_STAGED), written back
+ * Those buffers get a device copy instead (HKC_GPU_BUF_STAGED), written back
  * to the mapping by `synchronize` (which hk_buffer_sync calls before its
  * msync) and by buf_unregister at free: the vtable has no per-buffer sync
  * slot, so synchronize writes back every dirty staged buffer of its device.
@@ -24,32 +24,9 @@ static hk_buffer *root_of(hk_buffer *b)
 
 /* ---------------------------------------------------------------- buffers */
 
-static void list_add(cuda_impl *c, cuda_buffer *cb)
-{
-    pthread_mutex_lock(&c->lock);
-    cb->prev = NULL;
-    cb->next = c->buffers;
-    if (c->buffers)
-        c->buffers->prev = cb;
-    c->buffers = cb;
-    pthread_mutex_unlock(&c->lock);
-}
-
-static void list_remove(cuda_impl *c, cuda_buffer *cb)
-{
-    pthread_mutex_lock(&c->lock);
-    if (cb->prev)
-        cb->prev->next = cb->next;
-    else
-        c->buffers = cb->next;
-    if (cb->next)
-        cb->next->prev = cb->prev;
-    pthread_mutex_unlock(&c->lock);
-}
-
 static int is_current(cuda_impl *c, const cuda_buffer *cb)
 {
-    return cb->generation == hkc_cuda_epoch(&c->devs[cb->dev]);
+    return cb->generation == hkc_cuda_epoch(&c->devs[cb->g.dev]);
 }
 
 /* Refuses a buffer from before a reset: its memory is gone. */
@@ -60,7 +37,7 @@ static int check_fresh(hk_buffer *b)
     if (!cb || is_current(c, cb))
         return 0;
     char k[512];
-    hkc_cuda_fault_names(&c->devs[cb->dev], k, sizeof k);
+    hkc_cuda_fault_names(&c->devs[cb->g.dev], k, sizeof k);
     return hkc_fail(b->ctx, HK_ESTATE, "buffer allocated before the GPU context was reset after a "
                                        "fault in %s; allocate it again", k);
 }
@@ -76,8 +53,8 @@ int hkc_cuda_buf_alloc(hk_buffer *b)
     cuda_buffer *cb = calloc(1, sizeof *cb);
     if (!cb)
         return hkc_fail(b->ctx, HK_ENOMEM, "out of memory");
-    cb->b = b;
-    cb->dev = d;
+    cb->g.b = b;
+    cb->g.dev = d;
     cb->bytes = b->bytes ? b->bytes : 1; /* the driver refuses 0 bytes */
     CUresult r = hkc_cuda_use_dev(c, d);
     cb->generation = hkc_cuda_epoch(&c->devs[d]);
@@ -85,16 +62,16 @@ int hkc_cuda_buf_alloc(hk_buffer *b)
     if (r == CUDA_SUCCESS) {
         switch (b->mode) {
         case HK_MEM_DEVICE:
-            cb->kind = CUDA_BUF_DEVICE;
+            cb->g.kind = HKC_GPU_BUF_DEVICE;
             r = cuMemAlloc(&cb->dptr, cb->bytes);
             break;
         case HK_MEM_MANAGED:
-            cb->kind = CUDA_BUF_MANAGED;
+            cb->g.kind = HKC_GPU_BUF_MANAGED;
             what = "cuMemAllocManaged";
             r = cuMemAllocManaged(&cb->dptr, cb->bytes, CU_MEM_ATTACH_GLOBAL);
             break;
         case HK_MEM_HOST:
-            cb->kind = CUDA_BUF_HOST;
+            cb->g.kind = HKC_GPU_BUF_HOST;
             what = "cuMemHostAlloc";
             r = cuMemHostAlloc(&cb->host, cb->bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
             if (r == CUDA_SUCCESS) {
@@ -120,7 +97,7 @@ int hkc_cuda_buf_alloc(hk_buffer *b)
     b->kptr = dev_ptr(cb->dptr);
     b->hptr = b->mode == HK_MEM_MANAGED ? dev_ptr(cb->dptr) : b->mode == HK_MEM_HOST ? cb->host : NULL;
     b->impl = cb;
-    list_add(c, cb);
+    hkc_gpu_buffers_add(&c->buffers, &cb->g);
     return 0;
 }
 
@@ -128,18 +105,18 @@ int hkc_cuda_buf_alloc(hk_buffer *b)
  * now could free someone else's new allocation at the same place. */
 static void release_memory(cuda_impl *c, cuda_buffer *cb)
 {
-    if (!is_current(c, cb) || hkc_cuda_use_dev(c, cb->dev) != CUDA_SUCCESS)
+    if (!is_current(c, cb) || hkc_cuda_use_dev(c, cb->g.dev) != CUDA_SUCCESS)
         return;
-    switch (cb->kind) {
-    case CUDA_BUF_DEVICE:
-    case CUDA_BUF_MANAGED:
-    case CUDA_BUF_STAGED:
+    switch (cb->g.kind) {
+    case HKC_GPU_BUF_DEVICE:
+    case HKC_GPU_BUF_MANAGED:
+    case HKC_GPU_BUF_STAGED:
         cuMemFree(cb->dptr);
         break;
-    case CUDA_BUF_HOST:
+    case HKC_GPU_BUF_HOST:
         cuMemFreeHost(cb->host);
         break;
-    case CUDA_BUF_REGISTERED:
+    case HKC_GPU_BUF_REGISTERED:
         cuMemHostUnregister(cb->host);
         break;
     }
@@ -151,7 +128,7 @@ void hkc_cuda_buf_free(hk_buffer *b)
     if (!cb)
         return;
     cuda_impl *c = cuda_impl_of(b->dev->be);
-    list_remove(c, cb);
+    hkc_gpu_buffers_remove(&c->buffers, &cb->g);
     release_memory(c, cb);
     free(cb);
     b->impl = NULL;
@@ -162,16 +139,16 @@ void hkc_cuda_buf_free(hk_buffer *b)
 int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail)
 {
     cuda_impl *c = cuda_impl_of(be);
-    hk_buffer *b = cb->b;
-    CUresult r = hkc_cuda_use_dev(c, cb->dev);
+    hk_buffer *b = cb->g.b;
+    CUresult r = hkc_cuda_use_dev(c, cb->g.dev);
     if (r == CUDA_SUCCESS)
         r = cuMemcpyDtoH(cb->host, cb->dptr, b->bytes);
     if (r == CUDA_SUCCESS) {
-        cb->dirty = 0;
+        cb->g.dirty = 0;
         return 0;
     }
     if (via_fail)
-        return hkc_cuda_fail(be, cb->dev, r, NULL, HK_EIO, "writing '%s' back from its device copy",
+        return hkc_cuda_fail(be, cb->g.dev, r, NULL, HK_EIO, "writing '%s' back from its device copy",
                        b->map.path);
     char eb[256];
     hkc_warn(be->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path,
@@ -191,8 +168,8 @@ int hkc_cuda_buf_register(hk_buffer *b)
     cuda_buffer *cb = calloc(1, sizeof *cb);
     if (!cb)
         return hkc_fail(b->ctx, HK_ENOMEM, "out of memory");
-    cb->b = b;
-    cb->dev = d;
+    cb->g.b = b;
+    cb->g.dev = d;
     CUresult r = hkc_cuda_use_dev(c, d);
     cb->generation = hkc_cuda_epoch(&c->devs[d]);
     if (r != CUDA_SUCCESS) {
@@ -214,12 +191,12 @@ int hkc_cuda_buf_register(hk_buffer *b)
         }
     }
     if (r == CUDA_SUCCESS) {
-        cb->kind = CUDA_BUF_REGISTERED;
+        cb->g.kind = HKC_GPU_BUF_REGISTERED;
         cb->host = (void *)lo;
         cb->bytes = hi - lo;
         b->kptr = dev_ptr(cb->dptr);
         b->impl = cb;
-        list_add(c, cb);
+        hkc_gpu_buffers_add(&c->buffers, &cb->g);
         return 0;
     }
     if (hkc_cuda_is_sticky(r)) {
@@ -250,14 +227,14 @@ int hkc_cuda_buf_register(hk_buffer *b)
     else
         hkc_warn(b->ctx, "file %s: the mapping cannot be registered (cuMemHostRegister: %s); "
                          "kernels read a device copy of it", b->map.path, eb);
-    cb->kind = CUDA_BUF_STAGED;
-    c->any_staged = 1;
+    cb->g.kind = HKC_GPU_BUF_STAGED;
+    c->buffers.any_staged = 1;
     cb->host = b->hptr;
     cb->bytes = b->bytes;
     b->kptr = dev_ptr(cb->dptr);
     b->hptr = NULL; /* the host reads the copy through download, never a stale mapping */
     b->impl = cb;
-    list_add(c, cb);
+    hkc_gpu_buffers_add(&c->buffers, &cb->g);
     return 0;
 }
 
@@ -269,19 +246,12 @@ void hkc_cuda_buf_unregister(hk_buffer *b)
     hkc_backend *be = b->dev->be;
     cuda_impl *c = cuda_impl_of(be);
     /* hk_buffer_free synced first; this catches a sync that failed part way. */
-    if (cb->kind == CUDA_BUF_STAGED && cb->dirty && b->map.writable && is_current(c, cb))
+    if (cb->g.kind == HKC_GPU_BUF_STAGED && cb->g.dirty && b->map.writable && is_current(c, cb))
         hkc_cuda_write_back(be, cb, 0);
-    list_remove(c, cb);
+    hkc_gpu_buffers_remove(&c->buffers, &cb->g);
     release_memory(c, cb);
     free(cb);
     b->impl = NULL;
-}
-
-static void mark_dirty(hk_buffer *b)
-{
-    cuda_buffer *cb = root_of(b)->impl;
-    if (cb && cb->kind == CUDA_BUF_STAGED && root_of(b)->map.writable)
-        cb->dirty = 1;
 }
 
 int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
@@ -295,7 +265,7 @@ int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t byt
         cr = cuMemcpyHtoD(kptr_of(b) + offset, src, bytes);
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, d, cr, NULL, HK_EBACKEND, "upload of %zu bytes (cuMemcpyHtoD)", bytes);
-    mark_dirty(b);
+    hkc_gpu_buffers_mark_dirty(b);
     return 0;
 }
 
@@ -345,7 +315,7 @@ int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t 
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, d, cr, NULL, cr == CUDA_ERROR_OUT_OF_MEMORY ? HK_ENOMEM : HK_EBACKEND,
                        "copy of %zu bytes (cuMemcpyDtoD)", bytes);
-    mark_dirty(dst);
+    hkc_gpu_buffers_mark_dirty(dst);
     return 0;
 }
 
@@ -382,6 +352,6 @@ int hkc_cuda_buf_fill(hk_buffer *b, const void *value)
     }
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, d, cr, NULL, HK_EBACKEND, "fill of %zu bytes", b->bytes);
-    mark_dirty(b);
+    hkc_gpu_buffers_mark_dirty(b);
     return 0;
 }

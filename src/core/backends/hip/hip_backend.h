@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "internal.h"
+#include "../gpu_common.h"
 
 #define HIP_MAX_DEVICES 16
 
@@ -25,23 +26,13 @@ typedef struct hip_device {
     int managed;
 } hip_device;
 
-/* A buffer's backend state (hk_buffer's impl; views have none, their
- * parent's stands for them). */
-typedef enum hip_buffer_kind {
-    HIP_BUF_DEVICE,     /* hipMalloc */
-    HIP_BUF_MANAGED,    /* hipMallocManaged */
-    HIP_BUF_HOST,       /* hipHostMalloc, mapped */
-    HIP_BUF_REGISTERED, /* mmap: the mapping registered with hipHostRegister */
-    HIP_BUF_STAGED,     /* mmap: a device copy (registration refused), written back if writable */
-} hip_buffer_kind;
-
+/* A buffer's backend state: g first (gpu_common.h). g.kind: hipMalloc,
+ * hipMallocManaged, hipHostMalloc (mapped), hipHostRegister, or a staged
+ * device copy of a mapping. */
 typedef struct hip_buffer {
-    struct hip_buffer *next, *prev;
-    hk_buffer *b;
-    hip_buffer_kind kind;
+    hkc_gpu_buffer g;
     void *mem;  /* what to free or unregister */
     void *host; /* STAGED: the mapping the copy stands for */
-    int dirty;  /* STAGED and writable: the copy may differ from the mapping */
 } hip_buffer;
 
 typedef struct hip_impl {
@@ -49,9 +40,7 @@ typedef struct hip_impl {
     hip_device devs[HIP_MAX_DEVICES];
     char toolchain[160];
     int native_headers; /* this ROCm ships hip/hip_bf16.h */
-    pthread_mutex_t lock; /* guards buffers */
-    hip_buffer *buffers;
-    int any_staged;       /* a staged mmap copy was ever made: launches then mark them dirty */
+    hkc_gpu_buffers buffers;
 } hip_impl;
 
 /* A loaded code object: the module and the ELF picked for the device. */
@@ -113,8 +102,6 @@ hipError_t hkc_hip_write_back(hip_buffer *hb);
 /* As hkc_hip_write_back after synchronizing the device, warning on failure:
  * the last chance at free and teardown. */
 void hkc_hip_final_write_back(hk_buffer *b, hip_buffer *hb);
-/* After a launch: every writable staged copy of device dev may have changed. */
-void hkc_hip_mark_all_dirty(hip_impl *h, int dev);
 
 /* hip_module.c */
 int hkc_hip_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **bmod,

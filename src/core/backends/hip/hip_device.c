@@ -57,7 +57,7 @@ int hkc_hip_probe(hkc_backend *be, hkc_strbuf *reason)
         hkc_strbuf_puts(reason, "out of memory");
         return 0;
     }
-    pthread_mutex_init(&h->lock, NULL);
+    hkc_gpu_buffers_init(&h->buffers, 0);
     hkc_hip_compile_init(h);
     be->impl = h; /* kept with no device: compile-only work needs it */
 
@@ -103,17 +103,17 @@ int hkc_hip_probe(hkc_backend *be, hkc_strbuf *reason)
 void hkc_hip_destroy(hkc_backend *be)
 {
     hip_impl *h = hip_impl_of(be);
-    while (h->buffers) { /* buffers the user never freed: keep their data, free the memory */
-        hip_buffer *hb = h->buffers;
-        h->buffers = hb->next;
-        hkc_hip_final_write_back(hb->b, hb);
-        if (hb->kind == HIP_BUF_STAGED)
-            hb->b->hptr = hb->host;
+    while (h->buffers.head) { /* buffers the user never freed: keep their data, free the memory */
+        hip_buffer *hb = (hip_buffer *)(void *)h->buffers.head;
+        h->buffers.head = hb->g.next;
+        hkc_hip_final_write_back(hb->g.b, hb);
+        if (hb->g.kind == HKC_GPU_BUF_STAGED)
+            hb->g.b->hptr = hb->host;
         hkc_hip_release(hb);
-        hb->b->impl = NULL;
+        hb->g.b->impl = NULL;
         free(hb);
     }
-    pthread_mutex_destroy(&h->lock);
+    hkc_gpu_buffers_destroy(&h->buffers);
     free(h);
     be->impl = NULL;
 }

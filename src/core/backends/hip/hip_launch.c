@@ -20,7 +20,7 @@ int hkc_hip_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernar
                                     cfg->block.y, cfg->block.z, (unsigned)cfg->shared_bytes, NULL,
                                     NULL, extra);
     if (err == hipSuccess) {
-        hkc_hip_mark_all_dirty(hip_impl_of(e->dev->be), e->dev->index);
+        hkc_gpu_buffers_mark_all_dirty(&hip_impl_of(e->dev->be)->buffers, e->dev->index);
         return 0;
     }
     char eb[256];
@@ -43,13 +43,13 @@ int hkc_hip_synchronize(hkc_backend *be, int dev)
     /* staged writable mmap copies that may have changed: bring the mappings
      * up to date (the core then msyncs them) */
     int r = 0;
-    pthread_mutex_lock(&h->lock);
-    for (hip_buffer *hb = h->buffers; hb && !r; hb = hb->next)
-        if (hb->kind == HIP_BUF_STAGED && hb->b->map.writable && hb->b->dev->index == dev &&
+    pthread_mutex_lock(&h->buffers.lock);
+    HKC_GPU_BUFFERS_EACH(hip_buffer, hb, &h->buffers)
+        if (!r && hb->g.kind == HKC_GPU_BUF_STAGED && hb->g.b->map.writable && hb->g.dev == dev &&
             (e = hkc_hip_write_back(hb)) != hipSuccess)
             r = hkc_fail(be->ctx, HK_EIO, "writing the device copy of '%s' back to its mapping: %s",
-                         hb->b->map.path, hkc_hip_error(e, eb, sizeof eb));
-    pthread_mutex_unlock(&h->lock);
+                         hb->g.b->map.path, hkc_hip_error(e, eb, sizeof eb));
+    pthread_mutex_unlock(&h->buffers.lock);
     return r;
 }
 

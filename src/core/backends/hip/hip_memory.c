@@ -9,38 +9,17 @@
 
 /* -------------------------------------------------------------- memory */
 
-static void list_add(hip_impl *h, hip_buffer *hb)
-{
-    pthread_mutex_lock(&h->lock);
-    hb->next = h->buffers;
-    if (h->buffers)
-        h->buffers->prev = hb;
-    h->buffers = hb;
-    pthread_mutex_unlock(&h->lock);
-}
-
-static void list_remove(hip_impl *h, hip_buffer *hb)
-{
-    pthread_mutex_lock(&h->lock);
-    if (hb->prev)
-        hb->prev->next = hb->next;
-    else
-        h->buffers = hb->next;
-    if (hb->next)
-        hb->next->prev = hb->prev;
-    pthread_mutex_unlock(&h->lock);
-}
-
-static int track(hk_buffer *b, hip_buffer_kind kind, void *mem)
+static int track(hk_buffer *b, hkc_gpu_buffer_kind kind, void *mem)
 {
     hip_buffer *hb = calloc(1, sizeof *hb);
     if (!hb)
         return hkc_fail(b->ctx, HK_ENOMEM, "out of memory");
-    hb->b = b;
-    hb->kind = kind;
+    hb->g.b = b;
+    hb->g.dev = b->dev->index;
+    hb->g.kind = kind;
     hb->mem = mem;
     b->impl = hb;
-    list_add(hip_impl_of(b->dev->be), hb);
+    hkc_gpu_buffers_add(&hip_impl_of(b->dev->be)->buffers, &hb->g);
     return 0;
 }
 
@@ -51,11 +30,11 @@ int hkc_hip_buf_alloc(hk_buffer *b)
     hipError_t e = hkc_hip_use_dev(be, b->dev->index);
     size_t bytes = b->bytes ? b->bytes : 1;
     void *p = NULL;
-    hip_buffer_kind kind = HIP_BUF_DEVICE;
+    hkc_gpu_buffer_kind kind = HKC_GPU_BUF_DEVICE;
     if (e == hipSuccess) {
         switch (b->mode) {
         case HK_MEM_MANAGED:
-            kind = HIP_BUF_MANAGED;
+            kind = HKC_GPU_BUF_MANAGED;
             if (!hd->pageable)
                 hkc_warn(b->ctx, "managed memory on %s (%s): the device does not page on demand "
                                  "(XNACK off or no HMM), so it behaves as pinned host memory",
@@ -64,7 +43,7 @@ int hkc_hip_buf_alloc(hk_buffer *b)
             b->kptr = b->hptr = p;
             break;
         case HK_MEM_HOST:
-            kind = HIP_BUF_HOST;
+            kind = HKC_GPU_BUF_HOST;
             e = hipHostMalloc(&p, bytes, hipHostMallocMapped);
             if (e == hipSuccess) {
                 b->hptr = p;
@@ -91,11 +70,11 @@ int hkc_hip_buf_alloc(hk_buffer *b)
 
 void hkc_hip_release(hip_buffer *hb)
 {
-    switch (hb->kind) {
-    case HIP_BUF_HOST:
+    switch (hb->g.kind) {
+    case HKC_GPU_BUF_HOST:
         hipHostFree(hb->mem);
         break;
-    case HIP_BUF_REGISTERED:
+    case HKC_GPU_BUF_REGISTERED:
         hipHostUnregister(hb->mem);
         break;
     default: /* device, managed and staged copies */
@@ -110,7 +89,7 @@ void hkc_hip_buf_free(hk_buffer *b)
     if (!hb)
         return;
     hkc_hip_use_dev(b->dev->be, b->dev->index);
-    list_remove(hip_impl_of(b->dev->be), hb);
+    hkc_gpu_buffers_remove(&hip_impl_of(b->dev->be)->buffers, &hb->g);
     hkc_hip_release(hb);
     free(hb);
     b->impl = NULL;
@@ -121,33 +100,12 @@ void hkc_hip_buf_free(hk_buffer *b)
  * it since the last time. */
 hipError_t hkc_hip_write_back(hip_buffer *hb)
 {
-    if (!hb->dirty)
+    if (!hb->g.dirty)
         return hipSuccess;
-    hipError_t e = hipMemcpy(hb->host, hb->mem, hb->b->bytes, hipMemcpyDeviceToHost);
+    hipError_t e = hipMemcpy(hb->host, hb->mem, hb->g.b->bytes, hipMemcpyDeviceToHost);
     if (e == hipSuccess)
-        hb->dirty = 0;
+        hb->g.dirty = 0;
     return e;
-}
-
-/* Which staged copies may change: the one written to, or (for a launch, whose
- * writes hipkit cannot see) all of the device's. */
-static void mark_dirty(hk_buffer *b)
-{
-    hk_buffer *root = b->parent ? b->parent : b;
-    hip_buffer *hb = root->impl;
-    if (hb && hb->kind == HIP_BUF_STAGED && root->map.writable)
-        hb->dirty = 1;
-}
-
-void hkc_hip_mark_all_dirty(hip_impl *h, int dev)
-{
-    if (!h->any_staged)
-        return;
-    pthread_mutex_lock(&h->lock);
-    for (hip_buffer *hb = h->buffers; hb; hb = hb->next)
-        if (hb->kind == HIP_BUF_STAGED && hb->b->map.writable && hb->b->dev->index == dev)
-            hb->dirty = 1;
-    pthread_mutex_unlock(&h->lock);
 }
 
 /* mmap: register the mapping so kernels read the file's pages; where the
@@ -184,7 +142,7 @@ int hkc_hip_buf_register(hk_buffer *b)
                                  "it: its %zu bytes were read from disk now, not on first touch",
                          b->map.path, hd->name, b->bytes);
             b->kptr = (char *)dptr + ((uintptr_t)b->hptr - lo);
-            return track(b, HIP_BUF_REGISTERED, (void *)lo);
+            return track(b, HKC_GPU_BUF_REGISTERED, (void *)lo);
         }
         hipHostUnregister((void *)lo);
     }
@@ -206,11 +164,11 @@ int hkc_hip_buf_register(hk_buffer *b)
              b->map.path, eb,
              b->map.writable ? "work on a device copy written back on sync/free" : "read a device copy of it");
     b->kptr = copy;
-    int r = track(b, HIP_BUF_STAGED, copy);
+    int r = track(b, HKC_GPU_BUF_STAGED, copy);
     if (r == 0) {
         hip_buffer *hb = b->impl;
         hb->host = b->hptr;
-        hip_impl_of(be)->any_staged = 1;
+        hip_impl_of(be)->buffers.any_staged = 1;
         b->hptr = NULL; /* the host reads the copy through download, never a stale mapping */
     } else {
         hipFree(copy);
@@ -222,7 +180,7 @@ int hkc_hip_buf_register(hk_buffer *b)
  * this catches a sync that failed part way, and context teardown). */
 void hkc_hip_final_write_back(hk_buffer *b, hip_buffer *hb)
 {
-    if (hb->kind != HIP_BUF_STAGED || !b->map.writable || !hb->dirty)
+    if (hb->g.kind != HKC_GPU_BUF_STAGED || !b->map.writable || !hb->g.dirty)
         return;
     hipError_t e = hkc_hip_use_dev(b->dev->be, b->dev->index);
     if (e == hipSuccess)
@@ -241,7 +199,7 @@ void hkc_hip_buf_unregister(hk_buffer *b)
     hip_buffer *hb = b->impl;
     if (hb)
         hkc_hip_final_write_back(b, hb);
-    if (hb && hb->kind == HIP_BUF_STAGED)
+    if (hb && hb->g.kind == HKC_GPU_BUF_STAGED)
         b->hptr = hb->host;
     hkc_hip_buf_free(b);
 }
@@ -260,7 +218,7 @@ int hkc_hip_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t byte
         e = hipMemcpy((char *)b->kptr + offset, src, bytes, hipMemcpyHostToDevice);
     if (e != hipSuccess)
         return copy_fail(b, e, "upload", bytes);
-    mark_dirty(b);
+    hkc_gpu_buffers_mark_dirty(b);
     return 0;
 }
 
@@ -281,7 +239,7 @@ int hkc_hip_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t s
                       hipMemcpyDeviceToDevice);
     if (e != hipSuccess)
         return copy_fail(dst, e, "copy", bytes);
-    mark_dirty(dst);
+    hkc_gpu_buffers_mark_dirty(dst);
     return 0;
 }
 
@@ -313,6 +271,6 @@ int hkc_hip_buf_fill(hk_buffer *b, const void *value)
     }
     if (e != hipSuccess)
         return copy_fail(b, e, "fill", b->bytes);
-    mark_dirty(b);
+    hkc_gpu_buffers_mark_dirty(b);
     return 0;
 }
