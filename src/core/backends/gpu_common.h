@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "internal.h"
+#include "backend.h"
 
 typedef enum hkc_gpu_buffer_kind {
     HKC_GPU_BUF_DEVICE,     /* device memory */

@@ -8,7 +8,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
-#include "internal.h"
+#include "backend.h"
 #include "../gpu_common.h"
 
 #define CUDA_MAX_DEVICES 16
@@ -112,7 +112,8 @@ int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **
 int hkc_cuda_ensure_module(hkc_backend *be, cuda_module *m, hkc_strbuf *err);
 
 /* cuda_launch.c: launches, synchronize, events. */
-int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size);
+int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                    const void *kernarg, size_t size);
 int hkc_cuda_synchronize(hkc_backend *be, int dev);
 int hkc_cuda_event_create(hk_event *e);
 void hkc_cuda_event_destroy(hk_event *e);

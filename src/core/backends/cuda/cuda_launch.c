@@ -35,17 +35,17 @@ static void note_kernel(cuda_impl *c, int d, const char *name)
 /* After a reset, pointer arguments inside a buffer from before (and in no
  * current one) are refused: the core only hands over packed bytes, so this
  * reads them back through the kernel's signature. */
-static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const void *kernarg,
-                            size_t size)
+static int check_stale_args(hkc_backend *be, const hkc_launch_kernel *k, const cuda_device *cd, int d,
+                            const void *kernarg, size_t size)
 {
-    cuda_impl *c = cuda_impl_of(k->m->entry->dev->be);
+    cuda_impl *c = cuda_impl_of(be);
     unsigned gen = hkc_cuda_epoch(cd);
     if (gen == 0)
         return 0; /* never reset */
     int r = 0;
     pthread_mutex_lock(&c->buffers.lock);
-    for (int i = 0; i < k->sig.count && !r; i++) {
-        const hkc_param *p = &k->sig.params[i];
+    for (int i = 0; i < k->sig->count && !r; i++) {
+        const hkc_param *p = &k->sig->params[i];
         if (p->kind != HK_PARAM_POINTER || p->size != sizeof(uint64_t) || p->offset + 8 > size)
             continue;
         uint64_t v;
@@ -64,7 +64,7 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
         if (stale && !fresh) {
             char fk[512];
             hkc_cuda_fault_names(cd, fk, sizeof fk);
-            r = hkc_fail(k->m->ctx, HK_ESTATE,
+            r = hkc_fail(be->ctx, HK_ESTATE,
                          "kernel %s: parameter %d '%s' is a buffer allocated before the GPU context "
                          "was reset after a fault in %s; allocate it again", k->name, i + 1, p->name, fk);
         }
@@ -73,9 +73,10 @@ static int check_stale_args(hk_kernel *k, const cuda_device *cd, int d, const vo
     return r;
 }
 
-int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size)
+int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                    const void *kernarg, size_t size)
 {
-    hkc_backend *be = k->m->entry->dev->be;
+    (void)dev; /* the module's device */
     cuda_impl *c = cuda_impl_of(be);
     cuda_function *f = k->bfn;
     cuda_module *m = f->m;
@@ -92,12 +93,12 @@ int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kerna
             r = hkc_cuda_fail(be, d, cr, &err, HK_EBACKEND, "reloading kernel %s after the reset", f->name);
     }
     if (r) {
-        hkc_fail(k->m->ctx, r, "kernel %s: %s", k->name, err.data);
+        hkc_fail(be->ctx, r, "kernel %s: %s", k->name, err.data);
         hkc_strbuf_free(&err);
         return r;
     }
     hkc_strbuf_free(&err);
-    r = check_stale_args(k, cd, d, kernarg, size);
+    r = check_stale_args(be, k, cd, d, kernarg, size);
     if (r)
         return r;
 
@@ -106,11 +107,11 @@ int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kerna
      * RESULTS.md use it too); offsets are the signature's C layout, which
      * module_kernels checked against the driver's cuFuncGetParamInfo. */
     void *params[64];
-    int np = k->sig.count;
+    int np = k->sig->count;
     CUresult cr;
     if (np <= 64) {
         for (int i = 0; i < np; i++)
-            params[i] = (char *)kernarg + k->sig.params[i].offset;
+            params[i] = (char *)kernarg + k->sig->params[i].offset;
         cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
                             cfg->block.z, (unsigned)cfg->shared_bytes, NULL, np ? params : NULL, NULL);
     } else {
@@ -131,18 +132,18 @@ int hkc_cuda_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kerna
         hkc_strbuf msg;
         hkc_strbuf_init(&msg);
         hkc_cuda_fault_reset(be, d, cr, &msg);
-        r = hkc_fail(k->m->ctx, HK_EFAULT, "%s; %s was not launched", msg.data, k->name);
+        r = hkc_fail(be->ctx, HK_EFAULT, "%s; %s was not launched", msg.data, k->name);
         hkc_strbuf_free(&msg);
         return r;
     }
     char eb[256];
     hkc_cuda_error(cr, eb, sizeof eb);
     if (cr == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
-        return hkc_fail(k->m->ctx, HK_ELAUNCH,
+        return hkc_fail(be->ctx, HK_ELAUNCH,
                         "kernel %s: %s (block (%u, %u, %u): the kernel uses %d registers per thread; "
                         "launch fewer threads per block)",
-                        k->name, eb, cfg->block.x, cfg->block.y, cfg->block.z, k->info.registers);
-    return hkc_fail(k->m->ctx, HK_ELAUNCH, "kernel %s: cuLaunchKernel: %s", k->name, eb);
+                        k->name, eb, cfg->block.x, cfg->block.y, cfg->block.z, k->info->registers);
+    return hkc_fail(be->ctx, HK_ELAUNCH, "kernel %s: cuLaunchKernel: %s", k->name, eb);
 }
 
 int hkc_cuda_synchronize(hkc_backend *be, int dev)

@@ -12,7 +12,7 @@
 #endif
 #include <hip/hip_runtime_api.h>
 
-#include "internal.h"
+#include "backend.h"
 #include "../gpu_common.h"
 
 #define HIP_MAX_DEVICES 16
@@ -112,7 +112,8 @@ int hkc_hip_function_get(hkc_backend *be, void *bmod, const char *name, void **b
                          hk_kernel_info *info, hkc_strbuf *err);
 
 /* hip_launch.c: launches, synchronize, events. */
-int hkc_hip_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size);
+int hkc_hip_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                   const void *kernarg, size_t size);
 int hkc_hip_synchronize(hkc_backend *be, int dev);
 int hkc_hip_event_create(hk_event *e);
 void hkc_hip_event_destroy(hk_event *e);

@@ -7,24 +7,24 @@
 
 /* The packed buffer goes in whole: HIP copies it into the kernarg segment
  * and appends the hidden arguments the metadata asks for. */
-int hkc_hip_launch(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size)
+int hkc_hip_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                   const void *kernarg, size_t size)
 {
-    hkc_modentry *e = k->m->entry;
     hip_function *f = k->bfn;
     size_t sz = size;
     void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, HIP_LAUNCH_PARAM_BUFFER_SIZE, &sz,
                      HIP_LAUNCH_PARAM_END};
-    hipError_t err = hkc_hip_use_dev(e->dev->be, e->dev->index);
+    hipError_t err = hkc_hip_use_dev(be, dev);
     if (err == hipSuccess)
         err = hipModuleLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x,
                                     cfg->block.y, cfg->block.z, (unsigned)cfg->shared_bytes, NULL,
                                     NULL, extra);
     if (err == hipSuccess) {
-        hkc_gpu_buffers_mark_all_dirty(&hip_impl_of(e->dev->be)->buffers, e->dev->index);
+        hkc_gpu_buffers_mark_all_dirty(&hip_impl_of(be)->buffers, dev);
         return 0;
     }
     char eb[256];
-    return hkc_fail(k->m->ctx, HK_ELAUNCH, "kernel %s: hipModuleLaunchKernel: %s", k->name,
+    return hkc_fail(be->ctx, HK_ELAUNCH, "kernel %s: hipModuleLaunchKernel: %s", k->name,
                     hkc_hip_error(err, eb, sizeof eb));
 }
 

@@ -4,8 +4,11 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "backend.h"
 #include "host_pool.h"
+/* For host_compile.c alone, which still reads the context's cache
+ * (be->ctx->cache); the other files of the backend need only backend.h. */
+#include "internal.h"
 
 /* What tools/embed.py generates for hipkit's HIP headers. */
 typedef struct hkc_embedded_file {
@@ -62,8 +65,8 @@ int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **
                           hk_kernel_info *info, hkc_strbuf *err);
 
 /* host_launch.c: launches, synchronize, events. */
-int hkc_host_launch_kernel(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
-                           size_t size);
+int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
+                           const hk_launch_config *cfg, const void *kernarg, size_t size);
 int hkc_host_synchronize(hkc_backend *be, int dev);
 int hkc_host_event_create(hk_event *e);
 void hkc_host_event_destroy(hk_event *e);

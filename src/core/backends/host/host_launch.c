@@ -10,10 +10,11 @@
 
 /* ---------------------------------------------------------------- launch */
 
-int hkc_host_launch_kernel(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size)
+int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
+                           const hk_launch_config *cfg, const void *kernarg, size_t size)
 {
+    (void)dev;
     (void)size;
-    hkc_backend *be = k->m->entry->dev->be;
     host_impl *h = be->impl;
     hkc_host_launch L;
     memset(&L, 0, sizeof L);
@@ -39,7 +40,7 @@ int hkc_host_launch_kernel(hk_kernel *k, const hk_launch_config *cfg, const void
     pthread_mutex_destroy(&L.msg_lock);
     fflush(stdout); /* device printf output shows when the launch ends */
     if (atomic_load(&L.failed))
-        return hkc_fail(k->m->ctx, HK_EFAULT, "%s", L.msg);
+        return hkc_fail(be->ctx, HK_EFAULT, "%s", L.msg);
     return 0;
 }
 
