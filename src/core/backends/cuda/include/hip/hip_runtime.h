@@ -142,7 +142,8 @@ HKC_ATOMIC_FMINMAX_ALL(_system)
 /* --------------------------------------------------------------- abort */
 /* Device code has no C library: abort() traps, as HIP's does. Under NVRTC
  * only: nvcc (hipkit compile) declares the C library's own abort. */
-#ifdef __CUDACC_RTC__
+#if defined(__CUDACC_RTC__) && !defined(__HK_RTC_ABORT) /* the same in <stdlib.h> */
+#define __HK_RTC_ABORT 1
 static __device__ __forceinline__ void abort(void) { __trap(); }
 namespace std {
 using ::abort;
