@@ -111,6 +111,56 @@ static void test_std_headers(void)
     tap_ok(bad == 0 && isnan(out[N]), "its %d values are right (%d wrong)", N, bad);
 }
 
+/* A user's short macro names: hipkit's headers use reserved names only, so
+ * none of these reaches them. On cuda T is left out: NVRTC's own built-in
+ * header (before any source) names a template parameter T; and the
+ * lowercase ones are for the host backend only: NVIDIA's cuda_fp16.hpp names
+ * its parameters a, b... */
+static const char *const user_macros[] = {
+    "T=float", "N=8", "A=1", "B=2", "C=3", "D=4", "E=5", "F=6", "H=7", "I=8", "K=9",
+    "S=10", "V=11", "P=12", "M=13", "W=14", "TILE=16", "BLOCK=256",
+};
+static const char *const user_macros_lower[] = {
+    "n=11", "a=12", "p=13", "width=14", "src=15", "mask=16", "var=17", "pred=18", "limit=19",
+    "rt=20", "loop=21", "msg=24", /* not what or offset: libstdc++ has members of those names */
+};
+
+static void test_cuda_source(void)
+{
+    const int warp = strcmp(tu_backend(), "cuda") ? 64 : 32;
+    double in[64], out[7], sum = 0;
+    for (int i = 0; i < warp; i++)
+        sum += in[i] = i + 1;
+    const int arch = strcmp(tu_backend(), "cuda") ? 0 : 1;
+    const double want[5] = {sum, 63.75, 3.140625, 8, arch};
+    for (int pass = 0; pass < 3; pass++) {
+        const int skip_t = pass == 1 && !strcmp(tu_backend(), "cuda");
+        const char *const *defs = pass == 0 ? NULL : pass == 1 ? user_macros + skip_t : user_macros_lower;
+        int ndefs = pass == 0 ? 0
+                    : pass == 1 ? (int)(sizeof user_macros / sizeof *user_macros) - skip_t
+                                : (int)(sizeof user_macros_lower / sizeof *user_macros_lower);
+        const char *what = pass == 0 ? "" : pass == 1 ? " with -DT=float -DN=8 -DA=1 ..."
+                                                     : " with -Dn=11 -Da=12 -Dwidth=14 ...";
+        if (pass == 2 && !tu_on_host()) {
+            tap_skip("cuda_source.cu with lowercase user macros",
+                     "the vendor's own fp16 headers use those names");
+            continue;
+        }
+        int r = run_out_in("cuda_source.cu", "cuda_source", defs, ndefs, in, warp, out, 7,
+                           (unsigned)warp);
+        if (!tap_ok(r == 0, "cuda_source.cu (cuda_runtime.h, cuda_fp16.h, cuda_bf16.h, "
+                            "__shfl_xor_sync, __CUDA_ARCH__) runs unchanged%s", what))
+            continue;
+        int bad = 0;
+        for (int i = 0; i < 5; i++)
+            if (out[i] != want[i]) {
+                tap_diag("out[%d] = %.17g, want %.17g", i, out[i], want[i]);
+                bad++;
+            }
+        tap_ok(bad == 0, "its warp sum, __half2, __nv_bfloat16 and arch values are right%s", what);
+    }
+}
+
 /* The sources compile with hiprtc for an AMD target, GPU or not. */
 static void test_hiprtc(const char *file)
 {
@@ -150,6 +200,8 @@ int main(void)
     }
     test_std_headers();
     test_hiprtc("std_headers.hip");
+    test_cuda_source();
+    test_hiprtc("cuda_source.cu");
     hk_context_destroy(ctx);
     return tap_done();
 }

@@ -53,6 +53,14 @@ int main(int argc, char **argv)
     be.impl = &ci;
     hkc_strbuf_init(&be.reason);
     compile_file("std_headers.hip", NULL, 0);
+    compile_file("cuda_source.cu", NULL, 0);
+    /* a user's short macros reach none of hipkit's names (-DT is left out:
+     * NVRTC's own built-in header, read before any source, names a template
+     * parameter T) */
+    const char *upper[] = {"-DN=8", "-DA=1", "-DB=2", "-DC=3", "-DD=4", "-DE=5",
+                           "-DF=6", "-DH=7", "-DI=8", "-DK=9", "-DS=10", "-DV=11", "-DP=12"};
+    compile_file("std_headers.hip", upper, (int)(sizeof upper / sizeof *upper));
+    compile_file("cuda_source.cu", upper, (int)(sizeof upper / sizeof *upper));
     /* the rest: files named on the command line (meson lists them) */
     for (int i = 1; i < argc; i++)
         compile_file(argv[i], NULL, 0);
