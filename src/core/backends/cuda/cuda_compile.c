@@ -257,7 +257,7 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     const char *name = job->name && *job->name ? job->name : "kernel.hip";
 
     /* Virtual headers: hipkit's HIP headers, then the standard shims. */
-    enum { MAX_HEADERS = 16 };
+    enum { MAX_HEADERS = 64 };
     const char *hnames[MAX_HEADERS], *htexts[MAX_HEADERS];
     int nh = 0;
     for (const hkc_embedded_file *f = hkc_cuda_headers; f->path && nh < MAX_HEADERS; f++) {
