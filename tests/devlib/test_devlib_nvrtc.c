@@ -54,12 +54,13 @@ int main(int argc, char **argv)
     hkc_strbuf_init(&be.reason);
     compile_file("std_headers.hip", NULL, 0);
     compile_file("cuda_source.cu", NULL, 0);
-    /* a user's short macros reach none of hipkit's names (-DT is left out:
-     * NVRTC's own built-in header, read before any source, names a template
-     * parameter T) */
-    const char *upper[] = {"-DN=8", "-DA=1", "-DB=2", "-DC=3", "-DD=4", "-DE=5",
+    /* a user's short macros reach none of hipkit's names, nor NVRTC's own
+     * built-in header (whose templates name a parameter T: defines reach
+     * NVRTC as #define lines after it) */
+    const char *upper[] = {"-DT=float", "-DN=8", "-DA=1", "-DB=2", "-DC=3", "-DD=4", "-DE=5",
                            "-DF=6", "-DH=7", "-DI=8", "-DK=9", "-DS=10", "-DV=11", "-DP=12"};
-    compile_file("std_headers.hip", upper, (int)(sizeof upper / sizeof *upper));
+    /* (std_headers.hip names template parameters T itself) */
+    compile_file("std_headers.hip", upper + 1, (int)(sizeof upper / sizeof *upper) - 1);
     compile_file("cuda_source.cu", upper, (int)(sizeof upper / sizeof *upper));
     /* the rest: files named on the command line (meson lists them) */
     for (int i = 1; i < argc; i++)
