@@ -9,7 +9,9 @@
 #include "hipkit/hipkit.h"
 #include "backend.h"
 #include "cache.h"
+#include "arg_pack.h"
 #include "signature.h"
+#include "source_scan.h"
 #include "strbuf.h"
 
 #define HKC_MAX_BACKENDS 4
