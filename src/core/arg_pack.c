@@ -59,38 +59,6 @@ static void arg_value_text(hkc_strbuf *s, const hk_arg *a)
     }
 }
 
-static int is_int_dtype(hk_dtype d)
-{
-    return d >= HK_I8 && d <= HK_U64;
-}
-
-static int is_unsigned_dtype(hk_dtype d)
-{
-    return d >= HK_U8 && d <= HK_U64;
-}
-
-static void int_range(hk_dtype d, int64_t *lo, uint64_t *hi)
-{
-    unsigned bits = (unsigned)hk_dtype_size(d) * 8;
-    if (is_unsigned_dtype(d)) {
-        *lo = 0;
-        *hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-    } else {
-        *lo = bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
-        *hi = (UINT64_C(1) << (bits - 1)) - 1;
-    }
-}
-
-static void store_int(void *dst, hk_dtype d, uint64_t bits)
-{
-    switch (hk_dtype_size(d)) {
-    case 1: { uint8_t x = (uint8_t)bits; memcpy(dst, &x, 1); break; }
-    case 2: { uint16_t x = (uint16_t)bits; memcpy(dst, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)bits; memcpy(dst, &x, 4); break; }
-    default: memcpy(dst, &bits, 8); break;
-    }
-}
-
 /* Where a number goes, for messages: parameter `index` of `kernel`, and for
  * a vector the lane (-1 for a scalar parameter). */
 typedef struct slot {
@@ -127,99 +95,36 @@ static int convert_number(const slot *at, const hk_arg *a, void *dst, hkc_strbuf
         return 0;
     }
 
+    /* The dtype codec applies the rules; a refusal is told here, with the
+     * argument's value as the caller wrote it. */
     hk_dtype d = p->dtype;
-    if (is_int_dtype(d)) {
-        /* The value as a sign and either a negative int64 or a uint64. */
-        int negative = 0, in_range = 1;
-        int64_t sv = 0, lo;
-        uint64_t uv = 0, hi;
-        int_range(d, &lo, &hi);
-        switch (a->kind) {
-        case HK_ARG_INT:
-            negative = a->v.i < 0;
-            sv = a->v.i;
-            uv = (uint64_t)a->v.i;
-            break;
-        case HK_ARG_BOOL: uv = a->v.i != 0; break;
-        case HK_ARG_UINT: uv = a->v.u; break;
-        default: {
-            double f = a->v.f;
-            if (!isfinite(f) || f != floor(f)) {
-                describe_slot(err, at);
-                hkc_strbuf_puts(err, "got ");
-                arg_value_text(err, a);
-                hkc_strbuf_puts(err, ", expects an integer");
-                return HK_EARG;
-            }
-            /* 2^63 and 2^64 are exact doubles; compare before converting. */
-            if (f < 0) {
-                negative = 1;
-                if (f < -9223372036854775808.0)
-                    in_range = 0;
-                else
-                    sv = (int64_t)f;
-            } else if (f >= 18446744073709551616.0) {
-                in_range = 0;
-            } else {
-                uv = (uint64_t)f;
-            }
-            break;
-        }
-        }
-        if (in_range)
-            in_range = negative ? sv >= lo : uv <= hi;
-        if (!in_range) {
-            describe_slot(err, at);
-            hkc_strbuf_puts(err, "value ");
-            arg_value_text(err, a);
-            hkc_strbuf_printf(err, " out of range [%" PRId64 ", %" PRIu64 "]", lo, hi);
-            return HK_EARG;
-        }
-        store_int(dst, d, negative ? (uint64_t)sv : uv);
-        return 0;
-    }
-
-    /* Floating point parameters. */
-    double f;
+    int rc;
     switch (a->kind) {
-    case HK_ARG_INT: f = (double)a->v.i; break;
-    case HK_ARG_UINT: f = (double)a->v.u; break;
-    case HK_ARG_BOOL: f = a->v.i != 0; break;
-    default: f = a->v.f; break;
+    case HK_ARG_INT: rc = hk_dtype_store_i64(d, dst, a->v.i); break;
+    case HK_ARG_UINT: rc = hk_dtype_store_u64(d, dst, a->v.u); break;
+    case HK_ARG_BOOL: rc = hk_dtype_store_u64(d, dst, a->v.i != 0); break;
+    default: rc = hk_dtype_store_f64(d, dst, a->v.f); break;
     }
-    if (d == HK_F64) {
-        memcpy(dst, &f, 8);
+    if (rc == 0)
         return 0;
-    }
-    float g = (float)f;
-    int overflow = isinf(g) && !isinf(f);
-    uint16_t h = 0;
-    double maxv = 3.4028234663852886e38;
-    if (d == HK_F16) {
-        h = hkc_f32_to_f16(g);
-        /* Through float, a double just under f16's rounding edge (65520) can
-         * round up to it and on to infinity: it belongs to the largest f16. */
-        if ((h & 0x7fff) == 0x7c00 && fabs(f) < 65520.0)
-            h = (uint16_t)((h & 0x8000) | 0x7bff);
-        overflow = overflow || ((h & 0x7fff) == 0x7c00 && !isinf(f));
-        maxv = 65504.0;
-    } else if (d == HK_BF16) {
-        h = hkc_f32_to_bf16(g);
-        overflow = overflow || ((h & 0x7fff) == 0x7f80 && !isinf(f));
-        maxv = 3.3895313892515355e38;
-    }
-    if (overflow) {
-        describe_slot(err, at);
-        hkc_strbuf_puts(err, "value ");
+    describe_slot(err, at);
+    if (rc == HK_EINVAL) { /* only a FLOAT for an integer dtype */
+        hkc_strbuf_puts(err, "got ");
         arg_value_text(err, a);
-        hkc_strbuf_printf(err, " out of range [%.8g, %.8g]", -maxv, maxv);
+        hkc_strbuf_puts(err, ", expects an integer");
         return HK_EARG;
     }
-    if (d == HK_F32)
-        memcpy(dst, &g, 4);
-    else
-        memcpy(dst, &h, 2);
-    return 0;
+    hkc_strbuf_puts(err, "value ");
+    arg_value_text(err, a);
+    int64_t lo;
+    uint64_t hi;
+    if (hk_dtype_int_range(d, &lo, &hi) == 0) {
+        hkc_strbuf_printf(err, " out of range [%" PRId64 ", %" PRIu64 "]", lo, hi);
+    } else {
+        double maxv = hkc_dtype_float_max(d);
+        hkc_strbuf_printf(err, " out of range [%.8g, %.8g]", -maxv, maxv);
+    }
+    return HK_EARG;
 }
 
 static int pack_scalar(const hkc_param *p, const hk_arg *a, void *dst, const char *kernel, int i,

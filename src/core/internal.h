@@ -127,6 +127,9 @@ uint16_t hkc_f32_to_f16(float f);
 float hkc_f16_to_f32(uint16_t h);
 uint16_t hkc_f32_to_bf16(float f);
 float hkc_bf16_to_f32(uint16_t h);
+/* The largest finite value of a float dtype, for overflow messages
+ * (dtype_codec.c). */
+double hkc_dtype_float_max(hk_dtype t);
 
 static inline hkc_device *hkc_current_device(const hk_context *ctx)
 {
