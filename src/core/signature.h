@@ -36,6 +36,13 @@ int hkc_signature_parse(const char *text, hkc_signature *out, hkc_strbuf *err);
 /* The same for the list held in tokens v[0..n) (no outer parentheses, no
  * HKC_TOK_EOF): what the source scanner calls on a kernel's parameters. */
 int hkc_signature_parse_tokens(const hkc_tok *v, int n, hkc_signature *out, hkc_strbuf *err);
+/* Parses one parameter declaration, tokens t[0..n) (no comma), the
+ * `index`th (1-based, for messages) of its list, into out (free its name
+ * and type). Sets *is_void for a lone `void`, which is no parameter. Returns
+ * 0, HK_EINVAL with a message naming the parameter (an empty one included),
+ * or HK_ENOMEM. */
+int hkc_param_parse(const hkc_tok *t, int n, int index, hkc_param *out, int *is_void,
+                    hkc_strbuf *err);
 void hkc_signature_free(hkc_signature *s);
 int hkc_signature_copy(const hkc_signature *src, hkc_signature *dst);
 /* Writes "(float a, const float *x)". */

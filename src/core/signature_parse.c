@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static int is_reserved(const char *w)
 enum { RESOLVED, NOT_BUILTIN, BAD_COMBINATION, IS_VOID };
 
 /* Resolves a combination of C keywords (in any order, as C allows). */
-static int resolve_builtin(char **words, int n, hk_dtype *dt, int *is_bool)
+static int resolve_builtin(char *const *words, int n, hk_dtype *dt, int *is_bool)
 {
     int sgn = 0, uns = 0, chr = 0, shrt = 0, in = 0, lng = 0, flt = 0, dbl = 0, bl = 0, vd = 0;
     for (int i = 0; i < n; i++) {
@@ -168,100 +169,143 @@ static int resolve_builtin(char **words, int n, hk_dtype *dt, int *is_bool)
 
 #define MAX_WORDS 8
 
-/* Parses one parameter from tokens t[0..n). `text` is its source text for
- * messages. Returns 0, HK_EINVAL (message in err) or HK_ENOMEM. Sets *is_void
- * for a lone `void`. */
-static int parse_param(const hkc_tok *t, int n, int index, const char *text, hkc_param *out,
-                       int *is_void, hkc_strbuf *err)
+/* What the tokens of one parameter say, before its type is resolved. */
+typedef struct decl {
+    char *words[MAX_WORDS]; /* type words as written; then the name, if no '*' */
+    int nwords;
+    int pointee_const, pointee_volatile;
+    int nptr;               /* '*' and [] */
+    int tagged;             /* words[0] is "struct X" (or union, enum, class) */
+    const hkc_tok *name;    /* the name after a '*', else NULL */
+} decl;
+
+/* Why a parameter is refused: a fixed text, or one written into buf. */
+typedef struct why {
+    const char *text;
+    char buf[256];
+} why;
+
+static void why_printf(why *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_printf(why *w, const char *fmt, ...)
 {
-    char *words[MAX_WORDS];
-    int nwords = 0;
-    int pointee_const = 0, pointee_volatile = 0, nptr = 0, tagged = 0;
-    const hkc_tok *name = NULL;
-    const char *why = NULL;
-    char whybuf[256];
-    int rc = HK_EINVAL;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->buf, sizeof(w->buf), fmt, ap);
+    va_end(ap);
+    w->text = w->buf;
+}
 
-    memset(out, 0, sizeof(*out));
-    *is_void = 0;
+static void decl_free(decl *d)
+{
+    for (int i = 0; i < d->nwords; i++)
+        free(d->words[i]);
+    d->nwords = 0;
+}
 
-    for (int i = 0; i < n && !why; i++) {
+/* __attribute__((...)) and kin at t[i]: the index of the group's last
+ * token. */
+static int skip_attribute(const hkc_tok *t, int n, int i)
+{
+    int depth = 0;
+    while (i + 1 < n) {
+        i++;
+        if (hkc_tok_punct(&t[i], '('))
+            depth++;
+        else if (hkc_tok_punct(&t[i], ')') && --depth == 0)
+            break;
+    }
+    return i;
+}
+
+/* One type word from t[*i]: `struct X` when tagged, else an identifier with
+ * any `::` qualification, spaces dropped. Advances *i to its last token.
+ * NULL when out of memory. */
+static char *read_word(const hkc_tok *t, int n, int *i, int tagged)
+{
+    const hkc_tok *k = &t[*i];
+    if (tagged) {
+        size_t len = k->n + 1 + t[*i + 1].n;
+        char *w = malloc(len + 1);
+        if (w)
+            snprintf(w, len + 1, "%.*s %.*s", (int)k->n, k->p, (int)t[*i + 1].n, t[*i + 1].p);
+        (*i)++;
+        return w;
+    }
+    size_t len = k->n;
+    while (*i + 2 < n && t[*i + 1].kind == HKC_TOK_PUNCT && hkc_tok_is(&t[*i + 1], "::") &&
+           t[*i + 2].kind == HKC_TOK_IDENT) {
+        *i += 2;
+        len = (size_t)(t[*i].p + t[*i].n - k->p);
+    }
+    char *w = strndup(k->p, len);
+    if (!w)
+        return NULL;
+    /* Collapse any spacing inside "a :: b". */
+    char *d = w;
+    for (char *s = w; *s; s++)
+        if (!isspace((unsigned char)*s))
+            *d++ = *s;
+    *d = 0;
+    return w;
+}
+
+/* An identifier at t[i] in a declaration: a qualifier, a type word or the
+ * name. Returns the index of the last token it used, or -1 when out of
+ * memory; sets w->text when the identifier is misplaced. */
+static int read_ident(const hkc_tok *t, int n, int i, decl *d, why *w)
+{
+    const hkc_tok *k = &t[i];
+    if (hkc_tok_is(k, "const") || hkc_tok_is(k, "volatile")) {
+        /* After a '*' it qualifies the pointer itself, which does not
+         * matter to callers. */
+        if (d->nptr == 0) {
+            if (k->p[0] == 'c')
+                d->pointee_const = 1;
+            else
+                d->pointee_volatile = 1;
+        }
+        if (d->name)
+            w->text = "qualifier after the parameter name";
+    } else if (is_restrict(k)) {
+        /* ignored wherever it appears */
+    } else if (hkc_tok_is(k, "__attribute__") || hkc_tok_is(k, "__align__") ||
+               hkc_tok_is(k, "alignas") || hkc_tok_is(k, "__declspec")) {
+        i = skip_attribute(t, n, i);
+    } else if (hkc_tok_is(k, "struct") || hkc_tok_is(k, "union") || hkc_tok_is(k, "enum") ||
+               hkc_tok_is(k, "class")) {
+        if (i + 1 >= n || t[i + 1].kind != HKC_TOK_IDENT || d->nptr || d->name || d->nwords) {
+            w->text = "misplaced struct/union/enum keyword";
+            return i;
+        }
+        if (!(d->words[d->nwords] = read_word(t, n, &i, 1)))
+            return -1;
+        d->nwords++;
+        d->tagged = 1;
+    } else if (d->nptr > 0 && !d->name) {
+        d->name = k;
+    } else if (d->name || d->nwords == MAX_WORDS) {
+        why_printf(w, "unexpected '%.*s'", (int)k->n, k->p);
+    } else {
+        if (!(d->words[d->nwords] = read_word(t, n, &i, 0)))
+            return -1;
+        d->nwords++;
+    }
+    return i;
+}
+
+/* Reads the tokens of one parameter into d, stopping at the first problem
+ * (w->text). Returns 0 or HK_ENOMEM. */
+static int read_decl(const hkc_tok *t, int n, decl *d, why *w)
+{
+    for (int i = 0; i < n && !w->text; i++) {
         const hkc_tok *k = &t[i];
         if (k->kind == HKC_TOK_IDENT) {
-            if (hkc_tok_is(k, "const") || hkc_tok_is(k, "volatile")) {
-                /* After a '*' it qualifies the pointer itself, which does not
-                 * matter to callers. */
-                if (nptr == 0) {
-                    if (k->p[0] == 'c')
-                        pointee_const = 1;
-                    else
-                        pointee_volatile = 1;
-                }
-                if (name)
-                    why = "qualifier after the parameter name";
-            } else if (is_restrict(k)) {
-                /* ignored wherever it appears */
-            } else if (hkc_tok_is(k, "__attribute__") || hkc_tok_is(k, "__align__") ||
-                       hkc_tok_is(k, "alignas") || hkc_tok_is(k, "__declspec")) {
-                int depth = 0;
-                while (i + 1 < n) {
-                    i++;
-                    if (hkc_tok_punct(&t[i], '('))
-                        depth++;
-                    else if (hkc_tok_punct(&t[i], ')') && --depth == 0)
-                        break;
-                }
-            } else if (hkc_tok_is(k, "struct") || hkc_tok_is(k, "union") || hkc_tok_is(k, "enum") ||
-                       hkc_tok_is(k, "class")) {
-                if (i + 1 >= n || t[i + 1].kind != HKC_TOK_IDENT || nptr || name || nwords) {
-                    why = "misplaced struct/union/enum keyword";
-                    break;
-                }
-                size_t len = k->n + 1 + t[i + 1].n;
-                char *w = malloc(len + 1);
-                if (!w) {
-                    rc = HK_ENOMEM;
-                    goto fail;
-                }
-                snprintf(w, len + 1, "%.*s %.*s", (int)k->n, k->p, (int)t[i + 1].n, t[i + 1].p);
-                words[nwords++] = w;
-                tagged = 1;
-                i++;
-            } else if (nptr > 0) {
-                if (name) {
-                    snprintf(whybuf, sizeof(whybuf), "unexpected '%.*s'", (int)k->n, k->p);
-                    why = whybuf;
-                } else {
-                    name = k;
-                }
-            } else if (name || nwords == MAX_WORDS) {
-                snprintf(whybuf, sizeof(whybuf), "unexpected '%.*s'", (int)k->n, k->p);
-                why = whybuf;
-            } else {
-                /* A qualified name (ns::type) stays one word. */
-                size_t len = k->n;
-                while (i + 2 < n && t[i + 1].kind == HKC_TOK_PUNCT && hkc_tok_is(&t[i + 1], "::") &&
-                       t[i + 2].kind == HKC_TOK_IDENT) {
-                    i += 2;
-                    len = (size_t)(t[i].p + t[i].n - k->p);
-                }
-                char *w = strndup(k->p, len);
-                if (!w) {
-                    rc = HK_ENOMEM;
-                    goto fail;
-                }
-                /* Collapse any spacing inside "a :: b". */
-                char *d = w;
-                for (char *s = w; *s; s++)
-                    if (!isspace((unsigned char)*s))
-                        *d++ = *s;
-                *d = 0;
-                words[nwords++] = w;
-            }
+            if ((i = read_ident(t, n, i, d, w)) < 0)
+                return HK_ENOMEM;
         } else if (hkc_tok_punct(k, '*')) {
-            if (name)
-                why = "'*' after the parameter name";
-            nptr++;
+            if (d->name)
+                w->text = "'*' after the parameter name";
+            d->nptr++;
         } else if (hkc_tok_punct(k, '[')) {
             /* float x[] and float x[4] are pointers, as in C. */
             int depth = 1;
@@ -273,156 +317,206 @@ static int parse_param(const hkc_tok *t, int n, int index, const char *text, hkc
                     depth--;
             }
             if (depth)
-                why = "unbalanced '['";
-            nptr++;
+                w->text = "unbalanced '['";
+            d->nptr++;
         } else if (hkc_tok_punct(k, '=')) {
-            why = "default arguments are not supported";
+            w->text = "default arguments are not supported";
         } else if (hkc_tok_punct(k, '&')) {
-            why = "reference parameters are not supported";
+            w->text = "reference parameters are not supported";
         } else if (hkc_tok_punct(k, '(')) {
-            why = "function pointer parameters are not supported";
+            w->text = "function pointer parameters are not supported";
         } else if (hkc_tok_punct(k, '.')) {
-            why = "variadic parameters are not supported";
+            w->text = "variadic parameters are not supported";
         } else if (hkc_tok_punct(k, '<')) {
-            why = "template types are not supported";
+            w->text = "template types are not supported";
         } else {
-            snprintf(whybuf, sizeof(whybuf), "unexpected '%.*s'", (int)k->n, k->p);
-            why = whybuf;
+            why_printf(w, "unexpected '%.*s'", (int)k->n, k->p);
         }
     }
-    if (why)
-        goto bad;
+    return 0;
+}
 
-    /* Without a '*', a trailing word that is no C type keyword names the
-     * parameter: `unsigned n`, `size_t n`, but `unsigned long`. */
-    int ntype = nwords;
-    char pname[128] = "";
-    if (name) {
-        snprintf(pname, sizeof(pname), "%.*s", (int)name->n, name->p);
-    } else if (nwords >= 2 && !is_builtin_word(words[nwords - 1]) &&
-               !strchr(words[nwords - 1], ' ')) {
-        snprintf(pname, sizeof(pname), "%s", words[nwords - 1]);
+/* Splits the name from the type words. Without a '*', a trailing word that
+ * is no C type keyword names the parameter: `unsigned n`, `size_t n`, but
+ * `unsigned long`. Returns the number of type words. */
+static int split_name(const decl *d, char *pname, size_t cap, why *w)
+{
+    int ntype = d->nwords;
+    pname[0] = 0;
+    if (d->name) {
+        snprintf(pname, cap, "%.*s", (int)d->name->n, d->name->p);
+    } else if (d->nwords >= 2 && !is_builtin_word(d->words[d->nwords - 1]) &&
+               !strchr(d->words[d->nwords - 1], ' ')) {
+        snprintf(pname, cap, "%s", d->words[d->nwords - 1]);
         ntype--;
     }
-    if (ntype == 0) {
-        why = "missing type";
-        goto bad;
-    }
-    if (pname[0] && (is_reserved(pname) || strstr(pname, "::"))) {
-        snprintf(whybuf, sizeof(whybuf), "'%s' cannot name a parameter", pname);
-        why = whybuf;
-        goto bad;
-    }
-    if (nptr > 1) {
-        why = "pointers to pointers are not supported (pass a void * or a buffer of u64)";
-        goto bad;
-    }
+    if (ntype == 0)
+        w->text = "missing type";
+    else if (pname[0] && (is_reserved(pname) || strstr(pname, "::")))
+        why_printf(w, "'%s' cannot name a parameter", pname);
+    else if (d->nptr > 1)
+        w->text = "pointers to pointers are not supported (pass a void * or a buffer of u64)";
+    return ntype;
+}
 
+/* The type the words name: kind, dtype, is_bool and, for a vector, lanes.
+ * Sets *is_void for a lone `void`; w->text when the type is refused. */
+static void resolve_type(const decl *d, int ntype, const char *pname, hkc_param *out, int *lanes,
+                         int *is_void, why *w)
+{
     hk_dtype dt = HK_DTYPE_COUNT;
-    hk_param_kind kind = nptr ? HK_PARAM_POINTER : HK_PARAM_SCALAR;
-    int is_bool = 0, lanes = 1;
-    int r = resolve_builtin(words, ntype, &dt, &is_bool);
+    int is_bool = 0;
+    out->kind = d->nptr ? HK_PARAM_POINTER : HK_PARAM_SCALAR;
+    *lanes = 1;
+    int r = resolve_builtin(d->words, ntype, &dt, &is_bool);
     if (r == IS_VOID) {
-        if (nptr == 0) {
-            if (pname[0]) {
-                why = "a parameter cannot have type void";
-                goto bad;
-            }
+        if (d->nptr == 0) {
+            if (pname[0])
+                w->text = "a parameter cannot have type void";
             *is_void = 1;
         }
         dt = HK_DTYPE_COUNT;
     } else if (r == BAD_COMBINATION) {
-        why = "invalid combination of type keywords";
-        goto bad;
+        w->text = "invalid combination of type keywords";
     } else if (r == NOT_BUILTIN) {
-        const named_type *nt = ntype == 1 ? find_named(words[0]) : NULL;
+        const named_type *nt = ntype == 1 ? find_named(d->words[0]) : NULL;
         if (nt) {
             dt = nt->dtype;
             is_bool = nt->is_bool;
         } else if (ntype > 1) {
-            size_t used = (size_t)snprintf(whybuf, sizeof(whybuf), "unknown type '");
-            for (int i = 0; i < ntype && used < sizeof(whybuf); i++)
-                used += (size_t)snprintf(whybuf + used, sizeof(whybuf) - used, "%s%s",
-                                         i ? " " : "", words[i]);
-            if (used < sizeof(whybuf))
-                snprintf(whybuf + used, sizeof(whybuf) - used, "'");
-            why = whybuf;
-            goto bad;
-        } else if (nptr == 0 && !tagged && vector_type(words[0], &dt, &lanes)) {
-            kind = HK_PARAM_VECTOR;
-        } else if (nptr == 0) {
-            if (tagged)
-                snprintf(whybuf, sizeof(whybuf),
-                         "by-value struct parameters are not supported yet ('%s')", words[0]);
-            else if (!strcmp(words[0], "dim3"))
-                snprintf(whybuf, sizeof(whybuf),
-                         "dim3 cannot be passed by value (pass its x, y and z as unsigned "
-                         "parameters, or a uint3)");
+            size_t used = (size_t)snprintf(w->buf, sizeof(w->buf), "unknown type '");
+            for (int i = 0; i < ntype && used < sizeof(w->buf); i++)
+                used += (size_t)snprintf(w->buf + used, sizeof(w->buf) - used, "%s%s",
+                                         i ? " " : "", d->words[i]);
+            if (used < sizeof(w->buf))
+                snprintf(w->buf + used, sizeof(w->buf) - used, "'");
+            w->text = w->buf;
+        } else if (d->nptr == 0 && !d->tagged && vector_type(d->words[0], &dt, lanes)) {
+            out->kind = HK_PARAM_VECTOR;
+        } else if (d->nptr == 0) {
+            if (d->tagged)
+                why_printf(w, "by-value struct parameters are not supported yet ('%s')",
+                           d->words[0]);
+            else if (!strcmp(d->words[0], "dim3"))
+                w->text = "dim3 cannot be passed by value (pass its x, y and z as unsigned "
+                          "parameters, or a uint3)";
             else
-                snprintf(whybuf, sizeof(whybuf), "unknown type '%s'", words[0]);
-            why = whybuf;
-            goto bad;
+                why_printf(w, "unknown type '%s'", d->words[0]);
         }
         /* else: an opaque pointer to a user type */
     }
+    out->dtype = dt;
+    out->is_const = d->nptr ? d->pointee_const : 0;
+    out->is_bool = d->nptr ? 0 : is_bool;
+}
 
-    /* The normalised spelling: pointee qualifiers first, the type words as
-     * written, then " *". Qualifiers of the parameter itself (a scalar's
-     * const, a pointer's own const) do not concern callers and are dropped. */
+/* The normalised spelling: pointee qualifiers first, the type words as
+ * written, then " *". Qualifiers of the parameter itself (a scalar's const,
+ * a pointer's own const) do not concern callers and are dropped. NULL when
+ * out of memory. */
+static char *spell_type(const decl *d, int ntype)
+{
     hkc_strbuf ty;
     hkc_strbuf_init(&ty);
-    if (nptr && pointee_const)
+    if (d->nptr && d->pointee_const)
         hkc_strbuf_puts(&ty, "const ");
-    if (nptr && pointee_volatile)
+    if (d->nptr && d->pointee_volatile)
         hkc_strbuf_puts(&ty, "volatile ");
     for (int i = 0; i < ntype; i++) {
         if (i)
             hkc_strbuf_puts(&ty, " ");
-        hkc_strbuf_puts(&ty, words[i]);
+        hkc_strbuf_puts(&ty, d->words[i]);
     }
-    if (nptr)
+    if (d->nptr)
         hkc_strbuf_puts(&ty, " *");
     if (ty.oom) {
         hkc_strbuf_free(&ty);
-        rc = HK_ENOMEM;
-        goto fail;
+        return NULL;
     }
-    out->type = hkc_strbuf_take(&ty);
-    out->name = strdup(pname);
-    if (!out->type || !out->name) {
-        free(out->type);
-        free(out->name);
-        out->type = out->name = NULL;
-        rc = HK_ENOMEM;
-        goto fail;
-    }
-    out->kind = kind;
-    out->dtype = dt;
-    out->is_const = nptr ? pointee_const : 0;
-    out->is_bool = nptr ? 0 : is_bool;
-    if (nptr) {
-        out->size = out->align = 8;
-    } else if (kind == HK_PARAM_VECTOR) {
+    return hkc_strbuf_take(&ty);
+}
+
+/* Size and alignment as a C struct member. */
+static void set_size_align(hkc_param *p, int lanes, int is_void)
+{
+    if (p->kind == HK_PARAM_POINTER) {
+        p->size = p->align = 8;
+    } else if (p->kind == HK_PARAM_VECTOR) {
         /* HIP and CUDA agree up to 16 bytes: 1, 2 and 4 lanes are aligned to
          * their size, 3 lanes to the element (float3 is 12 bytes aligned to
          * 4). At 32 bytes (double4, long4, ...) CUDA stops at 16 and HIP
          * goes on to 32: 16 here, and hkc_signature_check (module.c) follows
          * a code object that says 32. */
-        uint32_t esize = (uint32_t)hk_dtype_size(dt);
-        out->size = esize * (uint32_t)lanes;
-        out->align = lanes == 3 ? esize : out->size < 16 ? out->size : 16;
-    } else if (!*is_void) {
-        out->size = out->align = (uint32_t)(is_bool ? 1 : hk_dtype_size(dt));
+        uint32_t esize = (uint32_t)hk_dtype_size(p->dtype);
+        p->size = esize * (uint32_t)lanes;
+        p->align = lanes == 3 ? esize : p->size < 16 ? p->size : 16;
+    } else if (!is_void) {
+        p->size = p->align = (uint32_t)(p->is_bool ? 1 : hk_dtype_size(p->dtype));
     }
-    rc = 0;
-    goto fail;
+}
 
-bad:
-    hkc_strbuf_printf(err, "parameter %d '%s': %s", index, text, why);
-    rc = HK_EINVAL;
+/* The parameter's text for messages, on one line however it was spread. */
+static char *param_text(const hkc_tok *t, int n)
+{
+    const char *a = t[0].p, *b = t[n - 1].p + t[n - 1].n;
+    char *text = strndup(a, (size_t)(b - a));
+    if (!text)
+        return NULL;
+    char *d = text;
+    for (const char *q = text; *q; q++) {
+        if (isspace((unsigned char)*q)) {
+            if (d > text && d[-1] != ' ')
+                *d++ = ' ';
+        } else {
+            *d++ = *q;
+        }
+    }
+    *d = 0;
+    return text;
+}
+
+int hkc_param_parse(const hkc_tok *t, int n, int index, hkc_param *out, int *is_void,
+                    hkc_strbuf *err)
+{
+    decl d = {0};
+    why w = {0};
+    char pname[128];
+    int lanes = 1, rc = HK_ENOMEM;
+
+    memset(out, 0, sizeof(*out));
+    *is_void = 0;
+    if (n == 0) {
+        hkc_strbuf_printf(err, "parameter %d is empty", index);
+        return HK_EINVAL;
+    }
+    if (read_decl(t, n, &d, &w))
+        goto fail;
+    int ntype = w.text ? 0 : split_name(&d, pname, sizeof(pname), &w);
+    if (!w.text)
+        resolve_type(&d, ntype, pname, out, &lanes, is_void, &w);
+    if (w.text) {
+        char *text = param_text(t, n);
+        if (!text)
+            goto fail;
+        hkc_strbuf_printf(err, "parameter %d '%s': %s", index, text, w.text);
+        free(text);
+        rc = HK_EINVAL;
+        goto fail;
+    }
+    out->type = spell_type(&d, ntype);
+    out->name = strdup(pname);
+    if (!out->type || !out->name)
+        goto fail;
+    set_size_align(out, lanes, *is_void);
+    decl_free(&d);
+    return 0;
+
 fail:
-    for (int i = 0; i < nwords; i++)
-        free(words[i]);
+    free(out->type);
+    free(out->name);
+    memset(out, 0, sizeof(*out));
+    *is_void = 0;
+    decl_free(&d);
     return rc;
 }
 
@@ -474,6 +568,31 @@ void hkc_signature_free(hkc_signature *s)
     s->kernarg_size = 0;
 }
 
+/* Which way t moves the bracket depth that commas split parameters at. */
+static int depth_change(const hkc_tok *t)
+{
+    if (t->kind != HKC_TOK_PUNCT || t->n != 1)
+        return 0;
+    switch (t->p[0]) {
+    case '(': case '[': case '{': case '<': return 1;
+    case ')': case ']': case '}': case '>': return -1;
+    default: return 0;
+    }
+}
+
+/* The end of the parameter starting at v[start]: the next comma outside
+ * every bracket, or n. */
+static int param_end(const hkc_tok *v, int n, int start)
+{
+    int depth = 0;
+    for (int i = start; i < n; i++) {
+        depth += depth_change(&v[i]);
+        if (depth == 0 && hkc_tok_punct(&v[i], ','))
+            return i;
+    }
+    return n;
+}
+
 int hkc_signature_parse_tokens(const hkc_tok *v, int n, hkc_signature *out, hkc_strbuf *err)
 {
     out->params = NULL;
@@ -481,65 +600,16 @@ int hkc_signature_parse_tokens(const hkc_tok *v, int n, hkc_signature *out, hkc_
     out->kernarg_size = 0;
     if (n == 0)
         return 0;
-
-    /* Split at top-level commas. */
-    int nparts = 1, depth = 0;
-    for (int i = 0; i < n; i++) {
-        if (v[i].kind != HKC_TOK_PUNCT)
-            continue;
-        if (hkc_tok_punct(&v[i], '(') || hkc_tok_punct(&v[i], '[') || hkc_tok_punct(&v[i], '{') ||
-            hkc_tok_punct(&v[i], '<'))
-            depth++;
-        else if (hkc_tok_punct(&v[i], ')') || hkc_tok_punct(&v[i], ']') || hkc_tok_punct(&v[i], '}') ||
-                 hkc_tok_punct(&v[i], '>'))
-            depth--;
-        else if (hkc_tok_punct(&v[i], ',') && depth == 0)
-            nparts++;
-    }
+    int nparts = 0;
+    for (int s = 0; s <= n; s = param_end(v, n, s) + 1)
+        nparts++;
     out->params = calloc((size_t)nparts, sizeof(*out->params));
     if (!out->params)
         return HK_ENOMEM;
 
-    int start = 0;
-    depth = 0;
-    for (int i = 0; i <= n; i++) {
-        if (i < n && v[i].kind == HKC_TOK_PUNCT) {
-            if (hkc_tok_punct(&v[i], '(') || hkc_tok_punct(&v[i], '[') || hkc_tok_punct(&v[i], '{') ||
-                hkc_tok_punct(&v[i], '<'))
-                depth++;
-            else if (hkc_tok_punct(&v[i], ')') || hkc_tok_punct(&v[i], ']') || hkc_tok_punct(&v[i], '}') ||
-                     hkc_tok_punct(&v[i], '>'))
-                depth--;
-        }
-        if (i < n && !(hkc_tok_punct(&v[i], ',') && depth == 0))
-            continue;
-        int idx = out->count + 1;
-        if (i == start) {
-            hkc_strbuf_printf(err, "parameter %d is empty", idx);
-            hkc_signature_free(out);
-            return HK_EINVAL;
-        }
-        const char *a = v[start].p, *b = v[i - 1].p + v[i - 1].n;
-        char *text = strndup(a, (size_t)(b - a));
-        if (!text) {
-            hkc_signature_free(out);
-            return HK_ENOMEM;
-        }
-        /* One line in messages, however the list was spread out. */
-        char *d = text;
-        for (const char *q = text; *q; q++) {
-            if (isspace((unsigned char)*q)) {
-                if (d > text && d[-1] != ' ')
-                    *d++ = ' ';
-            } else {
-                *d++ = *q;
-            }
-        }
-        *d = 0;
-        int is_void = 0;
-        int rc = parse_param(&v[start], i - start, idx, text, &out->params[out->count], &is_void,
-                             err);
-        free(text);
+    for (int s = 0; s <= n;) {
+        int e = param_end(v, n, s), idx = out->count + 1, is_void = 0;
+        int rc = hkc_param_parse(&v[s], e - s, idx, &out->params[out->count], &is_void, err);
         if (rc) {
             hkc_signature_free(out);
             return rc;
@@ -555,7 +625,7 @@ int hkc_signature_parse_tokens(const hkc_tok *v, int n, hkc_signature *out, hkc_
             hkc_signature_free(out);
             return 0;
         }
-        start = i + 1;
+        s = e + 1;
     }
     layout(out);
     return 0;

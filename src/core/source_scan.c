@@ -39,12 +39,20 @@ typedef struct scope {
     int kernel; /* SC_KERNEL: index in the output */
 } scope;
 
-typedef struct scan_state {
-    hkc_source_kernel *k;
-    int n, cap;
-    char **declared_c; /* names declared extern "C" without a body */
+/* The scan over one source's tokens. */
+typedef struct scanner {
+    const hkc_tok *v;
+    int n;                /* tokens, the final HKC_TOK_EOF left out */
+    scope *stack;         /* the open braces */
+    int depth, cap;
+    scope_kind pending;   /* what the next '{' opens */
+    int pending_kernel;   /* with SC_KERNEL: the kernel, or -1 for a skipped one */
+    hkc_source_kernel *k; /* the output */
+    int nk, capk;
+    char **declared_c;    /* names declared extern "C" without a body */
     int ndeclared, capdeclared;
-} scan_state;
+    int outside_sync;     /* a sync name outside every kernel body */
+} scanner;
 
 void hkc_source_kernels_free(hkc_source_kernel *k, int count)
 {
@@ -78,7 +86,7 @@ static int skip_parens(const hkc_tok *v, int n, int i)
     return -1;
 }
 
-static int push_declared(scan_state *st, const hkc_tok *name)
+static int push_declared(scanner *st, const hkc_tok *name)
 {
     if (st->ndeclared == st->capdeclared) {
         int cap = st->capdeclared ? st->capdeclared * 2 : 8;
@@ -95,7 +103,7 @@ static int push_declared(scan_state *st, const hkc_tok *name)
     return 0;
 }
 
-static int was_declared_c(const scan_state *st, const hkc_tok *name)
+static int was_declared_c(const scanner *st, const hkc_tok *name)
 {
     for (int i = 0; i < st->ndeclared; i++)
         if (strlen(st->declared_c[i]) == name->n &&
@@ -117,210 +125,243 @@ static int scan_extra_sync(const char *text)
     return found;
 }
 
+static int open_brace(scanner *sc)
+{
+    if (sc->depth == sc->cap) {
+        int cap = sc->cap ? sc->cap * 2 : 16;
+        scope *s = realloc(sc->stack, (size_t)cap * sizeof(*s));
+        if (!s)
+            return HK_ENOMEM;
+        sc->stack = s;
+        sc->cap = cap;
+    }
+    sc->stack[sc->depth].kind = sc->pending;
+    sc->stack[sc->depth].kernel = sc->pending_kernel;
+    sc->depth++;
+    sc->pending = SC_OTHER;
+    sc->pending_kernel = -1;
+    return 0;
+}
+
+/* A sync name marks the innermost kernel body around it, or, outside every
+ * body, all kernels. Inside a skipped kernel (template, namespace) it
+ * concerns no recorded kernel: kernels do not call each other. */
+static void note_sync(scanner *sc)
+{
+    int d = sc->depth - 1;
+    while (d >= 0 && sc->stack[d].kind != SC_KERNEL)
+        d--;
+    if (d < 0)
+        sc->outside_sync = 1;
+    else if (sc->stack[d].kernel >= 0)
+        sc->k[sc->stack[d].kernel].uses_sync = 1;
+}
+
+/* A kernel declaration, from its `__global__`. */
+typedef struct header {
+    int name;     /* index of NAME in `NAME (` */
+    int open;     /* its '(' */
+    int close;    /* the matching ')' */
+    int end;      /* the '{', ';' or '}' after it */
+    int extern_c;
+    int skip;     /* a template, or in a namespace or a body: not recorded */
+} header;
+
+/* Looks back to the start of the declaration at v[i] for `template` and
+ * `extern "C"`, and out through the open braces. */
+static void header_context(const scanner *sc, int i, header *h)
+{
+    const hkc_tok *v = sc->v;
+    int is_template = 0, in_ns = 0, in_kernel_or_other = 0;
+    h->extern_c = 0;
+    for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--) {
+        if (hkc_tok_is(&v[j], "template"))
+            is_template = 1;
+        if (hkc_tok_is(&v[j], "extern") && v[j + 1].kind == HKC_TOK_STR &&
+            hkc_tok_is(&v[j + 1], "\"C\""))
+            h->extern_c = 1;
+    }
+    for (int d = 0; d < sc->depth; d++) {
+        if (sc->stack[d].kind == SC_EXTERN_C)
+            h->extern_c = 1;
+        else if (sc->stack[d].kind == SC_NAMESPACE)
+            in_ns = 1;
+        else
+            in_kernel_or_other = 1;
+    }
+    h->skip = is_template || in_ns || in_kernel_or_other;
+}
+
+/* Reads forward from v[i]: the first NAME ( that is no attribute-like
+ * keyword, its parameter list, and attributes up to the '{' or ';'. Returns
+ * 0 when the declaration has no such shape. */
+static int header_shape(const scanner *sc, int i, header *h)
+{
+    const hkc_tok *v = sc->v;
+    int n = sc->n, j = i + 1;
+    h->name = -1;
+    for (; j < n; j++) {
+        if (is_decl_boundary(&v[j]))
+            break;
+        if (hkc_tok_punct(&v[j], '(')) {
+            const hkc_tok *prev = &v[j - 1];
+            if (prev->kind == HKC_TOK_IDENT && !hkc_tok_is(prev, "__launch_bounds__") &&
+                !hkc_tok_is(prev, "__attribute__") && !hkc_tok_is(prev, "__declspec") &&
+                !hkc_tok_is(prev, "alignas") && !hkc_tok_is(prev, "__global__")) {
+                h->name = j - 1;
+                break;
+            }
+            j = skip_parens(v, n, j);
+            if (j < 0)
+                break;
+        }
+    }
+    if (h->name < 0 || j < 0)
+        return 0;
+    h->open = j;
+    h->close = skip_parens(v, n, j);
+    if (h->close < 0)
+        return 0;
+    /* Between ')' and '{' or ';': attributes at most. */
+    int k = h->close + 1;
+    while (k < n && !is_decl_boundary(&v[k])) {
+        if (hkc_tok_punct(&v[k], '(')) {
+            k = skip_parens(v, n, k);
+            if (k < 0)
+                break;
+        }
+        k++;
+    }
+    if (k < 0 || k >= n)
+        return 0;
+    h->end = k;
+    return 1;
+}
+
+/* Records the kernel defined by h, declared on `line`; its body is the
+ * next scope. */
+static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
+{
+    const hkc_tok *name = &sc->v[h->name];
+    if (sc->nk == sc->capk) {
+        int cap = sc->capk ? sc->capk * 2 : 8;
+        hkc_source_kernel *k = realloc(sc->k, (size_t)cap * sizeof(*k));
+        if (!k)
+            return HK_ENOMEM;
+        sc->k = k;
+        sc->capk = cap;
+    }
+    hkc_source_kernel *sk = &sc->k[sc->nk];
+    memset(sk, 0, sizeof(*sk));
+    sk->line = line;
+    sk->extern_c = h->extern_c || was_declared_c(sc, name);
+    hkc_strbuf perr;
+    hkc_strbuf_init(&perr);
+    int rc = hkc_signature_parse_tokens(&sc->v[h->open + 1], h->close - h->open - 1, &sk->sig,
+                                        &perr);
+    if (rc == HK_EINVAL)
+        hkc_strbuf_printf(err, "kernel '%.*s' (line %d): %s", (int)name->n, name->p, sk->line,
+                          perr.data);
+    hkc_strbuf_free(&perr);
+    if (rc)
+        return rc;
+    sk->name = strndup(name->p, name->n);
+    if (!sk->name) {
+        hkc_signature_free(&sk->sig);
+        return HK_ENOMEM;
+    }
+    sc->nk++;
+    sc->pending = SC_KERNEL;
+    sc->pending_kernel = sc->nk - 1;
+    return 0;
+}
+
+/* The declaration at v[i] == `__global__`. Returns the index of the last
+ * token it used: the scan goes on with the '{', ';' or '}' that ends it. */
+static int scan_kernel(scanner *sc, int i, int *rc, hkc_strbuf *err)
+{
+    header h;
+    header_context(sc, i, &h);
+    if (!header_shape(sc, i, &h))
+        return i;
+    const hkc_tok *end = &sc->v[h.end];
+    if (hkc_tok_punct(end, ';') || hkc_tok_punct(end, '}')) {
+        if (!h.skip && h.extern_c)
+            *rc = push_declared(sc, &sc->v[h.name]);
+    } else if (h.skip) { /* the body is pushed as an ordinary scope */
+        sc->pending = SC_KERNEL;
+        sc->pending_kernel = -1;
+    } else {
+        *rc = add_kernel(sc, &h, sc->v[i].line, err);
+    }
+    return h.end - 1;
+}
+
+static int scan_tokens(scanner *sc, hkc_strbuf *err)
+{
+    const hkc_tok *v = sc->v;
+    int rc = 0;
+    for (int i = 0; i < sc->n && !rc; i++) {
+        const hkc_tok *t = &v[i];
+        if (hkc_tok_punct(t, '{')) {
+            rc = open_brace(sc);
+        } else if (hkc_tok_punct(t, '}')) {
+            if (sc->depth > 0)
+                sc->depth--;
+            sc->pending = SC_OTHER;
+        } else if (hkc_tok_punct(t, ';')) {
+            sc->pending = SC_OTHER;
+        } else if (t->kind != HKC_TOK_IDENT) {
+            continue;
+        } else if (is_sync_name(t->p, t->n)) {
+            note_sync(sc);
+        } else if (hkc_tok_is(t, "namespace")) {
+            sc->pending = SC_NAMESPACE;
+        } else if (hkc_tok_is(t, "extern") && i + 2 < sc->n && v[i + 1].kind == HKC_TOK_STR &&
+                   hkc_tok_is(&v[i + 1], "\"C\"") && hkc_tok_punct(&v[i + 2], '{')) {
+            sc->pending = SC_EXTERN_C;
+            i++; /* the '{' is handled by the loop */
+        } else if (hkc_tok_is(t, "__global__")) {
+            i = scan_kernel(sc, i, &rc, err);
+        }
+    }
+    return rc;
+}
+
 int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel **out,
                     int *count, hkc_strbuf *err)
 {
-    hkc_tokvec tv = {0};
-    scope *stack = NULL;
-    int depth = 0, cap = 0;
-    scan_state st = {0};
-    int outside_sync = 0;
-    int rc = 0;
-
+    hkc_tokvec tv;
+    scanner sc = {0};
     *out = NULL;
     *count = 0;
     if (!src)
         src = "";
-    rc = hkc_tokenize(src, strlen(src), note_directive_sync, &outside_sync, &tv);
+    int rc = hkc_tokenize(src, strlen(src), note_directive_sync, &sc.outside_sync, &tv);
     if (rc)
         return rc;
-    if (extra_text && !outside_sync)
-        outside_sync = scan_extra_sync(extra_text);
+    if (extra_text && !sc.outside_sync)
+        sc.outside_sync = scan_extra_sync(extra_text);
 
-    const hkc_tok *v = tv.v;
-    int n = tv.n - 1; /* without the final HKC_TOK_EOF */
-    scope_kind pending = SC_OTHER;
-    int pending_kernel = -1;
+    sc.v = tv.v;
+    sc.n = tv.n - 1;
+    sc.pending = SC_OTHER;
+    sc.pending_kernel = -1;
+    rc = scan_tokens(&sc, err);
+    if (!rc && sc.outside_sync)
+        for (int q = 0; q < sc.nk; q++)
+            sc.k[q].uses_sync = 1;
 
-    for (int i = 0; i < n; i++) {
-        const hkc_tok *t = &v[i];
-
-        if (hkc_tok_punct(t, '{')) {
-            if (depth == cap) {
-                int c2 = cap ? cap * 2 : 16;
-                scope *s2 = realloc(stack, (size_t)c2 * sizeof(*s2));
-                if (!s2) {
-                    rc = HK_ENOMEM;
-                    goto done;
-                }
-                stack = s2;
-                cap = c2;
-            }
-            stack[depth].kind = pending;
-            stack[depth].kernel = pending_kernel;
-            depth++;
-            pending = SC_OTHER;
-            pending_kernel = -1;
-            continue;
-        }
-        if (hkc_tok_punct(t, '}')) {
-            if (depth > 0)
-                depth--;
-            pending = SC_OTHER;
-            continue;
-        }
-        if (hkc_tok_punct(t, ';')) {
-            pending = SC_OTHER;
-            continue;
-        }
-        if (t->kind != HKC_TOK_IDENT)
-            continue;
-
-        if (is_sync_name(t->p, t->n)) {
-            /* Inside a skipped kernel (template, namespace) it concerns no
-             * recorded kernel: kernels do not call each other. */
-            int d = depth - 1;
-            while (d >= 0 && stack[d].kind != SC_KERNEL)
-                d--;
-            if (d < 0)
-                outside_sync = 1;
-            else if (stack[d].kernel >= 0)
-                st.k[stack[d].kernel].uses_sync = 1;
-            continue;
-        }
-        if (hkc_tok_is(t, "namespace")) {
-            pending = SC_NAMESPACE;
-            continue;
-        }
-        if (hkc_tok_is(t, "extern") && i + 2 < n && v[i + 1].kind == HKC_TOK_STR &&
-            hkc_tok_is(&v[i + 1], "\"C\"") && hkc_tok_punct(&v[i + 2], '{')) {
-            pending = SC_EXTERN_C;
-            i++; /* the '{' is handled by the loop */
-            continue;
-        }
-        if (!hkc_tok_is(t, "__global__"))
-            continue;
-
-        /* A kernel header: look back to the start of the declaration for
-         * `template` and `extern "C"`. */
-        int is_template = 0, extern_c = 0, in_ns = 0, in_kernel_or_other = 0;
-        for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--) {
-            if (hkc_tok_is(&v[j], "template"))
-                is_template = 1;
-            if (hkc_tok_is(&v[j], "extern") && v[j + 1].kind == HKC_TOK_STR && hkc_tok_is(&v[j + 1], "\"C\""))
-                extern_c = 1;
-        }
-        for (int d = 0; d < depth; d++) {
-            if (stack[d].kind == SC_EXTERN_C)
-                extern_c = 1;
-            else if (stack[d].kind == SC_NAMESPACE)
-                in_ns = 1;
-            else
-                in_kernel_or_other = 1;
-        }
-
-        /* Forward: the first NAME ( that is no attribute-like keyword. */
-        int j = i + 1, name_i = -1;
-        for (; j < n; j++) {
-            if (is_decl_boundary(&v[j]))
-                break;
-            if (hkc_tok_punct(&v[j], '(')) {
-                const hkc_tok *prev = &v[j - 1];
-                if (prev->kind == HKC_TOK_IDENT && !hkc_tok_is(prev, "__launch_bounds__") &&
-                    !hkc_tok_is(prev, "__attribute__") && !hkc_tok_is(prev, "__declspec") &&
-                    !hkc_tok_is(prev, "alignas") && !hkc_tok_is(prev, "__global__")) {
-                    name_i = j - 1;
-                    break;
-                }
-                j = skip_parens(v, n, j);
-                if (j < 0)
-                    break;
-            }
-        }
-        if (name_i < 0 || j < 0)
-            continue;
-        int close = skip_parens(v, n, j);
-        if (close < 0)
-            continue;
-        /* Between ')' and '{' or ';': attributes at most. */
-        int k = close + 1;
-        while (k < n && !is_decl_boundary(&v[k])) {
-            if (hkc_tok_punct(&v[k], '(')) {
-                k = skip_parens(v, n, k);
-                if (k < 0)
-                    break;
-            }
-            k++;
-        }
-        if (k < 0 || k >= n)
-            continue;
-        const hkc_tok *name = &v[name_i];
-        int skip = is_template || in_ns || in_kernel_or_other;
-        if (hkc_tok_punct(&v[k], ';') || hkc_tok_punct(&v[k], '}')) {
-            if (!skip && extern_c && (rc = push_declared(&st, name)) != 0)
-                goto done;
-            i = k - 1; /* the loop handles the ';' or '}' */
-            continue;
-        }
-        /* A definition: v[k] is '{'. */
-        if (skip) {
-            pending = SC_KERNEL;
-            pending_kernel = -1;
-            i = k - 1; /* the loop pushes the body as an ordinary scope */
-            continue;
-        }
-        if (st.n == st.cap) {
-            int c2 = st.cap ? st.cap * 2 : 8;
-            hkc_source_kernel *k2 = realloc(st.k, (size_t)c2 * sizeof(*k2));
-            if (!k2) {
-                rc = HK_ENOMEM;
-                goto done;
-            }
-            st.k = k2;
-            st.cap = c2;
-        }
-        hkc_source_kernel *sk = &st.k[st.n];
-        memset(sk, 0, sizeof(*sk));
-        sk->line = t->line;
-        sk->extern_c = extern_c || was_declared_c(&st, name);
-        hkc_strbuf perr;
-        hkc_strbuf_init(&perr);
-        rc = hkc_signature_parse_tokens(&v[j + 1], close - j - 1, &sk->sig, &perr);
-        if (rc) {
-            if (rc == HK_EINVAL)
-                hkc_strbuf_printf(err, "kernel '%.*s' (line %d): %s", (int)name->n, name->p,
-                                  sk->line, perr.data);
-            hkc_strbuf_free(&perr);
-            goto done;
-        }
-        hkc_strbuf_free(&perr);
-        sk->name = strndup(name->p, name->n);
-        if (!sk->name) {
-            hkc_signature_free(&sk->sig);
-            rc = HK_ENOMEM;
-            goto done;
-        }
-        st.n++;
-        pending = SC_KERNEL;
-        pending_kernel = st.n - 1;
-        i = k - 1; /* next iteration sees the '{' */
-    }
-
-    if (outside_sync)
-        for (int q = 0; q < st.n; q++)
-            st.k[q].uses_sync = 1;
-
-done:
-    for (int q = 0; q < st.ndeclared; q++)
-        free(st.declared_c[q]);
-    free(st.declared_c);
-    free(stack);
+    for (int q = 0; q < sc.ndeclared; q++)
+        free(sc.declared_c[q]);
+    free(sc.declared_c);
+    free(sc.stack);
     free(tv.v);
     if (rc) {
-        hkc_source_kernels_free(st.k, st.n);
+        hkc_source_kernels_free(sc.k, sc.nk);
         return rc;
     }
-    *out = st.k;
-    *count = st.n;
+    *out = sc.k;
+    *count = sc.nk;
     return 0;
 }
