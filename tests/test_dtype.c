@@ -233,41 +233,66 @@ static uint64_t rnd(void) /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-/* The limits from <stdint.h>, as long double (exact for 64 bits on x86-64,
- * where long double has a 64-bit significand). */
+/* The limits from <stdint.h>, and the width. */
 static const struct {
     hk_dtype t;
-    long double lo, hi;
+    int64_t lo;
+    uint64_t hi;
+    int bits, is_signed;
 } int_limits[] = {
-    {HK_I8, INT8_MIN, INT8_MAX},   {HK_I16, INT16_MIN, INT16_MAX}, {HK_I32, INT32_MIN, INT32_MAX},
-    {HK_I64, INT64_MIN, INT64_MAX}, {HK_U8, 0, UINT8_MAX},         {HK_U16, 0, UINT16_MAX},
-    {HK_U32, 0, UINT32_MAX},       {HK_U64, 0, UINT64_MAX},
+    {HK_I8, INT8_MIN, INT8_MAX, 8, 1},     {HK_I16, INT16_MIN, INT16_MAX, 16, 1},
+    {HK_I32, INT32_MIN, INT32_MAX, 32, 1}, {HK_I64, INT64_MIN, INT64_MAX, 64, 1},
+    {HK_U8, 0, UINT8_MAX, 8, 0},           {HK_U16, 0, UINT16_MAX, 16, 0},
+    {HK_U32, 0, UINT32_MAX, 32, 0},        {HK_U64, 0, UINT64_MAX, 64, 0},
 };
 #define NLIMITS (sizeof(int_limits) / sizeof(int_limits[0]))
 
-/* The element at p read as its C type, widened without loss. */
-static long double native_int(hk_dtype t, const void *p)
+/* The element at p read as its C type, widened: into *s for a signed dtype
+ * (returns 1), into *u for an unsigned one (returns 0). */
+static int native_int(hk_dtype t, const void *p, int64_t *s, uint64_t *u)
 {
     switch (t) {
-    case HK_I8: { int8_t v; memcpy(&v, p, 1); return v; }
-    case HK_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case HK_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case HK_I64: { int64_t v; memcpy(&v, p, 8); return v; }
-    case HK_U8: { uint8_t v; memcpy(&v, p, 1); return v; }
-    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case HK_I8: { int8_t x; memcpy(&x, p, 1); *s = x; return 1; }
+    case HK_I16: { int16_t x; memcpy(&x, p, 2); *s = x; return 1; }
+    case HK_I32: { int32_t x; memcpy(&x, p, 4); *s = x; return 1; }
+    case HK_I64: { int64_t x; memcpy(&x, p, 8); *s = x; return 1; }
+    case HK_U8: { uint8_t x; memcpy(&x, p, 1); *u = x; return 0; }
+    case HK_U16: { uint16_t x; memcpy(&x, p, 2); *u = x; return 0; }
+    case HK_U32: { uint32_t x; memcpy(&x, p, 4); *u = x; return 0; }
+    default: { uint64_t x; memcpy(&x, p, 8); *u = x; return 0; }
     }
 }
 
+/* C's own conversion of the element to double. */
+static double native_double(hk_dtype t, const void *p)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? (double)s : (double)u;
+}
+
+static int native_is_i64(hk_dtype t, const void *p, int64_t v)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? s == v : v >= 0 && u == (uint64_t)v;
+}
+
+static int native_is_u64(hk_dtype t, const void *p, uint64_t v)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? s >= 0 && (uint64_t)s == v : u == v;
+}
+
 /* A random 64-bit pattern: anywhere, near a limit of the dtype, or small. */
-static uint64_t pick_bits(long double lo, long double hi)
+static uint64_t pick_bits(int64_t lo, uint64_t hi)
 {
     uint64_t r = rnd();
     uint64_t jitter = (r >> 60) - 8; /* -8..7, wrapping: sums wrap too, without UB */
     switch (r & 3) {
-    case 0: return (uint64_t)(int64_t)lo + jitter;
-    case 1: return (hi > (long double)INT64_MAX ? UINT64_MAX - 8 : (uint64_t)(int64_t)hi) + jitter;
+    case 0: return (uint64_t)lo + jitter;
+    case 1: return (hi == UINT64_MAX ? UINT64_MAX - 8 : hi) + jitter;
     case 2: return jitter;
     default: return rnd();
     }
@@ -278,11 +303,9 @@ static void test_codec_int(void)
     int range_ok = 1, bad_i = 0, bad_u = 0, untouched = 1;
     for (size_t d = 0; d < NLIMITS; d++) {
         hk_dtype t = int_limits[d].t;
-        long double lo = int_limits[d].lo, hi = int_limits[d].hi;
-        int64_t rlo;
-        uint64_t rhi;
-        if (hk_dtype_int_range(t, &rlo, &rhi) != 0 || (long double)rlo != lo ||
-            (long double)rhi != hi)
+        int64_t lo = int_limits[d].lo, rlo;
+        uint64_t hi = int_limits[d].hi, rhi;
+        if (hk_dtype_int_range(t, &rlo, &rhi) != 0 || rlo != lo || rhi != hi)
             range_ok = 0;
         for (int i = 0; i < 20000; i++) {
             uint64_t b = pick_bits(lo, hi);
@@ -290,10 +313,9 @@ static void test_codec_int(void)
             memset(e, 0xa5, sizeof e);
             /* As a signed value. */
             int64_t sv = (int64_t)b;
-            int fits = (long double)sv >= lo && (long double)sv <= hi;
+            int fits = sv >= lo && (sv < 0 || (uint64_t)sv <= hi);
             int rc = hk_dtype_store_i64(t, e, sv);
-            if (fits ? rc != 0 || native_int(t, e) != (long double)sv ||
-                           (long double)hk_dtype_load_i64(t, e) != (long double)(int64_t)native_int(t, e)
+            if (fits ? rc != 0 || !native_is_i64(t, e, sv) || hk_dtype_load_i64(t, e) != sv
                      : rc != HK_ERANGE) {
                 if (bad_i++ < 5)
                     tap_diag("store_i64(%s, %lld): rc %d", hk_dtype_name(t), (long long)sv, rc);
@@ -301,10 +323,9 @@ static void test_codec_int(void)
             if (!fits && e[0] != 0xa5)
                 untouched = 0;
             /* As an unsigned value. */
-            fits = (long double)b <= hi;
+            fits = b <= hi;
             rc = hk_dtype_store_u64(t, e, b);
-            if (fits ? rc != 0 || native_int(t, e) != (long double)b ||
-                           hk_dtype_load_u64(t, e) != b
+            if (fits ? rc != 0 || !native_is_u64(t, e, b) || hk_dtype_load_u64(t, e) != b
                      : rc != HK_ERANGE) {
                 if (bad_u++ < 5)
                     tap_diag("store_u64(%s, %llu): rc %d", hk_dtype_name(t), (unsigned long long)b, rc);
@@ -331,13 +352,18 @@ static void test_codec_int(void)
            "integer loads: sign- and zero-extension, two's complement between i64 and u64");
 }
 
-/* f64 into integer dtypes: integral values only, compared as long double. */
+/* f64 into integer dtypes: integral values only, within [-2^(bits-1),
+ * 2^(bits-1)) or [0, 2^bits), powers of two that doubles hold exactly. */
 static void test_codec_f64_to_int(void)
 {
     int bad = 0;
     for (size_t d = 0; d < NLIMITS; d++) {
         hk_dtype t = int_limits[d].t;
-        long double lo = int_limits[d].lo, hi = int_limits[d].hi;
+        int64_t lo = int_limits[d].lo;
+        uint64_t hi = int_limits[d].hi;
+        int bits = int_limits[d].bits;
+        double min = int_limits[d].is_signed ? -ldexp(1, bits - 1) : 0;
+        double end = ldexp(1, bits - int_limits[d].is_signed);
         const double edges[] = {
             (double)lo, (double)hi, (double)lo - 1, (double)hi + 1, nextafter((double)lo, -INFINITY),
             nextafter((double)hi, INFINITY), nextafter((double)hi, 0), 9223372036854775808.0,
@@ -356,10 +382,10 @@ static void test_codec_f64_to_int(void)
             unsigned char e[8];
             memset(e, 0xa5, sizeof e);
             int want = !isfinite(x) || x != floor(x)     ? HK_EINVAL
-                       : (long double)x < lo || (long double)x > hi ? HK_ERANGE
+                       : x < min || x >= end                 ? HK_ERANGE
                                                                  : 0;
             int rc = hk_dtype_store_f64(t, e, x);
-            if (rc != want || (rc == 0 && native_int(t, e) != (long double)x) ||
+            if (rc != want || (rc == 0 && native_double(t, e) != x) ||
                 (rc != 0 && e[0] != 0xa5)) {
                 if (bad++ < 5)
                     tap_diag("store_f64(%s, %.17g): rc %d, want %d", hk_dtype_name(t), x, rc, want);
@@ -467,7 +493,7 @@ static void test_codec_floats(void)
     for (int i = 0; i < 100000; i++) {
         uint64_t b = rnd();
         hk_dtype t = int_limits[i % NLIMITS].t;
-        if (hk_dtype_load_f64(t, &b) != (double)native_int(t, &b))
+        if (hk_dtype_load_f64(t, &b) != native_double(t, &b))
             badl++;
     }
     tap_ok(badl == 0, "hk_dtype_load_f64 of integer dtypes agrees with C's conversion");
