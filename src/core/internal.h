@@ -10,7 +10,9 @@
 #include "hipkit/hipkit.h"
 #include "backend.h"
 #include "cache.h"
+#include "arg_pack.h"
 #include "signature.h"
+#include "source_scan.h"
 #include "strbuf.h"
 
 #define HKC_MAX_BACKENDS 4
@@ -77,6 +79,9 @@ uint16_t hkc_f32_to_f16(float f);
 float hkc_f16_to_f32(uint16_t h);
 uint16_t hkc_f32_to_bf16(float f);
 float hkc_bf16_to_f32(uint16_t h);
+/* The largest finite value of a float dtype, for overflow messages
+ * (dtype_codec.c). */
+double hkc_dtype_float_max(hk_dtype t);
 
 static inline hkc_device *hkc_current_device(const hk_context *ctx)
 {
