@@ -167,6 +167,13 @@ struct hkc_backend_ops {
     __typeof__(hk_buffer_copy) *buf_copy;
     __typeof__(hk_buffer_fill) *buf_fill;
 
+    /* Optional: job's source preprocessed as `compile` would see it (same
+     * headers, flags and defines; `__global__` left as a word), cut down to
+     * the user's lines with line markers (pp_text.h): kernels are found in
+     * it, so macro-generated ones are and `#if 0` ones are not. dev is -1
+     * for a named target. NULL: the source is scanned as written. */
+    int (*preprocess)(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
+                      hkc_strbuf *log);
     /* Compiles job for device `dev` into a code object (malloc'd into
      * *code), or returns HK_ECOMPILE with the compiler's log in `log`. */
     int (*compile)(hkc_backend *be, int dev, const hkc_compile_job *job,

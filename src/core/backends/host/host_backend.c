@@ -24,6 +24,7 @@ const hkc_backend_ops hkc_backend_host = {
     .buf_copy = hkc_host_buf_copy,
     .buf_fill = hkc_host_buf_fill,
     .compile = hkc_host_compile,
+    .preprocess = hkc_host_preprocess,
     .module_load = hkc_host_module_load,
     .module_unload = hkc_host_module_unload,
     .module_kernels = hkc_host_module_kernels,

@@ -72,6 +72,9 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* The source preprocessed for kernel discovery: the user's lines. */
+int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
+                        hkc_strbuf *log);
 /* This machine's target only (compile-only work, build-time images). */
 int hkc_host_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
                               hkc_strbuf *err);

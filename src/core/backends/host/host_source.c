@@ -9,26 +9,13 @@
  * directives; braces tell a function body from a namespace (or extern "C")
  * block. */
 #include "host_source.h"
+#include "pp_text.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpp_lexer.h"
 #include "hipkit/hipkit.h"
-
-static void put_line_directive(hkc_strbuf *out, int line, const char *name)
-{
-    hkc_strbuf_printf(out, "#line %d \"", line);
-    for (const char *p = name; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            hkc_strbuf_printf(out, "\\%c", *p);
-        else if ((unsigned char)*p < 0x20)
-            hkc_strbuf_puts(out, "?");
-        else
-            hkc_strbuf_append(out, p, 1);
-    }
-    hkc_strbuf_puts(out, "\"\n");
-}
 
 #define MAX_DECL_TOKENS 64
 
@@ -237,7 +224,7 @@ static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkerne
                              hkc_strbuf *out)
 {
     hkc_strbuf_puts(out, "\n");
-    put_line_directive(out, 1, "<hipkit kernel table>");
+    hkc_pp_line_directive(out, 1, "<hipkit kernel table>");
     for (int k = 0; k < nkernels; k++)
         hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name,
                           kernels[k].uses_sync ? 1 : 0);
@@ -265,7 +252,7 @@ int hkc_host_source_prepare(const char *name, const char *source,
         }
 
     hkc_strbuf_puts(out, "#include <hip/hip_runtime.h>\n");
-    put_line_directive(out, 1, name);
+    hkc_pp_line_directive(out, 1, name);
     int rc = rewrite_source(source, out);
     if (rc)
         return rc;

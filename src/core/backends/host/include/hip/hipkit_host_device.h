@@ -51,7 +51,11 @@
 /* ------------------------------------------------------------------------ */
 /* Qualifiers */
 
+/* Kernel discovery preprocesses the source with __HIPKIT_DISCOVER__ and
+ * looks for __global__ in the result: leave the word as it is then. */
+#ifndef __HIPKIT_DISCOVER__
 #define __global__ __attribute__((visibility("hidden")))
+#endif
 #define __device__
 #define __host__
 #define __constant__
