@@ -856,7 +856,13 @@ static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_ke
             r = hkc_fail(ctx, HK_EINVAL, "kernel %s: %s", name, err.data);
     } else {
         const hkc_source_kernel *sk = find_src(e, name);
-        if (sk)
+        if (sk && sk->unresolved)
+            r = hkc_fail(ctx, HK_EARG,
+                         "kernel %s: %s; a buffer cannot be checked against it, so give the "
+                         "kernel's signature as C (hk_module_kernel_sig, or m:kernel(\"%s\", "
+                         "\"float *v, int n\") in Lua)",
+                         name, sk->unresolved, name);
+        else if (sk)
             r = hkc_signature_copy(&sk->sig, &k->sig);
         else
             r = hkc_fail(ctx, HK_EINVAL,

@@ -18,6 +18,8 @@ typedef struct hkc_param {
                        * unknown pointees */
     int is_const;     /* pointee const */
     int is_bool;      /* scalar bool (dtype is HK_U8, size 1) */
+    int opaque;       /* a pointer whose pointee is no type hipkit knows (a user
+                       * struct, or a typedef discovery could not follow) */
     uint32_t size, align, offset;
 } hkc_param;
 

@@ -403,7 +403,12 @@ static void resolve_type(const decl *d, int ntype, const char *pname, hkc_param 
             else
                 why_printf(w, "unknown type '%s'", d->words[0]);
         }
-        /* else: an opaque pointer to a user type */
+        else if (!d->tagged && !vector_type(d->words[0], &dt, lanes))
+            out->opaque = 1; /* a pointer to a type hipkit does not know */
+        else {
+            dt = HK_DTYPE_COUNT; /* a vector or tagged pointee: any buffer, as before */
+            *lanes = 1;
+        }
     }
     out->dtype = dt;
     out->is_const = d->nptr ? d->pointee_const : 0;

@@ -2,6 +2,7 @@
  * `__global__ ... void NAME ( ... ) {` at namespace scope (or in extern "C"
  * blocks) over the core's C++ tokens; it is not a C++ parser. */
 #include "internal.h"
+#include "type_alias.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ typedef struct scanner {
     char **declared_c;    /* names declared extern "C" without a body */
     int ndeclared, capdeclared;
     int outside_sync;     /* a sync name outside every kernel body */
+    hkc_type_names names; /* the source's aliases and classes */
 } scanner;
 
 void hkc_source_kernels_free(hkc_source_kernel *k, int count)
@@ -60,6 +62,7 @@ void hkc_source_kernels_free(hkc_source_kernel *k, int count)
         return;
     for (int i = 0; i < count; i++) {
         free(k[i].name);
+        free(k[i].unresolved);
         hkc_signature_free(&k[i].sig);
     }
     free(k);
@@ -238,6 +241,37 @@ static int header_shape(const scanner *sc, int i, header *h)
     return 1;
 }
 
+/* A pointer parameter whose pointee is no type hipkit knows (C's, HIP's,
+ * void) nor a struct of the source: a typedef hipkit could not follow or a
+ * template parameter. Passing it unchecked could write float bits into a
+ * byte buffer, so it is said in why (left empty when all are known). */
+static void unknown_pointee(const hkc_type_names *names, const hkc_signature *sig, hkc_strbuf *why)
+{
+    for (int i = 0; i < sig->count && !why->len; i++) {
+        const hkc_param *p = &sig->params[i];
+        if (!p->opaque)
+            continue;
+        const char *w = p->type;
+        for (int again = 1; again;) {
+            again = 0;
+            static const char *const quals[] = {"const ", "volatile ", "struct ", "class ",
+                                                "union ", "enum "};
+            for (size_t q = 0; q < sizeof quals / sizeof *quals; q++)
+                if (!strncmp(w, quals[q], strlen(quals[q]))) {
+                    w += strlen(quals[q]);
+                    again = 1;
+                }
+        }
+        size_t len = strcspn(w, " *");
+        if ((len == 4 && !strncmp(w, "void", 4)) || hkc_type_names_is_class(names, w, len) ||
+            strncmp(p->type, "struct ", 7) == 0)
+            continue;
+        hkc_strbuf_printf(why, "parameter %d '%s' points to '%.*s', a type hipkit cannot resolve "
+                               "to a C type", i + 1, p->name[0] ? p->name : "(unnamed)",
+                          (int)len, w);
+    }
+}
+
 /* Records the kernel defined by h, declared on `line`; its body is the
  * next scope. */
 static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
@@ -257,11 +291,28 @@ static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
     sk->extern_c = h->extern_c || was_declared_c(sc, name);
     hkc_strbuf perr;
     hkc_strbuf_init(&perr);
-    int rc = hkc_signature_parse_tokens(&sc->v[h->open + 1], h->close - h->open - 1, &sk->sig,
-                                        &perr);
+    hkc_tok *params = NULL;
+    int nparams = 0;
+    int rc = hkc_type_names_expand(&sc->names, &sc->v[h->open + 1], h->close - h->open - 1,
+                                   &params, &nparams);
+    if (rc == 0)
+        rc = hkc_signature_parse_tokens(params, nparams, &sk->sig, &perr);
+    free(params);
+    if (rc == 0)
+        unknown_pointee(&sc->names, &sk->sig, &perr);
+    /* a type hipkit cannot resolve is the user's to state; other mistakes
+     * (dim3 by value, void parameters) no signature could mend */
+    if (rc == HK_EINVAL && (strstr(perr.data, "unknown type") || strstr(perr.data, "template")))
+        rc = 0;
     if (rc == HK_EINVAL)
         hkc_strbuf_printf(err, "kernel '%.*s' (line %d): %s", (int)name->n, name->p, sk->line,
                           perr.data);
+    if (rc == 0 && perr.len) {
+        /* kept, and refused at lookup unless the user gives a signature */
+        hkc_signature_free(&sk->sig);
+        sk->unresolved = hkc_strbuf_take(&perr);
+        rc = sk->unresolved ? 0 : HK_ENOMEM;
+    }
     hkc_strbuf_free(&perr);
     if (rc)
         return rc;
@@ -345,9 +396,11 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
 
     sc.v = tv.v;
     sc.n = tv.n - 1;
+    rc = hkc_type_names_collect(sc.v, sc.n, &sc.names);
     sc.pending = SC_OTHER;
     sc.pending_kernel = -1;
-    rc = scan_tokens(&sc, err);
+    if (!rc)
+        rc = scan_tokens(&sc, err);
     if (!rc && sc.outside_sync)
         for (int q = 0; q < sc.nk; q++)
             sc.k[q].uses_sync = 1;
@@ -356,6 +409,7 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
         free(sc.declared_c[q]);
     free(sc.declared_c);
     free(sc.stack);
+    hkc_type_names_free(&sc.names);
     free(tv.v);
     if (rc) {
         hkc_source_kernels_free(sc.k, sc.nk);

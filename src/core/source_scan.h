@@ -13,6 +13,7 @@ typedef struct hkc_source_kernel {
     int line;          /* 1-based line of the declaration */
     int extern_c;      /* declared extern "C" (its symbol name is unmangled) */
     int uses_sync;     /* may reach a barrier or warp operation: see below */
+    char *unresolved;  /* why its parameter types are unknown (sig empty), or NULL */
 } hkc_source_kernel;
 
 /* Finds the __global__ function definitions in HIP source (comments, string
@@ -21,8 +22,12 @@ typedef struct hkc_source_kernel {
  * text outside every __global__ body (device helpers, macros), mentions
  * __syncthreads, __syncwarp, a __shfl*, __ballot, __any, __all, __activemask
  * or __reduce_*; `extra_text` (headers the source includes, may be NULL) is
- * scanned as outside text too. Returns 0, or HK_EINVAL with a message naming
- * the kernel and line when a parameter list does not parse. */
+ * scanned as outside text too. typedef and using aliases of the source are
+ * resolved in parameter lists (type_alias.h). A kernel whose pointer
+ * parameter names a pointee type that is neither C's, HIP's, nor a struct of
+ * the source is kept with `unresolved` saying why: it needs a signature from
+ * the user. Returns 0, HK_ENOMEM, or HK_EINVAL with a message naming the
+ * kernel and line when a parameter list does not parse. */
 int hkc_source_scan(const char *src, const char *extra_text,
                     hkc_source_kernel **out, int *count, hkc_strbuf *err);
 void hkc_source_kernels_free(hkc_source_kernel *k, int count);
