@@ -9,77 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "hipkit/plugin.h"
-#include "internal.h"
+#include "plugin_internal.h"
 #include "plugin_config.h"
 
 _Static_assert(HK_PLUGIN_ABI_MAJOR == HK_ABI_VERSION_MAJOR &&
                    HK_PLUGIN_ABI_MINOR == HK_ABI_VERSION_MINOR,
                "plugin.h and version.h disagree on the plugin ABI");
-
-typedef struct pl_kernel {
-    char *name, *source, *signature, *doc;
-    hk_plugin_geometry geom;
-    int src;          /* index in the family's sources */
-    hk_kernel **ks;   /* per device, looked up on first use */
-} pl_kernel;
-
-/* An image built ahead of time (add_image); data is the plugin's. */
-typedef struct pl_image {
-    char *backend, *target, *toolchain;
-    const void *data;
-    size_t size;
-} pl_image;
-
-typedef struct pl_source {
-    char *name, *text;
-    hk_module **mods; /* per device, compiled on first use */
-    pl_image *imgs;
-    int nimgs;
-} pl_source;
-
-typedef struct pl_op {
-    char *name, *usage, *doc;
-    hk_plugin_op_fn fn;
-} pl_op;
-
-typedef struct pl_session pl_session;
-
-/* An entry: a family, or a refused plugin (error set). */
-typedef struct pl_family {
-    char *name, *version, *description, *path, *error;
-    pl_session *owner; /* NULL for refusals */
-    pl_source *srcs;
-    int nsrcs;
-    pl_kernel *ks;
-    int nks;
-    pl_op *ops;
-    int nops;
-} pl_family;
-
-/* The table handed to one plugin's init: the public part first, so the host
- * finds its state from the pointer the plugin passes back. Kept until the
- * context ends, so a plugin that keeps the pointer gets refusals, not a
- * crash. */
-struct pl_session {
-    hk_plugin_api api;
-    hkc_plugins *owner;
-    char *plugin; /* its name */
-    int open;     /* registration allowed (during init) */
-    hkc_strbuf err;
-};
-
-struct hkc_plugins {
-    hk_context *ctx;
-    pl_family **fams;
-    int nfams, capfams;
-    pl_session **sess;
-    int nsess, capsess;
-    char **seen; /* real paths loaded, so a folder listed twice loads once */
-    int nseen;
-};
-
-static char *dupstr(const char *s) { return strdup(s ? s : ""); }
 
 static void *grow(void *p, int *cap, int need, size_t elem)
 {
@@ -157,10 +92,10 @@ static void refuse(hkc_plugins *ps, const char *name, const char *path, const ch
     hkc_warn(ps->ctx, "plugin %s: %s", name, msg.data);
     pl_family *f = calloc(1, sizeof *f);
     if (f) {
-        f->name = dupstr(name);
-        f->version = dupstr("");
-        f->description = dupstr("");
-        f->path = dupstr(path);
+        f->name = pl_dupstr(name);
+        f->version = pl_dupstr("");
+        f->description = pl_dupstr("");
+        f->path = pl_dupstr(path);
         f->error = hkc_strbuf_take(&msg);
         if (!f->name || !f->path || !f->error || push_family(ps, f) != 0)
             family_free(ps->ctx, f);
@@ -232,10 +167,10 @@ static int api_register_family(const hk_plugin_api *api, const char *name, const
     if (!f)
         return HK_ENOMEM;
     f->owner = s;
-    f->name = dupstr(name);
-    f->version = dupstr(version);
-    f->description = dupstr(description);
-    f->path = dupstr("");
+    f->name = pl_dupstr(name);
+    f->version = pl_dupstr(version);
+    f->description = pl_dupstr(description);
+    f->path = pl_dupstr("");
     if (!f->name || !f->version || !f->description || !f->path || push_family(s->owner, f)) {
         family_free(s->owner->ctx, f);
         return HK_ENOMEM;
@@ -263,8 +198,8 @@ static int api_add_source(const hk_plugin_api *api, const char *family, const ch
     f->srcs = v;
     pl_source *src = &f->srcs[f->nsrcs];
     memset(src, 0, sizeof *src);
-    src->name = dupstr(name);
-    src->text = dupstr(hip_source);
+    src->name = pl_dupstr(name);
+    src->text = pl_dupstr(hip_source);
     if (!src->name || !src->text) {
         free(src->name);
         free(src->text);
@@ -321,9 +256,9 @@ static int api_add_image(const hk_plugin_api *api, const char *family, const cha
         return HK_ENOMEM;
     src->imgs = v;
     pl_image *im = &v[src->nimgs];
-    im->backend = dupstr(backend);
-    im->target = dupstr(target);
-    im->toolchain = dupstr(toolchain_tag);
+    im->backend = pl_dupstr(backend);
+    im->target = pl_dupstr(target);
+    im->toolchain = pl_dupstr(toolchain_tag);
     im->data = data;
     im->size = size;
     if (!im->backend || !im->target || !im->toolchain) {
@@ -375,9 +310,9 @@ static int api_add_op(const hk_plugin_api *api, const char *family, const char *
         return HK_ENOMEM;
     f->ops = v;
     pl_op *o = &f->ops[f->nops];
-    o->name = dupstr(name);
-    o->usage = dupstr(usage);
-    o->doc = dupstr(doc);
+    o->name = pl_dupstr(name);
+    o->usage = pl_dupstr(usage);
+    o->doc = pl_dupstr(doc);
     o->fn = fn;
     if (!o->name || !o->usage || !o->doc) {
         free(o->name);
@@ -447,10 +382,10 @@ static int api_add_kernel(const hk_plugin_api *api, const char *family, const ch
     f->ks = v;
     pl_kernel *k = &f->ks[f->nks];
     memset(k, 0, sizeof *k);
-    k->name = dupstr(kernel_name);
-    k->source = dupstr(source_name);
-    k->signature = dupstr(signature);
-    k->doc = dupstr(doc);
+    k->name = pl_dupstr(kernel_name);
+    k->source = pl_dupstr(source_name);
+    k->signature = pl_dupstr(signature);
+    k->doc = pl_dupstr(doc);
     k->geom = *g;
     k->src = src;
     if (!k->name || !k->source || !k->signature || !k->doc) {
@@ -535,7 +470,7 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
     s->api.add_image = api_add_image;
     s->api.add_op = api_add_op;
     s->owner = ps;
-    s->plugin = dupstr(name);
+    s->plugin = pl_dupstr(name);
     hkc_strbuf_init(&s->err);
     int first = ps->nfams;
     s->open = 1;
@@ -571,7 +506,7 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
     for (int i = first; i < ps->nfams; i++)
         if (ps->fams[i]->owner == s) {
             free(ps->fams[i]->path);
-            ps->fams[i]->path = dupstr(path);
+            ps->fams[i]->path = pl_dupstr(path);
         }
 }
 

@@ -1,0 +1,79 @@
+/* What the plugin files of src/core share: the families plugins register,
+ * the session each plugin's init registers through, and the list a context
+ * holds. */
+#ifndef HKC_PLUGIN_INTERNAL_H
+#define HKC_PLUGIN_INTERNAL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipkit/plugin.h"
+#include "internal.h"
+
+typedef struct pl_kernel {
+    char *name, *source, *signature, *doc;
+    hk_plugin_geometry geom;
+    int src;          /* index in the family's sources */
+    hk_kernel **ks;   /* per device, looked up on first use */
+} pl_kernel;
+
+/* An image built ahead of time (add_image); data is the plugin's. */
+typedef struct pl_image {
+    char *backend, *target, *toolchain;
+    const void *data;
+    size_t size;
+} pl_image;
+
+typedef struct pl_source {
+    char *name, *text;
+    hk_module **mods; /* per device, compiled on first use */
+    pl_image *imgs;
+    int nimgs;
+} pl_source;
+
+typedef struct pl_op {
+    char *name, *usage, *doc;
+    hk_plugin_op_fn fn;
+} pl_op;
+
+typedef struct pl_session pl_session;
+
+/* An entry: a family, or a refused plugin (error set). */
+typedef struct pl_family {
+    char *name, *version, *description, *path, *error;
+    pl_session *owner; /* NULL for refusals */
+    pl_source *srcs;
+    int nsrcs;
+    pl_kernel *ks;
+    int nks;
+    pl_op *ops;
+    int nops;
+} pl_family;
+
+/* The table handed to one plugin's init: the public part first, so the host
+ * finds its state from the pointer the plugin passes back. Kept until the
+ * context ends, so a plugin that keeps the pointer gets refusals, not a
+ * crash. */
+struct pl_session {
+    hk_plugin_api api;
+    hkc_plugins *owner;
+    char *plugin; /* its name */
+    int open;     /* registration allowed (during init) */
+    hkc_strbuf err;
+};
+
+struct hkc_plugins {
+    hk_context *ctx;
+    pl_family **fams;
+    int nfams, capfams;
+    pl_session **sess;
+    int nsess, capsess;
+    char **seen; /* real paths loaded, so a folder listed twice loads once */
+    int nseen;
+};
+
+/* Plugins may pass NULL for optional text (a doc, a version): it is kept
+ * as "" so readers never check. */
+static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
+
+#endif
