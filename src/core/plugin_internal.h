@@ -76,4 +76,8 @@ struct hkc_plugins {
  * as "" so readers never check. */
 static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
 
+/* plugin_query.c: the index of the loaded family `name`, or -1 (refused
+ * entries never match). */
+int hkc_plugin_family_index(const hkc_plugins *ps, const char *name);
+
 #endif

@@ -134,10 +134,8 @@ static int valid_name(const char *n)
 
 static pl_family *find_family(hkc_plugins *ps, const char *name)
 {
-    for (int i = 0; i < ps->nfams; i++)
-        if (!ps->fams[i]->error && !strcmp(ps->fams[i]->name, name))
-            return ps->fams[i];
-    return NULL;
+    int i = hkc_plugin_family_index(ps, name);
+    return i < 0 ? NULL : ps->fams[i];
 }
 
 /* The family of this session named `name`, or NULL with the reason said. */
@@ -611,84 +609,6 @@ void hkc_plugins_unload(hk_context *ctx)
     ctx->plugins = NULL;
 }
 
-/* --------------------------------------------------------- public API */
-
-HK_API int hk_plugin_count(const hk_context *ctx)
-{
-    return ctx && ctx->plugins ? ctx->plugins->nfams : 0;
-}
-
-HK_API int hk_plugin_get(const hk_context *ctx, int i, hk_plugin_info *out)
-{
-    if (!ctx || !out || i < 0 || i >= hk_plugin_count(ctx))
-        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", i,
-                        hk_plugin_count(ctx));
-    const pl_family *f = ctx->plugins->fams[i];
-    out->name = f->name;
-    out->version = f->version;
-    out->description = f->description;
-    out->path = f->path;
-    out->nkernels = f->nks;
-    out->nops = f->nops;
-    out->error = f->error ? f->error : "";
-    return 0;
-}
-
-HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_op_info *out)
-{
-    if (!ctx || !out || plugin < 0 || plugin >= hk_plugin_count(ctx))
-        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", plugin,
-                        hk_plugin_count(ctx));
-    const pl_family *f = ctx->plugins->fams[plugin];
-    if (i < 0 || i >= f->nops)
-        return hkc_fail(ctx, HK_EINVAL, "family '%s' has %d ops; %d is out of range", f->name,
-                        f->nops, i);
-    out->name = f->ops[i].name;
-    out->usage = f->ops[i].usage;
-    out->doc = f->ops[i].doc;
-    return 0;
-}
-
-HK_API int hk_plugin_kernel_get(const hk_context *ctx, int plugin, int i, hk_plugin_kernel_info *out)
-{
-    if (!ctx || !out || plugin < 0 || plugin >= hk_plugin_count(ctx))
-        return hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", plugin,
-                        hk_plugin_count(ctx));
-    const pl_family *f = ctx->plugins->fams[plugin];
-    if (i < 0 || i >= f->nks)
-        return hkc_fail(ctx, HK_EINVAL, "family '%s' has %d kernels; %d is out of range", f->name,
-                        f->nks, i);
-    out->name = f->ks[i].name;
-    out->signature = f->ks[i].signature;
-    out->doc = f->ks[i].doc;
-    out->geometry = f->ks[i].geom.kind;
-    return 0;
-}
-
-static int lookup_family(const hk_context *ctx, const char *family)
-{
-    hkc_plugins *ps = ctx->plugins;
-    for (int i = 0; ps && family && i < ps->nfams; i++)
-        if (!ps->fams[i]->error && !strcmp(ps->fams[i]->name, family))
-            return i;
-    hkc_strbuf s;
-    hkc_strbuf_init(&s);
-    for (int i = 0; ps && i < ps->nfams; i++)
-        if (!ps->fams[i]->error)
-            hkc_strbuf_printf(&s, "%s%s", s.len ? ", " : "", ps->fams[i]->name);
-    int r = hkc_fail(ctx, HK_ENOTFOUND, "no plugin family '%s' (loaded: %s)",
-                     family ? family : "(null)", s.len ? s.data : "none");
-    hkc_strbuf_free(&s);
-    return r;
-}
-
-HK_API int hk_plugin_find(const hk_context *ctx, const char *family)
-{
-    if (!ctx)
-        return HK_EINVAL;
-    return lookup_family(ctx, family);
-}
-
 static int lookup_kernel(const hk_context *ctx, pl_family *f, const char *kernel)
 {
     for (int i = 0; kernel && i < f->nks; i++)
@@ -805,7 +725,7 @@ int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const
 static int get_kernel(hk_context *ctx, const char *family, const char *kernel, pl_family **fo,
                       pl_kernel **ko, hk_kernel **out)
 {
-    int fi = lookup_family(ctx, family);
+    int fi = hk_plugin_find(ctx, family);
     if (fi < 0)
         return fi;
     pl_family *f = ctx->plugins->fams[fi];
