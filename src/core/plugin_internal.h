@@ -80,4 +80,15 @@ static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
  * entries never match). */
 int hkc_plugin_family_index(const hkc_plugins *ps, const char *name);
 
+/* plugin_image.c: the module of src on the current device, made on first
+ * use and kept in src->mods. */
+int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src, hk_module **out);
+
+/* For tests and tools (tests/test_plugin_aot.c declares them itself). */
+int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,
+                         const char *dev);
+int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const char **source,
+                         const char **backend, const char **target, const char **toolchain,
+                         const void **data, size_t *size);
+
 #endif
