@@ -76,6 +76,16 @@ struct hkc_plugins {
  * as "" so readers never check. */
 static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
 
+/* plugin_load.c: the context's entry list; family_free takes a family
+ * (or a refusal) whole, its modules included. */
+int hkc_plugin_family_push(hkc_plugins *ps, pl_family *f);
+void hkc_plugin_family_free(hk_context *ctx, pl_family *f);
+
+/* plugin_api.c: the ABI's rule for family, backend and plugin names
+ * ([a-z0-9_]+, at most 64), and the table one plugin's init is given. */
+int hkc_plugin_valid_name(const char *n);
+void hkc_plugin_api_fill(hk_plugin_api *api);
+
 /* plugin_query.c: the index of the loaded family `name`, or -1 (refused
  * entries never match). */
 int hkc_plugin_family_index(const hkc_plugins *ps, const char *name);
