@@ -1,6 +1,10 @@
 /* What the plugin files of src/core share: the families plugins register,
  * the session each plugin's init registers through, and the list a context
- * holds. */
+ * holds. One file per job: plugin_api.c (the table plugins register
+ * through), plugin_load.c (finding, checking and loading them),
+ * plugin_query.c (what they registered), plugin_image.c (AOT image or JIT
+ * for a source), plugin_launch.c (a kernel launched by its geometry rule),
+ * plugin_ops.c (host ops that chain launches). */
 #ifndef HKC_PLUGIN_INTERNAL_H
 #define HKC_PLUGIN_INTERNAL_H
 

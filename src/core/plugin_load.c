@@ -1,8 +1,9 @@
-/* Plugins: finding, checking and loading hipkit-plugin-NAME.so files, the
- * API table they register through, and their kernels, compiled lazily. */
+/* The loader: finds hipkit-plugin-NAME.so files in the build's or the
+ * install's folder and HIPKIT_PLUGIN_PATH, checks and loads them, runs their
+ * init, and owns the context's entry list (families and refusals) until the
+ * context ends. */
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,50 +111,47 @@ static int world_writable(const char *path, struct stat *st)
     return stat(path, st) == 0 && (st->st_mode & S_IWOTH);
 }
 
-static void load_file(hkc_plugins *ps, const char *path, const char *name)
+/* 1 the first time a real path is met: a folder listed twice, or a plugin
+ * reached through a link as well, loads once. */
+static int first_sight(hkc_plugins *ps, const char *path)
 {
-    struct stat st;
-    if (world_writable(path, &st)) {
-        refuse(ps, name, path, "%s is world-writable; refused", path);
-        return;
-    }
     char *real = realpath(path, NULL);
     if (!real)
-        return;
+        return 0;
     for (int i = 0; i < ps->nseen; i++)
         if (!strcmp(ps->seen[i], real)) {
             free(real);
-            return;
+            return 0;
         }
     char **seen = realloc(ps->seen, (size_t)(ps->nseen + 1) * sizeof *seen);
     if (!seen) {
         free(real);
-        return;
+        return 0;
     }
     ps->seen = seen;
     ps->seen[ps->nseen++] = real;
+    return 1;
+}
 
-    /* never dlclose'd: a plugin may keep state, and its text is cheap */
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        refuse(ps, name, path, "cannot be loaded: %s", dlerror());
-        return;
+/* Drops what a failed init registered: a half-made family is worse than
+ * none. Entries before `first` are other plugins'. */
+static void drop_families(hkc_plugins *ps, const pl_session *s, int first)
+{
+    int w = first;
+    for (int i = first; i < ps->nfams; i++) {
+        if (ps->fams[i]->owner == s)
+            hkc_plugin_family_free(ps->ctx, ps->fams[i]);
+        else
+            ps->fams[w++] = ps->fams[i];
     }
-    char sym[128];
-    snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
-    const unsigned *abi = dlsym(dl, sym);
-    snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
-    hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
-    if (!abi || !init) {
-        refuse(ps, name, path, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
-        return;
-    }
-    if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {
-        refuse(ps, name, path,
-               "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u", name,
-               abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
-        return;
-    }
+    ps->nfams = w;
+}
+
+/* Runs init with a session of its own, kept until the context ends (a
+ * plugin may keep the table); refuses the plugin if init fails or
+ * registers nothing. */
+static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name, const char *path)
+{
     pl_session *s = calloc(1, sizeof *s);
     pl_session **sv = grow(ps->sess, &ps->capsess, ps->nsess + 1, sizeof *sv);
     if (!s || !sv) {
@@ -181,15 +179,7 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
         s->api.error(&s->api, "registered no family");
     }
     if (r != 0) {
-        /* drop what it registered: a half-made family is worse than none */
-        int w = first;
-        for (int i = first; i < ps->nfams; i++) {
-            if (ps->fams[i]->owner == s)
-                hkc_plugin_family_free(ps->ctx, ps->fams[i]);
-            else
-                ps->fams[w++] = ps->fams[i];
-        }
-        ps->nfams = w;
+        drop_families(ps, s, first);
         s->open = 1; /* so the message below lands */
         if (!s->err.len)
             hkc_strbuf_puts(&s->err, "no reason given");
@@ -204,6 +194,41 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
             free(ps->fams[i]->path);
             ps->fams[i]->path = pl_dupstr(path);
         }
+}
+
+/* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
+ * after NAME, ABI major equal and minor not newer) before its init runs. */
+static void load_file(hkc_plugins *ps, const char *path, const char *name)
+{
+    struct stat st;
+    if (world_writable(path, &st)) {
+        refuse(ps, name, path, "%s is world-writable; refused", path);
+        return;
+    }
+    if (!first_sight(ps, path))
+        return;
+    /* never dlclose'd: a plugin may keep state, and its text is cheap */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        refuse(ps, name, path, "cannot be loaded: %s", dlerror());
+        return;
+    }
+    char sym[128];
+    snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
+    const unsigned *abi = dlsym(dl, sym);
+    snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
+    hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
+    if (!abi || !init) {
+        refuse(ps, name, path, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
+        return;
+    }
+    if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {
+        refuse(ps, name, path,
+               "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u", name,
+               abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
+        return;
+    }
+    run_init(ps, init, name, path);
 }
 
 static int plugin_file_name(const char *file, char *name, size_t cap)
