@@ -10,7 +10,7 @@
 
 #include "testutil.h"
 
-/* internal (src/core/plugin.c) */
+/* internal (src/core/plugin_image.c) */
 int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const char **source,
                          const char **backend, const char **target, const char **toolchain,
                          const void **data, size_t *size);

@@ -30,7 +30,7 @@ struct hk_context {
     pthread_key_t errkey;
     hkc_cache *cache;
     hkc_modentry *modules; /* in-memory table of loaded code, by key */
-    hkc_plugins *plugins;  /* loaded plugin families (plugin.c) */
+    hkc_plugins *plugins;  /* loaded plugin families (plugin_load.c) */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -91,7 +91,7 @@ static inline hkc_device *hkc_current_device(const hk_context *ctx)
 /* Unloads every module of the in-memory table (context teardown). */
 void hkc_module_table_clear(hk_context *ctx);
 
-/* Plugins (plugin.c): loaded when the context is made, their modules freed
+/* Plugins (plugin_load.c): loaded when the context is made, their modules freed
  * before the memory table is cleared. */
 void hkc_plugins_load(hk_context *ctx);
 void hkc_plugins_unload(hk_context *ctx);

@@ -4,7 +4,7 @@
  *   hkc-aot --backend host|cuda --target T --name N IN.hip -o OUT [--tag TAGFILE]
  *
  * N is the module name the plugin loader compiles under
- * ("plugin-FAMILY-SOURCE", see get_kernel in src/core/plugin.c): the name is
+ * ("plugin-FAMILY-SOURCE", see hkc_plugin_source_module in src/core/plugin_image.c): the name is
  * part of what the compilers see, so it must match for the image to equal
  * the JIT's. It calls the JIT's own pipeline through the public API
  * (hk_compile_for_target, default options, the disk cache off), so an image

@@ -1,0 +1,108 @@
+/* What the plugin files of src/core share: the families plugins register,
+ * the session each plugin's init registers through, and the list a context
+ * holds. One file per job: plugin_api.c (the table plugins register
+ * through), plugin_load.c (finding, checking and loading them),
+ * plugin_query.c (what they registered), plugin_image.c (AOT image or JIT
+ * for a source), plugin_launch.c (a kernel launched by its geometry rule),
+ * plugin_ops.c (host ops that chain launches). */
+#ifndef HKC_PLUGIN_INTERNAL_H
+#define HKC_PLUGIN_INTERNAL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hipkit/plugin.h"
+#include "internal.h"
+
+typedef struct pl_kernel {
+    char *name, *source, *signature, *doc;
+    hk_plugin_geometry geom;
+    int src;          /* index in the family's sources */
+    hk_kernel **ks;   /* per device, looked up on first use */
+} pl_kernel;
+
+/* An image built ahead of time (add_image); data is the plugin's. */
+typedef struct pl_image {
+    char *backend, *target, *toolchain;
+    const void *data;
+    size_t size;
+} pl_image;
+
+typedef struct pl_source {
+    char *name, *text;
+    hk_module **mods; /* per device, compiled on first use */
+    pl_image *imgs;
+    int nimgs;
+} pl_source;
+
+typedef struct pl_op {
+    char *name, *usage, *doc;
+    hk_plugin_op_fn fn;
+} pl_op;
+
+typedef struct pl_session pl_session;
+
+/* An entry: a family, or a refused plugin (error set). */
+typedef struct pl_family {
+    char *name, *version, *description, *path, *error;
+    pl_session *owner; /* NULL for refusals */
+    pl_source *srcs;
+    int nsrcs;
+    pl_kernel *ks;
+    int nks;
+    pl_op *ops;
+    int nops;
+} pl_family;
+
+/* The table handed to one plugin's init: the public part first, so the host
+ * finds its state from the pointer the plugin passes back. Kept until the
+ * context ends, so a plugin that keeps the pointer gets refusals, not a
+ * crash. */
+struct pl_session {
+    hk_plugin_api api;
+    hkc_plugins *owner;
+    char *plugin; /* its name */
+    int open;     /* registration allowed (during init) */
+    hkc_strbuf err;
+};
+
+struct hkc_plugins {
+    hk_context *ctx;
+    pl_family **fams;
+    int nfams, capfams;
+    pl_session **sess;
+    int nsess, capsess;
+    char **seen; /* real paths loaded, so a folder listed twice loads once */
+    int nseen;
+};
+
+/* Plugins may pass NULL for optional text (a doc, a version): it is kept
+ * as "" so readers never check. */
+static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
+
+/* plugin_load.c: the context's entry list; family_free takes a family
+ * (or a refusal) whole, its modules included. */
+int hkc_plugin_family_push(hkc_plugins *ps, pl_family *f);
+void hkc_plugin_family_free(hk_context *ctx, pl_family *f);
+
+/* plugin_api.c: the ABI's rule for family, backend and plugin names
+ * ([a-z0-9_]+, at most 64), and the table one plugin's init is given. */
+int hkc_plugin_valid_name(const char *n);
+void hkc_plugin_api_fill(hk_plugin_api *api);
+
+/* plugin_query.c: the index of the loaded family `name`, or -1 (refused
+ * entries never match). */
+int hkc_plugin_family_index(const hkc_plugins *ps, const char *name);
+
+/* plugin_image.c: the module of src on the current device, made on first
+ * use and kept in src->mods. */
+int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src, hk_module **out);
+
+/* For tests and tools (tests/test_plugin_aot.c declares them itself). */
+int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,
+                         const char *dev);
+int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const char **source,
+                         const char **backend, const char **target, const char **toolchain,
+                         const void **data, size_t *size);
+
+#endif

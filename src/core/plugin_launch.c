@@ -1,0 +1,199 @@
+/* Plugin kernels: found by family and name, made on first use on each
+ * device, and launched by the geometry rule the plugin registered, which
+ * turns the count arguments into a grid and says how many elements every
+ * written operand must hold. */
+#include "plugin_internal.h"
+
+/* Names the family's kernels when `kernel` is not one: a typo is the usual
+ * cause. */
+static int lookup_kernel(const hk_context *ctx, pl_family *f, const char *kernel)
+{
+    for (int i = 0; kernel && i < f->nks; i++)
+        if (!strcmp(f->ks[i].name, kernel))
+            return i;
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    for (int i = 0; i < f->nks; i++)
+        hkc_strbuf_printf(&s, "%s%s", i ? ", " : "", f->ks[i].name);
+    int r = hkc_fail(ctx, HK_ENOTFOUND, "family '%s' has no kernel '%s' (it has: %s)", f->name,
+                     kernel ? kernel : "(null)", s.len ? s.data : "none");
+    hkc_strbuf_free(&s);
+    return r;
+}
+
+/* family.kernel on the current device, with its entries for messages; the
+ * handle is made on first use and kept per device in k->ks. */
+static int get_kernel(hk_context *ctx, const char *family, const char *kernel, pl_family **fo,
+                      pl_kernel **ko, hk_kernel **out)
+{
+    int fi = hk_plugin_find(ctx, family);
+    if (fi < 0)
+        return fi;
+    pl_family *f = ctx->plugins->fams[fi];
+    int ki = lookup_kernel(ctx, f, kernel);
+    if (ki < 0)
+        return ki;
+    pl_kernel *k = &f->ks[ki];
+    *fo = f;
+    *ko = k;
+    int dev = ctx->current;
+    if (k->ks && k->ks[dev]) {
+        *out = k->ks[dev];
+        return 0;
+    }
+    size_t nd = ctx->ndevices ? (size_t)ctx->ndevices : 1;
+    if (!k->ks && !(k->ks = calloc(nd, sizeof *k->ks)))
+        return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+    hk_module *m;
+    int r = hkc_plugin_source_module(ctx, f, &f->srcs[k->src], &m);
+    if (r != 0)
+        return r;
+    r = hk_module_kernel_sig(m, k->name, k->signature, &k->ks[dev]);
+    if (r != 0)
+        return r;
+    *out = k->ks[dev];
+    return 0;
+}
+
+HK_API int hk_plugin_kernel(hk_context *ctx, const char *family, const char *kernel, hk_kernel **out)
+{
+    if (!ctx || !out)
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_kernel: context or out is NULL");
+    pl_family *f;
+    pl_kernel *k;
+    return get_kernel(ctx, family, kernel, &f, &k, out);
+}
+
+/* One launch: the names for messages and the kernel being launched. */
+typedef struct pl_launch {
+    hk_context *ctx;
+    const pl_family *f;
+    const pl_kernel *pk;
+    const hk_kernel *k;
+} pl_launch;
+
+/* The value of an integer geometry argument. */
+static int arg_count(const pl_launch *l, const hk_arg *a, int idx, uint64_t *out)
+{
+    hk_param_info p;
+    hk_kernel_param(l->k, idx, &p);
+    switch (a->kind) {
+    case HK_ARG_INT:
+        if (a->v.i >= 0) {
+            *out = (uint64_t)a->v.i;
+            return 0;
+        }
+        break;
+    case HK_ARG_UINT:
+        *out = a->v.u;
+        return 0;
+    case HK_ARG_FLOAT:
+        if (a->v.f >= 0 && a->v.f < 1.8e19 && a->v.f == (double)(uint64_t)a->v.f) {
+            *out = (uint64_t)a->v.f;
+            return 0;
+        }
+        break;
+    default:
+        break;
+    }
+    return hkc_fail(l->ctx, HK_EARG, "%s.%s: argument %d (%s) must be a count >= 0", l->f->name,
+                    l->pk->name, idx + 1, p.name);
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* The grid and block a 1D or 2D rule gives for these arguments, and the
+ * elements (*need, named *need_what in messages) it covers. */
+static int rule_config(const pl_launch *l, const hk_arg *args, hk_launch_config *c,
+                       uint64_t *need, const char **need_what)
+{
+    const hk_plugin_geometry *g = &l->pk->geom;
+    int r;
+    if (g->kind == HK_PLUGIN_GEOM_1D) {
+        uint64_t n;
+        if ((r = arg_count(l, &args[g->count_param], g->count_param, &n)) != 0)
+            return r;
+        uint64_t blocks = n ? (n + g->block - 1) / g->block : 1;
+        if (g->max_blocks && blocks > g->max_blocks)
+            blocks = g->max_blocks;
+        if (blocks > 0x7fffffffu)
+            blocks = 0x7fffffffu;
+        *c = (hk_launch_config){{(uint32_t)blocks, 1, 1}, {g->block, 1, 1}, 0};
+        *need = n;
+        *need_what = "count";
+        return 0;
+    }
+    uint64_t rows, cols;
+    if ((r = arg_count(l, &args[g->rows_param], g->rows_param, &rows)) != 0 ||
+        (r = arg_count(l, &args[g->cols_param], g->cols_param, &cols)) != 0)
+        return r;
+    *c = (hk_launch_config){{cols ? ceil_div(cols, g->block_x) : 1,
+                             rows ? ceil_div(rows, g->block_y) : 1, 1},
+                            {g->block_x, g->block_y, 1}, 0};
+    *need = rows * cols;
+    *need_what = "rows x cols";
+    return 0;
+}
+
+/* Every operand must hold the elements the rule covers, except, in a
+ * strided kernel (candle's convention: a parameter named info holds the
+ * shape and strides), the inputs and info itself: broadcasting reads fewer
+ * elements than it writes. */
+static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need,
+                          const char *need_what)
+{
+    const hk_kernel *k = l->k;
+    int strided = 0;
+    for (int i = 0; i < nargs && i < k->sig.count; i++)
+        strided |= !strcmp(k->sig.params[i].name, "info");
+    for (int i = 0; i < nargs; i++) {
+        if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
+            continue;
+        hk_param_info p;
+        hk_kernel_param(k, i, &p);
+        if (strided && p.is_const)
+            continue;
+        size_t len = hk_buffer_length(args[i].v.buf);
+        if (len < need) {
+            return hkc_fail(l->ctx, HK_EARG,
+                            "%s.%s: operand %s (argument %d) has %zu elements; the %s is %llu",
+                            l->f->name, l->pk->name, p.name, i + 1, len, need_what,
+                            (unsigned long long)need);
+        }
+    }
+    return 0;
+}
+
+HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
+                            const hk_launch_config *cfg, const hk_arg *args, int nargs)
+{
+    if (!ctx || (nargs && !args))
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_launch: context or args is NULL");
+    pl_family *f;
+    pl_kernel *pk;
+    hk_kernel *k;
+    int r = get_kernel(ctx, family, kernel, &f, &pk, &k);
+    if (r != 0)
+        return r;
+    hk_kernel_info info;
+    hk_kernel_get_info(k, &info);
+    if (nargs != info.param_count)
+        return hkc_fail(ctx, HK_EARG, "%s.%s(%s) takes %d arguments, got %d", f->name, pk->name,
+                        pk->signature, info.param_count, nargs);
+    if (pk->geom.kind == HK_PLUGIN_GEOM_EXPLICIT) {
+        if (!cfg)
+            return hkc_fail(ctx, HK_ELAUNCH, "%s.%s has explicit geometry: give grid and block",
+                            f->name, pk->name);
+        return hk_launch(k, cfg, args, nargs);
+    }
+    /* a rule kernel checks its operands even when the caller gives the
+     * grid: the rule still says what the kernel touches */
+    pl_launch l = {ctx, f, pk, k};
+    hk_launch_config c;
+    uint64_t need;
+    const char *need_what;
+    if ((r = rule_config(&l, args, &c, &need, &need_what)) != 0 ||
+        (r = check_operands(&l, args, nargs, need, need_what)) != 0)
+        return r;
+    return hk_launch(k, cfg ? cfg : &c, args, nargs);
+}

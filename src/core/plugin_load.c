@@ -1,0 +1,333 @@
+/* The loader: finds hipkit-plugin-NAME.so files in the build's or the
+ * install's folder and HIPKIT_PLUGIN_PATH, checks and loads them, runs their
+ * init, and owns the context's entry list (families and refusals) until the
+ * context ends. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plugin_internal.h"
+#include "plugin_config.h"
+
+_Static_assert(HK_PLUGIN_ABI_MAJOR == HK_ABI_VERSION_MAJOR &&
+                   HK_PLUGIN_ABI_MINOR == HK_ABI_VERSION_MINOR,
+               "plugin.h and version.h disagree on the plugin ABI");
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    int n = *cap ? *cap * 2 : 8;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, (size_t)n * elem);
+    if (q)
+        *cap = n;
+    return q;
+}
+
+int hkc_plugin_family_push(hkc_plugins *ps, pl_family *f)
+{
+    pl_family **v = grow(ps->fams, &ps->capfams, ps->nfams + 1, sizeof *v);
+    if (!v)
+        return HK_ENOMEM;
+    ps->fams = v;
+    ps->fams[ps->nfams++] = f;
+    return 0;
+}
+
+void hkc_plugin_family_free(hk_context *ctx, pl_family *f)
+{
+    for (int i = 0; i < f->nsrcs; i++) {
+        if (f->srcs[i].mods)
+            for (int d = 0; d < ctx->ndevices; d++)
+                hk_module_free(f->srcs[i].mods[d]);
+        free(f->srcs[i].mods);
+        for (int j = 0; j < f->srcs[i].nimgs; j++) {
+            free(f->srcs[i].imgs[j].backend);
+            free(f->srcs[i].imgs[j].target);
+            free(f->srcs[i].imgs[j].toolchain);
+        }
+        free(f->srcs[i].imgs);
+        free(f->srcs[i].name);
+        free(f->srcs[i].text);
+    }
+    for (int i = 0; i < f->nks; i++) {
+        free(f->ks[i].name);
+        free(f->ks[i].source);
+        free(f->ks[i].signature);
+        free(f->ks[i].doc);
+        free(f->ks[i].ks);
+    }
+    for (int i = 0; i < f->nops; i++) {
+        free(f->ops[i].name);
+        free(f->ops[i].usage);
+        free(f->ops[i].doc);
+    }
+    free(f->ops);
+    free(f->srcs);
+    free(f->ks);
+    free(f->name);
+    free(f->version);
+    free(f->description);
+    free(f->path);
+    free(f->error);
+    free(f);
+}
+
+/* Records a refusal and warns. */
+static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
+{
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    va_list ap;
+    va_start(ap, fmt);
+    hkc_strbuf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    hkc_warn(ps->ctx, "plugin %s: %s", name, msg.data);
+    pl_family *f = calloc(1, sizeof *f);
+    if (f) {
+        f->name = pl_dupstr(name);
+        f->version = pl_dupstr("");
+        f->description = pl_dupstr("");
+        f->path = pl_dupstr(path);
+        f->error = hkc_strbuf_take(&msg);
+        if (!f->name || !f->path || !f->error || hkc_plugin_family_push(ps, f) != 0)
+            hkc_plugin_family_free(ps->ctx, f);
+    }
+    hkc_strbuf_free(&msg);
+}
+
+/* ---------------------------------------------------------- the loader */
+
+static int world_writable(const char *path, struct stat *st)
+{
+    return stat(path, st) == 0 && (st->st_mode & S_IWOTH);
+}
+
+/* 1 the first time a real path is met: a folder listed twice, or a plugin
+ * reached through a link as well, loads once. */
+static int first_sight(hkc_plugins *ps, const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (!real)
+        return 0;
+    for (int i = 0; i < ps->nseen; i++)
+        if (!strcmp(ps->seen[i], real)) {
+            free(real);
+            return 0;
+        }
+    char **seen = realloc(ps->seen, (size_t)(ps->nseen + 1) * sizeof *seen);
+    if (!seen) {
+        free(real);
+        return 0;
+    }
+    ps->seen = seen;
+    ps->seen[ps->nseen++] = real;
+    return 1;
+}
+
+/* Drops what a failed init registered: a half-made family is worse than
+ * none. Entries before `first` are other plugins'. */
+static void drop_families(hkc_plugins *ps, const pl_session *s, int first)
+{
+    int w = first;
+    for (int i = first; i < ps->nfams; i++) {
+        if (ps->fams[i]->owner == s)
+            hkc_plugin_family_free(ps->ctx, ps->fams[i]);
+        else
+            ps->fams[w++] = ps->fams[i];
+    }
+    ps->nfams = w;
+}
+
+/* Runs init with a session of its own, kept until the context ends (a
+ * plugin may keep the table); refuses the plugin if init fails or
+ * registers nothing. */
+static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name, const char *path)
+{
+    pl_session *s = calloc(1, sizeof *s);
+    pl_session **sv = grow(ps->sess, &ps->capsess, ps->nsess + 1, sizeof *sv);
+    if (!s || !sv) {
+        free(s);
+        if (sv)
+            ps->sess = sv;
+        return;
+    }
+    ps->sess = sv;
+    ps->sess[ps->nsess++] = s;
+    hkc_plugin_api_fill(&s->api);
+    s->owner = ps;
+    s->plugin = pl_dupstr(name);
+    hkc_strbuf_init(&s->err);
+    int first = ps->nfams;
+    s->open = 1;
+    int r = init(&s->api);
+    s->open = 0;
+    int nfam = 0;
+    for (int i = first; i < ps->nfams; i++)
+        if (ps->fams[i]->owner == s)
+            nfam++;
+    if (r == 0 && nfam == 0) {
+        r = -1;
+        s->api.error(&s->api, "registered no family");
+    }
+    if (r != 0) {
+        drop_families(ps, s, first);
+        s->open = 1; /* so the message below lands */
+        if (!s->err.len)
+            hkc_strbuf_puts(&s->err, "no reason given");
+        s->open = 0;
+        refuse(ps, name, path, "init failed (%d): %s", r, s->err.data);
+        return;
+    }
+    if (s->err.len) /* errors it said but chose to survive */
+        hkc_warn(ps->ctx, "plugin %s: %s", name, s->err.data);
+    for (int i = first; i < ps->nfams; i++)
+        if (ps->fams[i]->owner == s) {
+            free(ps->fams[i]->path);
+            ps->fams[i]->path = pl_dupstr(path);
+        }
+}
+
+/* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
+ * after NAME, ABI major equal and minor not newer) before its init runs. */
+static void load_file(hkc_plugins *ps, const char *path, const char *name)
+{
+    struct stat st;
+    if (world_writable(path, &st)) {
+        refuse(ps, name, path, "%s is world-writable; refused", path);
+        return;
+    }
+    if (!first_sight(ps, path))
+        return;
+    /* never dlclose'd: a plugin may keep state, and its text is cheap */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        refuse(ps, name, path, "cannot be loaded: %s", dlerror());
+        return;
+    }
+    char sym[128];
+    snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
+    const unsigned *abi = dlsym(dl, sym);
+    snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
+    hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
+    if (!abi || !init) {
+        refuse(ps, name, path, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
+        return;
+    }
+    if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {
+        refuse(ps, name, path,
+               "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u", name,
+               abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
+        return;
+    }
+    run_init(ps, init, name, path);
+}
+
+static int plugin_file_name(const char *file, char *name, size_t cap)
+{
+    static const char pre[] = "hipkit-plugin-", suf[] = ".so";
+    size_t n = strlen(file), np = sizeof pre - 1, ns = sizeof suf - 1;
+    if (n <= np + ns || strncmp(file, pre, np) || strcmp(file + n - ns, suf))
+        return 0;
+    size_t len = n - np - ns;
+    if (len >= cap)
+        return 0;
+    memcpy(name, file + np, len);
+    name[len] = 0;
+    return hkc_plugin_valid_name(name);
+}
+
+static int skip_entry(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* A folder: its hipkit-plugin-*.so files and those of its subfolders
+ * (one level: the build tree has plugins/NAME/hipkit-plugin-NAME.so). */
+static void scan_folder(hkc_plugins *ps, const char *dir, int depth)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (st.st_mode & S_IWOTH) {
+        refuse(ps, dir, dir, "folder %s is world-writable; its plugins are not loaded", dir);
+        return;
+    }
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, skip_entry, alphasort);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX], name[80];
+        snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name);
+        if (plugin_file_name(list[i]->d_name, name, sizeof name))
+            load_file(ps, path, name);
+        else if (depth == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            scan_folder(ps, path, 1);
+        free(list[i]);
+    }
+    free(list);
+}
+
+/* The build's folder counts only when this libhipkit is the build tree's. */
+static int in_build_tree(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)in_build_tree, &info) || !info.dli_fname)
+        return 0;
+    char *self = realpath(info.dli_fname, NULL), *core = realpath(HKC_CORE_BUILD_DIR, NULL);
+    int yes = 0;
+    if (self && core) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = 0;
+        yes = !strcmp(self, core);
+    }
+    free(self);
+    free(core);
+    return yes;
+}
+
+void hkc_plugins_load(hk_context *ctx)
+{
+    hkc_plugins *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return;
+    ps->ctx = ctx;
+    ctx->plugins = ps;
+    if (in_build_tree())
+        scan_folder(ps, HKC_PLUGIN_BUILD_DIR, 0);
+    else
+        scan_folder(ps, HKC_PLUGIN_INSTALL_DIR, 0);
+    const char *env = getenv("HIPKIT_PLUGIN_PATH");
+    if (env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save))
+            scan_folder(ps, d, 0);
+        free(copy);
+    }
+}
+
+void hkc_plugins_unload(hk_context *ctx)
+{
+    hkc_plugins *ps = ctx->plugins;
+    if (!ps)
+        return;
+    for (int i = 0; i < ps->nfams; i++)
+        hkc_plugin_family_free(ctx, ps->fams[i]);
+    for (int i = 0; i < ps->nsess; i++) {
+        hkc_strbuf_free(&ps->sess[i]->err);
+        free(ps->sess[i]->plugin);
+        free(ps->sess[i]);
+    }
+    for (int i = 0; i < ps->nseen; i++)
+        free(ps->seen[i]);
+    free(ps->seen);
+    free(ps->fams);
+    free(ps->sess);
+    free(ps);
+    ctx->plugins = NULL;
+}

@@ -1,0 +1,84 @@
+/* Host ops: C functions a plugin registers (add_op) that chain several of
+ * its kernels, validated and launched through the host table below. */
+#include <stdarg.h>
+
+#include "plugin_internal.h"
+
+_Static_assert(sizeof(hk_plugin_arg) == sizeof(hk_arg) && (int)HK_PLUGIN_ARG_INT == (int)HK_ARG_INT &&
+                   (int)HK_PLUGIN_ARG_UINT == (int)HK_ARG_UINT &&
+                   (int)HK_PLUGIN_ARG_FLOAT == (int)HK_ARG_FLOAT &&
+                   (int)HK_PLUGIN_ARG_BOOL == (int)HK_ARG_BOOL &&
+                   (int)HK_PLUGIN_ARG_BUFFER == (int)HK_ARG_BUFFER &&
+                   (int)HK_PLUGIN_ARG_NULL == (int)HK_ARG_NULL &&
+                   (int)HK_PLUGIN_ARG_VECTOR == (int)HK_ARG_VECTOR,
+               "hk_plugin_arg must be hk_arg's twin: ops get the caller's arguments unchanged");
+
+struct hk_plugin_call {
+    hk_context *ctx;
+    const pl_family *f;
+    const pl_op *op;
+};
+
+static int host_op_launch(const hk_plugin_call *c, const char *kernel, const hk_plugin_arg *args,
+                          int nargs)
+{
+    int r = hk_plugin_launch(c->ctx, c->f->name, kernel, NULL, (const hk_arg *)(const void *)args, nargs);
+    if (r != 0)
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return r;
+}
+
+static size_t host_op_length(const hk_plugin_call *c, const void *buf)
+{
+    (void)c;
+    return buf ? hk_buffer_length(buf) : 0;
+}
+
+static const char *host_op_dtype(const hk_plugin_call *c, const void *buf)
+{
+    (void)c;
+    return buf ? hk_dtype_name(hk_buffer_dtype(buf)) : "";
+}
+
+static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
+{
+    hkc_strbuf m;
+    hkc_strbuf_init(&m);
+    va_list ap;
+    va_start(ap, fmt);
+    hkc_strbuf_vprintf(&m, fmt, ap);
+    va_end(ap);
+    hkc_fail(c->ctx, HK_EARG, "%s.%s(%s): %s", c->f->name, c->op->name, c->op->usage, m.data);
+    hkc_strbuf_free(&m);
+    return HK_EARG;
+}
+
+static const hk_plugin_host host_table = {
+    .size = sizeof(hk_plugin_host),
+    .launch = host_op_launch,
+    .length = host_op_length,
+    .dtype = host_op_dtype,
+    .fail = host_op_fail,
+};
+
+HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
+                             const hk_arg *args, int nargs)
+{
+    if (!ctx || !family || !op || (nargs && !args))
+        return hkc_fail(ctx, HK_EINVAL, "hk_plugin_call_op: NULL argument");
+    int fi = hk_plugin_find(ctx, family);
+    if (fi < 0)
+        return fi;
+    const pl_family *f = ctx->plugins->fams[fi];
+    for (int i = 0; i < f->nops; i++) {
+        if (strcmp(f->ops[i].name, op))
+            continue;
+        for (int a = 0; a < nargs; a++)
+            if (args[a].kind == HK_ARG_BUFFER && !args[a].v.buf)
+                return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d is a NULL buffer", family, op, a + 1);
+        hk_plugin_call call = {ctx, f, &f->ops[i]};
+        int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
+        return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;
+    }
+    return hkc_fail(ctx, HK_ENOTFOUND, "family '%s' has no op '%s'", family, op);
+}
