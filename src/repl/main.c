@@ -7,7 +7,6 @@
  *   hipkit compile FILE.hip --cuda-arch ... | --offload-arch ...
  *   hipkit inspect FILE
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +54,8 @@ static void usage(FILE *f)
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
-        "                   is under MAX bytes (suffix K, M or G; default: its cap)\n"
+        "                   is under MAX bytes (512M, 1.5G, 2GiB: powers of 1024;\n"
+        "                   default: its cap)\n"
         "  compile FILE     code objects built ahead, which hk.load takes: with\n"
         "                   --cuda-arch a cubin (one arch) or fatbin (several) by\n"
         "                   nvcc; with --offload-arch an AMDGPU code object .co (one\n"
@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "  HIPKIT_HOST_THREADS  threads the host backend runs blocks on\n"
         "  HIPKIT_CACHE         compile cache mode: rw, ro or off\n"
         "  HIPKIT_CACHE_DIR     compile cache folder\n"
-        "  HIPKIT_CACHE_MAX     compile cache cap in bytes (suffix K, M or G)\n"
+        "  HIPKIT_CACHE_MAX     compile cache cap in bytes (512M, 1.5G, 2GiB: powers of 1024)\n"
         "  HIPKIT_HIPCC         the compiler of `compile --offload-arch` (default: hipcc,\n"
         "                       else amdclang++ or clang++, in ROCM_PATH, PATH, /opt/rocm)\n"
         "  XDG_STATE_HOME       the REPL's history is $XDG_STATE_HOME/hipkit/history\n"
@@ -107,32 +107,6 @@ static void human_size(char *out, size_t n, uint64_t bytes)
         snprintf(out, n, "%llu B", (unsigned long long)bytes);
     else
         snprintf(out, n, "%.1f %s", v, units[u]);
-}
-
-/* "512", "64K", "1.5G" (powers of 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || v < 0)
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (mul > 1 && (*end == 'i' || *end == 'I') && (end[1] == 'b' || end[1] == 'B'))
-        end += 2;
-    else if (mul > 1 && (*end == 'b' || *end == 'B'))
-        end++;
-    if (*end != '\0' || v * mul >= 18446744073709551615.0)
-        return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
 }
 
 /* A context on the default device. When HIPKIT_BACKEND or HIPKIT_DEVICE
@@ -263,8 +237,8 @@ static int cmd_cache(int argc, char **argv)
     if (strcmp(what, "prune") == 0) {
         if (argc > 4)
             return bad_usage("'cache prune' takes one MAX: '%s'", argv[4]);
-        if (argc == 4 && parse_size(argv[3], &max) != 0)
-            return bad_usage("'cache prune': bad size '%s' (bytes, or a number with K, M or G)", argv[3]);
+        if (argc == 4 && hk_size_parse(argv[3], &max) != 0)
+            return bad_usage("'cache prune': %s", hk_errmsg(NULL));
     } else if (strcmp(what, "stats") == 0 || strcmp(what, "clear") == 0) {
         if (argc > 3)
             return bad_usage("'cache %s' takes no arguments", what);
