@@ -18,6 +18,7 @@
 #include "hkl.h"
 #include "aot.h"
 #include "inspect.h"
+#include "line_edit.h"
 #include "repl.h"
 
 static const char *progname = "hipkit";
@@ -89,7 +90,7 @@ static int bad_usage(const char *fmt, const char *what)
 
 static void version(void)
 {
-    printf("hipkit %s\n%s\nline editing: %s\n", HK_VERSION_STRING, LUA_RELEASE, hkr_line_editing());
+    printf("hipkit %s\n%s\nline editing: %s\n", HK_VERSION_STRING, LUA_RELEASE, hkl_line_editing());
 }
 
 /* ----------------------------------------------------------- subcommands */
