@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include "hkl.h"
-#include "inspect.h"
 #include "file_read.h"
 
 /* Registry key of the context userdata (its __gc destroys the context, which

@@ -16,8 +16,8 @@
 #include <lualib.h>
 
 #include "hkl.h"
-#include "aot.h"
-#include "inspect.h"
+#include "cli/compile.h"
+#include "cli/inspect.h"
 #include "line_edit.h"
 #include "repl.h"
 

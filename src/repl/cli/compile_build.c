@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot.h"
+#include "compile.h"
 #include "file_read.h"
 #include "hipkit/hipkit.h"
 #include "inspect.h"
