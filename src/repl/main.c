@@ -17,7 +17,7 @@
 #include <lualib.h>
 
 #include "cli/cli.h"
-#include "hkl.h"
+#include "lua/hkl.h"
 #include "line_edit.h"
 #include "repl.h"
 

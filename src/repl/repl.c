@@ -13,7 +13,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "hkl.h"
+#include "lua/hkl.h"
 #include "line_edit.h"
 #include "repl.h"
 
