@@ -1,6 +1,9 @@
-/* dtype names and sizes, memory mode and origin names, and the f16/bf16
- * conversions (exhaustive over every 16-bit pattern).
+/* dtype names and sizes, memory mode and origin names, the f16/bf16
+ * conversions (exhaustive over every 16-bit pattern), and the element codec
+ * (hk_dtype_store_* / hk_dtype_load_*) on random values and range edges,
+ * against C's own conversions and limits.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -217,11 +220,301 @@ static void test_bf16(void)
            "signalling bf16 NaN becomes a quiet f32 NaN");
 }
 
+
+/* ------------------------------------------------------------ element codec */
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t rnd(void) /* splitmix64 */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The limits from <stdint.h>, and the width. */
+static const struct {
+    hk_dtype t;
+    int64_t lo;
+    uint64_t hi;
+    int bits, is_signed;
+} int_limits[] = {
+    {HK_I8, INT8_MIN, INT8_MAX, 8, 1},     {HK_I16, INT16_MIN, INT16_MAX, 16, 1},
+    {HK_I32, INT32_MIN, INT32_MAX, 32, 1}, {HK_I64, INT64_MIN, INT64_MAX, 64, 1},
+    {HK_U8, 0, UINT8_MAX, 8, 0},           {HK_U16, 0, UINT16_MAX, 16, 0},
+    {HK_U32, 0, UINT32_MAX, 32, 0},        {HK_U64, 0, UINT64_MAX, 64, 0},
+};
+#define NLIMITS (sizeof(int_limits) / sizeof(int_limits[0]))
+
+/* The element at p read as its C type, widened: into *s for a signed dtype
+ * (returns 1), into *u for an unsigned one (returns 0). */
+static int native_int(hk_dtype t, const void *p, int64_t *s, uint64_t *u)
+{
+    switch (t) {
+    case HK_I8: { int8_t x; memcpy(&x, p, 1); *s = x; return 1; }
+    case HK_I16: { int16_t x; memcpy(&x, p, 2); *s = x; return 1; }
+    case HK_I32: { int32_t x; memcpy(&x, p, 4); *s = x; return 1; }
+    case HK_I64: { int64_t x; memcpy(&x, p, 8); *s = x; return 1; }
+    case HK_U8: { uint8_t x; memcpy(&x, p, 1); *u = x; return 0; }
+    case HK_U16: { uint16_t x; memcpy(&x, p, 2); *u = x; return 0; }
+    case HK_U32: { uint32_t x; memcpy(&x, p, 4); *u = x; return 0; }
+    default: { uint64_t x; memcpy(&x, p, 8); *u = x; return 0; }
+    }
+}
+
+/* C's own conversion of the element to double. */
+static double native_double(hk_dtype t, const void *p)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? (double)s : (double)u;
+}
+
+static int native_is_i64(hk_dtype t, const void *p, int64_t v)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? s == v : v >= 0 && u == (uint64_t)v;
+}
+
+static int native_is_u64(hk_dtype t, const void *p, uint64_t v)
+{
+    int64_t s;
+    uint64_t u;
+    return native_int(t, p, &s, &u) ? s >= 0 && (uint64_t)s == v : u == v;
+}
+
+/* A random 64-bit pattern: anywhere, near a limit of the dtype, or small. */
+static uint64_t pick_bits(int64_t lo, uint64_t hi)
+{
+    uint64_t r = rnd();
+    uint64_t jitter = (r >> 60) - 8; /* -8..7, wrapping: sums wrap too, without UB */
+    switch (r & 3) {
+    case 0: return (uint64_t)lo + jitter;
+    case 1: return (hi == UINT64_MAX ? UINT64_MAX - 8 : hi) + jitter;
+    case 2: return jitter;
+    default: return rnd();
+    }
+}
+
+static void test_codec_int(void)
+{
+    int range_ok = 1, bad_i = 0, bad_u = 0, untouched = 1;
+    for (size_t d = 0; d < NLIMITS; d++) {
+        hk_dtype t = int_limits[d].t;
+        int64_t lo = int_limits[d].lo, rlo;
+        uint64_t hi = int_limits[d].hi, rhi;
+        if (hk_dtype_int_range(t, &rlo, &rhi) != 0 || rlo != lo || rhi != hi)
+            range_ok = 0;
+        for (int i = 0; i < 20000; i++) {
+            uint64_t b = pick_bits(lo, hi);
+            unsigned char e[8];
+            memset(e, 0xa5, sizeof e);
+            /* As a signed value. */
+            int64_t sv = (int64_t)b;
+            int fits = sv >= lo && (sv < 0 || (uint64_t)sv <= hi);
+            int rc = hk_dtype_store_i64(t, e, sv);
+            if (fits ? rc != 0 || !native_is_i64(t, e, sv) || hk_dtype_load_i64(t, e) != sv
+                     : rc != HK_ERANGE) {
+                if (bad_i++ < 5)
+                    tap_diag("store_i64(%s, %lld): rc %d", hk_dtype_name(t), (long long)sv, rc);
+            }
+            if (!fits && e[0] != 0xa5)
+                untouched = 0;
+            /* As an unsigned value. */
+            fits = b <= hi;
+            rc = hk_dtype_store_u64(t, e, b);
+            if (fits ? rc != 0 || !native_is_u64(t, e, b) || hk_dtype_load_u64(t, e) != b
+                     : rc != HK_ERANGE) {
+                if (bad_u++ < 5)
+                    tap_diag("store_u64(%s, %llu): rc %d", hk_dtype_name(t), (unsigned long long)b, rc);
+            }
+        }
+    }
+    tap_ok(range_ok, "hk_dtype_int_range matches <stdint.h> for every integer dtype");
+    int64_t lo = 7;
+    uint64_t hi = 7;
+    tap_ok(hk_dtype_int_range(HK_F32, &lo, &hi) == HK_EINVAL &&
+               hk_dtype_int_range(HK_DTYPE_COUNT, &lo, &hi) == HK_EINVAL &&
+               hk_dtype_int_range(HK_I8, NULL, &hi) == HK_EINVAL && lo == 7 && hi == 7,
+           "hk_dtype_int_range refuses float and invalid dtypes");
+    tap_ok(bad_i == 0, "store_i64: 160000 random and edge values stored exactly or HK_ERANGE");
+    tap_ok(bad_u == 0, "store_u64: 160000 random and edge values stored exactly or HK_ERANGE");
+    tap_ok(untouched, "a refused store writes nothing");
+
+    /* Signed loads sign-extend, unsigned ones do not; u64 wraps through i64. */
+    unsigned char ff[8];
+    memset(ff, 0xff, sizeof ff);
+    tap_ok(hk_dtype_load_i64(HK_I8, ff) == -1 && hk_dtype_load_i64(HK_U16, ff) == 65535 &&
+               hk_dtype_load_i64(HK_U64, ff) == -1 && hk_dtype_load_u64(HK_U64, ff) == UINT64_MAX &&
+               hk_dtype_load_u64(HK_I32, ff) == UINT64_MAX && hk_dtype_load_u64(HK_U32, ff) == UINT32_MAX,
+           "integer loads: sign- and zero-extension, two's complement between i64 and u64");
+}
+
+/* f64 into integer dtypes: integral values only, within [-2^(bits-1),
+ * 2^(bits-1)) or [0, 2^bits), powers of two that doubles hold exactly. */
+static void test_codec_f64_to_int(void)
+{
+    int bad = 0;
+    for (size_t d = 0; d < NLIMITS; d++) {
+        hk_dtype t = int_limits[d].t;
+        int64_t lo = int_limits[d].lo;
+        uint64_t hi = int_limits[d].hi;
+        int bits = int_limits[d].bits;
+        double min = int_limits[d].is_signed ? -ldexp(1, bits - 1) : 0;
+        double end = ldexp(1, bits - int_limits[d].is_signed);
+        const double edges[] = {
+            (double)lo, (double)hi, (double)lo - 1, (double)hi + 1, nextafter((double)lo, -INFINITY),
+            nextafter((double)hi, INFINITY), nextafter((double)hi, 0), 9223372036854775808.0,
+            -9223372036854775808.0, 18446744073709551616.0, nextafter(-9223372036854775808.0, -INFINITY),
+            nextafter(18446744073709551616.0, 0), 0.5, -0.5, 1e300, -1e300, NAN, INFINITY, -INFINITY,
+            -0.0, 2.5,
+        };
+        for (int i = 0; i < 20000 + (int)(sizeof(edges) / sizeof(edges[0])); i++) {
+            double x;
+            if (i < (int)(sizeof(edges) / sizeof(edges[0])))
+                x = edges[i];
+            else if (i & 1) /* integral, around the dtype's range */
+                x = (double)(int64_t)pick_bits(lo, hi) * ((rnd() & 1) ? 1.0 : 1.0 + 0x1p-20);
+            else /* anything, fractions included */
+                x = ldexp((double)(int64_t)rnd(), -(int)(rnd() % 70));
+            unsigned char e[8];
+            memset(e, 0xa5, sizeof e);
+            int want = !isfinite(x) || x != floor(x)     ? HK_EINVAL
+                       : x < min || x >= end                 ? HK_ERANGE
+                                                                 : 0;
+            int rc = hk_dtype_store_f64(t, e, x);
+            if (rc != want || (rc == 0 && native_double(t, e) != x) ||
+                (rc != 0 && e[0] != 0xa5)) {
+                if (bad++ < 5)
+                    tap_diag("store_f64(%s, %.17g): rc %d, want %d", hk_dtype_name(t), x, rc, want);
+            }
+        }
+    }
+    tap_ok(bad == 0, "store_f64 into integer dtypes: exact, HK_EINVAL for fractions, NaN and "
+           "infinities, HK_ERANGE past the limits (2^63, 2^64 and their neighbours)");
+}
+
+/* A random double: mostly around the narrow floats' ranges, some anywhere. */
+static double pick_double(void)
+{
+    uint64_t r = rnd();
+    double m = (double)(r >> 11) * 0x1p-53 + 1.0; /* [1, 2) */
+    int e = (int)(rnd() % 300) - 150;
+    if ((r & 7) == 0)
+        e = (int)(rnd() % 2000) - 1000;
+    double x = ldexp(m, e);
+    return (r & 8) ? -x : x;
+}
+
+/* Float dtypes: through float with C's conversion, then (f16) the compiler's
+ * _Float16 or (bf16) the bfloat16 conversion tested above; a finite value
+ * that becomes infinity is HK_ERANGE, except that a double below 65520 which
+ * float rounds up to it is the largest f16. */
+static void test_codec_floats(void)
+{
+    const double edge[] = {65504.0, 65519.999, 65520.0, nextafter(65520.0, 0), -65519.9999,
+                           (double)FLT_MAX, nextafter((double)FLT_MAX, INFINITY),
+                           (double)FLT_MAX * (1 + 0x1p-25), 3.3895313892515355e38,
+                           3.3961e38, INFINITY, -INFINITY, NAN, 0.0, -0.0, 1e-50};
+    const int nedge = (int)(sizeof(edge) / sizeof(edge[0]));
+    int bad64 = 0, bad32 = 0, bad16 = 0, badb = 0;
+    for (int i = 0; i < 400000; i++) {
+        double x = i < nedge ? edge[i] : pick_double();
+        unsigned char e[8];
+        memset(e, 0xa5, sizeof e);
+
+        double y;
+        int rc = hk_dtype_store_f64(HK_F64, e, x);
+        memcpy(&y, e, 8);
+        if (rc || memcmp(&y, &x, 8) || !(hk_dtype_load_f64(HK_F64, e) == x || isnan(x)))
+            bad64++;
+
+        float g = (float)x, gy;
+        int over = isinf(g) && !isinf(x);
+        rc = hk_dtype_store_f64(HK_F32, e, x);
+        memcpy(&gy, e, 4);
+        if (over ? rc != HK_ERANGE : rc != 0 || memcmp(&gy, &g, 4) ||
+                                         !(hk_dtype_load_f64(HK_F32, e) == (double)g || isnan(x))) {
+            if (bad32++ < 5)
+                tap_diag("f32 of %.17g: rc %d", x, rc);
+        }
+
+        uint16_t want, got;
+#if defined(__FLT16_MAX__)
+        _Float16 h = (_Float16)g;
+        memcpy(&want, &h, 2);
+#else
+        want = hk_f32_to_f16(g);
+#endif
+        if ((want & 0x7fff) == 0x7c00 && fabs(x) < 65520.0)
+            want = (uint16_t)((want & 0x8000) | 0x7bff);
+        over = (want & 0x7fff) == 0x7c00 && !isinf(x);
+        memset(e, 0xa5, sizeof e);
+        rc = hk_dtype_store_f64(HK_F16, e, x);
+        memcpy(&got, e, 2);
+        if (over ? rc != HK_ERANGE || got != 0xa5a5
+                 : rc != 0 || !(got == want || (isnan(x) && (got & 0x7fff) > 0x7c00)) ||
+                       !(hk_dtype_load_f64(HK_F16, e) == (double)hk_f16_to_f32(got) || isnan(x))) {
+            if (bad16++ < 5)
+                tap_diag("f16 of %.17g: rc %d got %04x want %04x", x, rc, got, want);
+        }
+
+        want = hk_f32_to_bf16(g);
+        over = (want & 0x7fff) == 0x7f80 && !isinf(x);
+        rc = hk_dtype_store_f64(HK_BF16, e, x);
+        memcpy(&got, e, 2);
+        if (over ? rc != HK_ERANGE : rc != 0 || got != want) {
+            if (badb++ < 5)
+                tap_diag("bf16 of %.17g: rc %d got %04x want %04x", x, rc, got, want);
+        }
+    }
+    tap_ok(bad64 == 0, "store_f64 to f64 keeps every bit, NaN included");
+    tap_ok(bad32 == 0, "store_f64 to f32 agrees with (float) on 400000 values; overflow is HK_ERANGE");
+    tap_ok(bad16 == 0, "store_f64 to f16 agrees with _Float16 through float; 65519.999 is 65504, "
+           "overflow is HK_ERANGE and writes nothing");
+    tap_ok(badb == 0, "store_f64 to bf16 agrees with hk_f32_to_bf16 through float; overflow is HK_ERANGE");
+
+    /* Integers into float dtypes follow the same rules as their double. */
+    unsigned char e[8];
+    uint16_t h;
+    tap_ok(hk_dtype_store_i64(HK_F16, e, 65504) == 0 && (memcpy(&h, e, 2), h == 0x7bff) &&
+               hk_dtype_store_i64(HK_F16, e, 65520) == HK_ERANGE &&
+               hk_dtype_store_u64(HK_F16, e, UINT64_MAX) == HK_ERANGE &&
+               hk_dtype_store_u64(HK_F32, e, UINT64_MAX) == 0 &&
+               hk_dtype_load_f64(HK_F32, e) == 18446744073709551616.0 &&
+               hk_dtype_store_i64(HK_F64, e, INT64_MIN) == 0 &&
+               hk_dtype_load_f64(HK_F64, e) == -9223372036854775808.0,
+           "integers into float dtypes: f16 max, f16 overflow, u64 max in f32, i64 min in f64");
+
+    /* Loads of every integer dtype as double: C's conversion. */
+    int badl = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t b = rnd();
+        hk_dtype t = int_limits[i % NLIMITS].t;
+        if (hk_dtype_load_f64(t, &b) != native_double(t, &b))
+            badl++;
+    }
+    tap_ok(badl == 0, "hk_dtype_load_f64 of integer dtypes agrees with C's conversion");
+
+    double one = 1;
+    tap_ok(hk_dtype_store_f64(HK_DTYPE_COUNT, e, 1) == HK_EINVAL &&
+               hk_dtype_store_i64((hk_dtype)-1, e, 1) == HK_EINVAL &&
+               hk_dtype_store_u64(HK_F32, NULL, 1) == HK_EINVAL &&
+               hk_dtype_load_f64(HK_DTYPE_COUNT, &one) == 0 && hk_dtype_load_i64(HK_F64, &one) == 0 &&
+               hk_dtype_load_u64(HK_I8, NULL) == 0,
+           "invalid dtypes and NULL pointers: HK_EINVAL, loads read 0");
+}
+
 int main(void)
 {
     tap_init();
     test_names();
     test_f16();
     test_bf16();
+    test_codec_int();
+    test_codec_f64_to_int();
+    test_codec_floats();
     return tap_done();
 }

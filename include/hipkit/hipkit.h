@@ -46,7 +46,8 @@ extern "C" {
     X(UNSUPPORTED, 11, "not supported by this backend")                     \
     X(FORMAT, 12, "unrecognised code object")                               \
     X(STATE, 13, "object in the wrong state")                               \
-    X(BACKEND, 14, "backend error")
+    X(BACKEND, 14, "backend error")                                         \
+    X(RANGE, 15, "value out of range")
 
 typedef enum hk_error {
     HK_OK = 0,
@@ -91,6 +92,34 @@ HK_API uint16_t hk_f32_to_f16(float f);
 HK_API float hk_f16_to_f32(uint16_t h);
 HK_API uint16_t hk_f32_to_bf16(float f);
 HK_API float hk_bf16_to_f32(uint16_t h);
+
+/* One element of a dtype, written from a number with the rules of kernel
+ * arguments (hk_launch): the same value is accepted or refused in both.
+ * - An integer dtype takes only integral values within its range:
+ *   HK_EINVAL for a fraction, NaN or infinity (hk_dtype_store_f64),
+ *   HK_ERANGE for a value outside hk_dtype_int_range.
+ * - f64 takes any value; f32, f16 and bf16 go through float, rounding to
+ *   nearest even, and a finite value that would become infinity is HK_ERANGE
+ *   (a double just below f16's rounding edge 65520 gives 65504); infinities
+ *   and NaN pass.
+ * dst needs hk_dtype_size(t) bytes, any alignment; nothing is written on
+ * failure. HK_EINVAL also for an invalid dtype or a NULL dst. These set no
+ * hk_errmsg: the caller knows the value and says what it was. */
+HK_API int hk_dtype_store_f64(hk_dtype t, void *dst, double x);
+HK_API int hk_dtype_store_i64(hk_dtype t, void *dst, int64_t v);
+HK_API int hk_dtype_store_u64(hk_dtype t, void *dst, uint64_t v);
+/* One element of t at src: as a double (exact for every float dtype and for
+ * integers up to 2^53 in magnitude, rounded to nearest beyond), or as a
+ * 64-bit integer (an integer dtype's value sign- or zero-extended, converted
+ * as C converts between int64_t and uint64_t: a u64 above INT64_MAX reads as
+ * a negative int64). Float dtypes read as 0 through the integer loads, use
+ * hk_dtype_load_f64; an invalid dtype or a NULL src reads as 0. */
+HK_API double hk_dtype_load_f64(hk_dtype t, const void *src);
+HK_API int64_t hk_dtype_load_i64(hk_dtype t, const void *src);
+HK_API uint64_t hk_dtype_load_u64(hk_dtype t, const void *src);
+/* The smallest and largest value of an integer dtype. Returns 0, or
+ * HK_EINVAL for a float or invalid dtype or a NULL pointer. */
+HK_API int hk_dtype_int_range(hk_dtype t, int64_t *lo, uint64_t *hi);
 
 /* --------------------------------------------------------------- context */
 
@@ -491,9 +520,10 @@ HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t siz
  * T (powers of 1024) alone or followed by iB ("512", "64K", "1.5G",
  * "2 GiB", "512MiB"). A fraction needs a unit larger than B and is rounded
  * down to whole bytes. KB, MB, GB and TB are refused as ambiguous (1000 or
- * 1024). Returns 0 and sets *bytes (0 is a valid size), or HK_EINVAL with
- * *bytes untouched and the reason in hk_errmsg(NULL): no digits, an unknown
- * or ambiguous unit, a fraction of a byte, more than 2^64 - 1 bytes. */
+ * 1024). Returns 0 and sets *bytes (0 is a valid size); else *bytes is
+ * untouched and hk_errmsg(NULL) says why: HK_EINVAL for no digits, an
+ * unknown or ambiguous unit or a fraction of a byte, HK_ERANGE for more
+ * than 2^64 - 1 bytes. */
 HK_API int hk_size_parse(const char *text, uint64_t *bytes);
 
 /* ----------------------------------------------------------------- cache */

@@ -1,21 +1,94 @@
-/* The backend vtable: the only door between the core and a vendor runtime.
+/* The backend vtable: the only door between the core and a vendor runtime,
+ * and everything of the core a backend may use (the structs its slots
+ * receive, the error helpers, strbuf). Backends include this header, not
+ * internal.h, which keeps the context, the module table and hk_kernel.
  *
  * The core checks every argument at the public entry points (sizes, ranges,
  * device limits, argument types) before calling a slot, so a backend trusts
  * what it receives. Slots typed with __typeof__ of the public function they
  * serve receive the public handles and must keep that function's contract;
- * the others take core structs (internal.h). Optional slots are NULL and the
+ * the others take the structs below. Optional slots are NULL and the
  * core says "not supported by this backend" for them. Each backend fills one
  * static const table with designated initialisers. */
 #ifndef HKC_BACKEND_H
 #define HKC_BACKEND_H
 
+#include <stdarg.h>
+#include <stdint.h>
+
 #include "hipkit/hipkit.h"
 #include "cache.h"
+#include "signature.h"
 #include "strbuf.h"
 
 typedef struct hkc_backend hkc_backend;
 typedef struct hkc_backend_ops hkc_backend_ops;
+
+/* One backend of a context; impl is the backend's own state. */
+struct hkc_backend {
+    const hkc_backend_ops *ops;
+    hk_context *ctx;
+    void *impl;
+    int ndev;
+    int first_device; /* index of its device 0 in ctx->devices */
+    hkc_strbuf reason;
+};
+
+typedef struct hkc_device {
+    hkc_backend *be;
+    int index; /* within the backend */
+    hk_device_info info;
+} hkc_device;
+
+typedef struct hkc_mapping {
+    char *path;
+    int fd;
+    void *base;       /* page-aligned start of the mapping */
+    size_t map_bytes; /* length of the mapping */
+    int writable;
+} hkc_mapping;
+
+struct hk_buffer {
+    hk_context *ctx;
+    hkc_device *dev;
+    int device; /* index in ctx->devices */
+    hk_dtype dtype;
+    hk_mem_mode mode;
+    size_t count, bytes;
+    void *kptr; /* address kernels use */
+    void *hptr; /* host view or NULL */
+    void *impl;
+    hkc_mapping map; /* mmap mode */
+    hk_buffer *parent; /* set for views: the memory is the parent's */
+};
+
+struct hk_event {
+    hk_context *ctx;
+    hkc_device *dev;
+    void *impl;
+};
+
+/* What a launch needs of its kernel: function_get's handle and, for
+ * messages and for checking pointer arguments, its name, signature (the
+ * layout of the packed arguments) and info. */
+typedef struct hkc_launch_kernel {
+    void *bfn;
+    const char *name;
+    const hkc_signature *sig;
+    const hk_kernel_info *info;
+} hkc_launch_kernel;
+
+/* Errors: set the detail message of the calling thread for ctx (NULL: the
+ * context-less one) and return code. */
+int hkc_fail(const hk_context *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int hkc_vfail(const hk_context *ctx, int code, const char *fmt, va_list ap);
+/* A warning: to stderr unless ctx->quiet. */
+void hkc_warn(const hk_context *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Milliseconds on a monotonic clock. */
+double hkc_now_ms(void);
 
 /* What a loaded code object says about one of its kernels. A backend that
  * knows the parameter layout (host module tables, AMD .args metadata) fills
@@ -94,6 +167,13 @@ struct hkc_backend_ops {
     __typeof__(hk_buffer_copy) *buf_copy;
     __typeof__(hk_buffer_fill) *buf_fill;
 
+    /* Optional: job's source preprocessed as `compile` would see it (same
+     * headers, flags and defines; `__global__` left as a word), cut down to
+     * the user's lines with line markers (pp_text.h): kernels are found in
+     * it, so macro-generated ones are and `#if 0` ones are not. dev is -1
+     * for a named target. NULL: the source is scanned as written. */
+    int (*preprocess)(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
+                      hkc_strbuf *log);
     /* Compiles job for device `dev` into a code object (malloc'd into
      * *code), or returns HK_ECOMPILE with the compiler's log in `log`. */
     int (*compile)(hkc_backend *be, int dev, const hkc_compile_job *job,
@@ -110,8 +190,10 @@ struct hkc_backend_ops {
      * shared and local bytes, max threads); sets *bfn. */
     int (*function_get)(hkc_backend *be, void *bmod, const char *name,
                         void **bfn, hk_kernel_info *info, hkc_strbuf *err);
-    /* Launches k (k->bfn) with a packed, checked argument buffer. */
-    __typeof__(hk_launch_packed) *launch;
+    /* Launches k (k->bfn) on device `dev` with a packed, checked argument
+     * buffer of `size` bytes, laid out as k->sig says. */
+    int (*launch)(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                  const void *kernarg, size_t size);
     int (*synchronize)(hkc_backend *be, int dev);
 
     /* Events; the core allocates hk_event and calls these on e->impl. */

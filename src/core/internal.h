@@ -1,4 +1,5 @@
-/* Core structures shared by the files of src/core and the backends. */
+/* Core structures shared by the files of src/core: the context, the module
+ * table, modules and kernels. What backends may use is in backend.h. */
 #ifndef HKC_INTERNAL_H
 #define HKC_INTERNAL_H
 
@@ -9,25 +10,12 @@
 #include "hipkit/hipkit.h"
 #include "backend.h"
 #include "cache.h"
+#include "arg_pack.h"
 #include "signature.h"
+#include "source_scan.h"
 #include "strbuf.h"
 
 #define HKC_MAX_BACKENDS 4
-
-struct hkc_backend {
-    const hkc_backend_ops *ops;
-    hk_context *ctx;
-    void *impl;
-    int ndev;
-    int first_device; /* index of its device 0 in ctx->devices */
-    hkc_strbuf reason;
-};
-
-typedef struct hkc_device {
-    hkc_backend *be;
-    int index; /* within the backend */
-    hk_device_info info;
-} hkc_device;
 
 typedef struct hkc_modentry hkc_modentry;
 typedef struct hkc_plugins hkc_plugins;
@@ -43,28 +31,6 @@ struct hk_context {
     hkc_cache *cache;
     hkc_modentry *modules; /* in-memory table of loaded code, by key */
     hkc_plugins *plugins;  /* loaded plugin families (plugin.c) */
-};
-
-typedef struct hkc_mapping {
-    char *path;
-    int fd;
-    void *base;       /* page-aligned start of the mapping */
-    size_t map_bytes; /* length of the mapping */
-    int writable;
-} hkc_mapping;
-
-struct hk_buffer {
-    hk_context *ctx;
-    hkc_device *dev;
-    int device; /* index in ctx->devices */
-    hk_dtype dtype;
-    hk_mem_mode mode;
-    size_t count, bytes;
-    void *kptr; /* address kernels use */
-    void *hptr; /* host view or NULL */
-    void *impl;
-    hkc_mapping map; /* mmap mode */
-    hk_buffer *parent; /* set for views: the memory is the parent's */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -103,28 +69,19 @@ struct hk_kernel {
     hk_kernel_info info;
 };
 
-struct hk_event {
-    hk_context *ctx;
-    hkc_device *dev;
-    void *impl;
-};
-
-/* Errors: set the detail message of the calling thread for ctx (NULL: the
- * context-less one) and return code. */
-int hkc_fail(const hk_context *ctx, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-int hkc_vfail(const hk_context *ctx, int code, const char *fmt, va_list ap);
+/* The calling thread's error message slot (error.c); hkc_fail and
+ * hkc_warn are in backend.h. */
 void hkc_errkey_create(hk_context *ctx);
 void hkc_errkey_delete(hk_context *ctx);
-/* A warning: to stderr unless ctx->quiet. */
-void hkc_warn(const hk_context *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* dtype helpers (dtype.c) */
 uint16_t hkc_f32_to_f16(float f);
 float hkc_f16_to_f32(uint16_t h);
 uint16_t hkc_f32_to_bf16(float f);
 float hkc_bf16_to_f32(uint16_t h);
+/* The largest finite value of a float dtype, for overflow messages
+ * (dtype_codec.c). */
+double hkc_dtype_float_max(hk_dtype t);
 
 static inline hkc_device *hkc_current_device(const hk_context *ctx)
 {
@@ -144,8 +101,5 @@ void hkc_plugins_unload(hk_context *ctx);
  * arguments the kernel reads differently. HK_EARG naming the parameter. */
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
-
-/* Milliseconds on a monotonic clock. */
-double hkc_now_ms(void);
 
 #endif

@@ -42,6 +42,16 @@ static int check_config(const hk_kernel *k, const hk_launch_config *cfg)
     return 0;
 }
 
+/* The backend gets the kernel's handle and what it may need for messages
+ * and pointer checks, not the core's hk_kernel. */
+static int backend_launch(const hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
+                          size_t size)
+{
+    const hkc_device *dev = k->m->entry->dev;
+    const hkc_launch_kernel lk = {.bfn = k->bfn, .name = k->name, .sig = &k->sig, .info = &k->info};
+    return dev->be->ops->launch(dev->be, dev->index, &lk, cfg, kernarg, size);
+}
+
 HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args, int nargs)
 {
     if (!k)
@@ -65,7 +75,7 @@ HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *ar
         return HK_EARG;
     }
     hkc_strbuf_free(&err);
-    return k->m->entry->dev->be->ops->launch(k, cfg, kernarg, k->sig.kernarg_size);
+    return backend_launch(k, cfg, kernarg, k->sig.kernarg_size);
 }
 
 HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
@@ -79,5 +89,5 @@ HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const voi
     if (size != k->sig.kernarg_size || (size && !kernarg))
         return hkc_fail(k->m->ctx, HK_EARG, "kernel %s: packed arguments are %zu bytes, its parameters take %u",
                         k->name, size, k->sig.kernarg_size);
-    return k->m->entry->dev->be->ops->launch(k, cfg, kernarg, size);
+    return backend_launch(k, cfg, kernarg, size);
 }

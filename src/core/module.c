@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "pp_text.h"
 
 HK_API void hk_compile_options_defaults(hk_compile_options *o)
 {
@@ -299,6 +300,93 @@ done:
     return r;
 }
 
+/* "kernel 'k' (line 40): ..." of a scan of preprocessed text, with the line
+ * named in the user's file instead. */
+static void locate_scan_error(const char *filtered, hkc_strbuf *msg)
+{
+    const char *at = strstr(msg->data, "(line ");
+    int line = at ? atoi(at + 6) : 0;
+    char file[1024];
+    int orig = line ? hkc_pp_locate(filtered, line, file, sizeof file) : 0;
+    if (!orig)
+        return;
+    hkc_strbuf fixed;
+    hkc_strbuf_init(&fixed);
+    const char *close = strchr(at, ')');
+    hkc_strbuf_printf(&fixed, "%.*s(%s:%d%s", (int)(at - msg->data), msg->data, file, orig,
+                      close ? close : ")");
+    hkc_strbuf_free(msg);
+    *msg = fixed;
+}
+
+/* The source as the backend's compiler preprocesses it, cut to the user's
+ * lines (backend.h, preprocess): from the disk cache beside the code
+ * object when there, so a cache hit runs no compiler. */
+static int req_preprocessed(compile_req *q, int no_cache, hkc_strbuf *text, hkc_strbuf *msg)
+{
+    hkc_backend *be = q->be;
+    char sub[512], safe_name[128];
+    snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target,
+             be->ops->toolchain(be, q->ctx->cache));
+    sanitize_name(q->name, safe_name, sizeof safe_name);
+    hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = "kernels.txt", .key = q->key};
+    void *data = NULL;
+    size_t size = 0;
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    if (!no_cache && hkc_cache_get(q->ctx->cache, &id, &data, &size, &warn)) {
+        hkc_strbuf_append(text, data, size);
+        free(data);
+        hkc_strbuf_free(&warn);
+        return 0;
+    }
+    hkc_compile_job job = {
+        .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
+        .nflags = q->nflags,
+    };
+    int r = be->ops->preprocess(be, q->dev, &job, text, msg);
+    if (r == 0 && !no_cache)
+        hkc_cache_put(q->ctx->cache, &id, text->data, text->len, &warn);
+    if (warn.len)
+        hkc_warn(q->ctx, "%s", warn.data);
+    hkc_strbuf_free(&warn);
+    return r;
+}
+
+/* The kernels of q's source with their parameters: found in the
+ * preprocessed source where the backend can preprocess, else in the source
+ * as written (with the user headers it pulls in as outside text). */
+static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernels, int *count)
+{
+    hkc_strbuf msg, text;
+    hkc_strbuf_init(&msg);
+    hkc_strbuf_init(&text);
+    int r;
+    if (!q->be->ops->preprocess) {
+        r = hkc_source_scan(q->source, q->inc.text.data, kernels, count, &msg);
+    } else {
+        r = req_preprocessed(q, no_cache, &text, &msg);
+        if (r != 0) {
+            r = hkc_fail(q->ctx, r, "%s", msg.data);
+            goto done;
+        }
+        r = hkc_source_scan(text.data, NULL, kernels, count, &msg);
+        char file[1024];
+        for (int i = 0; r == 0 && i < *count; i++) {
+            int line = hkc_pp_locate(text.data, (*kernels)[i].line, file, sizeof file);
+            (*kernels)[i].line = line ? line : (*kernels)[i].line;
+        }
+        if (r != 0)
+            locate_scan_error(text.data, &msg);
+    }
+    if (r != 0)
+        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
+done:
+    hkc_strbuf_free(&msg);
+    hkc_strbuf_free(&text);
+    return r;
+}
+
 static const hk_compile_options *options_or_defaults(const hk_compile_options *o,
                                                      hk_compile_options *defaults)
 {
@@ -367,11 +455,9 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
         goto done;
     }
     /* Past the memory table: find the kernels and their parameters. */
-    r = hkc_source_scan(source, q.inc.text.data, &kernels, &nkernels, &msg);
-    if (r != 0) {
-        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", q.name, msg.data);
+    r = req_discover(&q, o->no_cache, &kernels, &nkernels);
+    if (r != 0)
         goto done;
-    }
     hk_code_origin origin;
     r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
     if (r != 0)
@@ -431,8 +517,8 @@ HK_API int hk_compile_for_target(hk_context *ctx, const char *backend, const cha
     int nkernels = 0;
     hk_code_origin got = HK_ORIGIN_JIT;
     r = req_prepare(&q, o);
-    if (r == 0 && hkc_source_scan(source, q.inc.text.data, &kernels, &nkernels, &msg) != 0)
-        r = hkc_fail(ctx, HK_ECOMPILE, "%s: %s", q.name, msg.data);
+    if (r == 0)
+        r = req_discover(&q, o->no_cache, &kernels, &nkernels);
     if (r == 0)
         r = req_fetch(&q, kernels, nkernels, o->no_cache, code, size, &got);
     if (r == 0 && origin)

@@ -1,11 +1,12 @@
 /* Kernel parameter lists: parsed from HIP source or given by the caller as C,
- * and the packing of typed arguments into a kernarg buffer with C struct
- * layout. Nothing here names a vendor API. */
+ * and their C struct layout in the kernarg buffer. Nothing here names a
+ * vendor API. */
 #ifndef HKC_SIGNATURE_H
 #define HKC_SIGNATURE_H
 
 #include <stdint.h>
 
+#include "cpp_lexer.h"
 #include "hipkit/hipkit.h"
 #include "strbuf.h"
 
@@ -32,6 +33,16 @@ typedef struct hkc_signature {
  * and writes into err a message naming the parameter (by position and text)
  * and what was wrong. */
 int hkc_signature_parse(const char *text, hkc_signature *out, hkc_strbuf *err);
+/* The same for the list held in tokens v[0..n) (no outer parentheses, no
+ * HKC_TOK_EOF): what the source scanner calls on a kernel's parameters. */
+int hkc_signature_parse_tokens(const hkc_tok *v, int n, hkc_signature *out, hkc_strbuf *err);
+/* Parses one parameter declaration, tokens t[0..n) (no comma), the
+ * `index`th (1-based, for messages) of its list, into out (free its name
+ * and type). Sets *is_void for a lone `void`, which is no parameter. Returns
+ * 0, HK_EINVAL with a message naming the parameter (an empty one included),
+ * or HK_ENOMEM. */
+int hkc_param_parse(const hkc_tok *t, int n, int index, hkc_param *out, int *is_void,
+                    hkc_strbuf *err);
 void hkc_signature_free(hkc_signature *s);
 int hkc_signature_copy(const hkc_signature *src, hkc_signature *dst);
 /* Writes "(float a, const float *x)". */
@@ -43,44 +54,5 @@ int hkc_param_is_wide_vector(const hkc_param *p);
 /* Gives every wide vector of s alignment `align` (16 or 32) and lays s out
  * again. */
 void hkc_signature_align_wide_vectors(hkc_signature *s, uint32_t align);
-
-/* One __global__ function found in source text. */
-typedef struct hkc_source_kernel {
-    char *name;
-    hkc_signature sig;
-    int line;          /* 1-based line of the declaration */
-    int extern_c;      /* declared extern "C" (its symbol name is unmangled) */
-    int uses_sync;     /* may reach a barrier or warp operation: see below */
-} hkc_source_kernel;
-
-/* Finds the __global__ function definitions in HIP source (comments, string
- * literals and preprocessor lines are skipped; templates are not supported and
- * are skipped). uses_sync is conservative: set when the kernel's body, or any
- * text outside every __global__ body (device helpers, macros), mentions
- * __syncthreads, __syncwarp, a __shfl*, __ballot, __any, __all, __activemask
- * or __reduce_*; `extra_text` (headers the source includes, may be NULL) is
- * scanned as outside text too. Returns 0, or HK_EINVAL with a message naming
- * the kernel and line when a parameter list does not parse. */
-int hkc_source_scan(const char *src, const char *extra_text,
-                    hkc_source_kernel **out, int *count, hkc_strbuf *err);
-void hkc_source_kernels_free(hkc_source_kernel *k, int count);
-
-/* Checks args against sig and packs them into kernarg (sig->kernarg_size bytes,
- * zeroed padding). Rules:
- * - nargs must equal sig->count;
- * - a scalar parameter takes INT/UINT/FLOAT/BOOL; an integer parameter takes a
- *   FLOAT only if it is integral; every value must fit the type's range
- *   (floats to f16/bf16/f32 may round but not overflow to infinity);
- * - a pointer parameter takes a BUFFER whose dtype equals the pointee (any
- *   dtype for void* and unknown pointees) and whose device is `device`
- *   (hk_buffer_device), or NULL_ (a null pointer); a NULL hk_buffer* is an
- *   error;
- * - a vector parameter takes a VECTOR, one double per lane, each converted
- *   by the scalar rules for the element type (messages name the lane);
- * Each message names the kernel, the parameter (index and name) and the
- * offending value or type. Returns 0 or HK_EARG. */
-int hkc_signature_pack(const hkc_signature *sig, const char *kernel,
-                       const hk_arg *args, int nargs, int device,
-                       void *kernarg, hkc_strbuf *err);
 
 #endif

@@ -38,11 +38,11 @@ int hkc_size_parse(const char *text, uint64_t *bytes, char *why, size_t cap)
 {
     if (text == NULL || *text == '\0') {
         snprintf(why, cap, "empty");
-        return -1;
+        return HK_EINVAL;
     }
     if (*text < '0' || *text > '9') {
         snprintf(why, cap, "a size starts with a digit");
-        return -1;
+        return HK_EINVAL;
     }
     /* The whole part exactly, in integers: doubles lose bytes past 2^53. */
     uint64_t whole = 0;
@@ -60,17 +60,17 @@ int hkc_size_parse(const char *text, uint64_t *bytes, char *why, size_t cap)
         frac_end = s;
         if (frac == frac_end) {
             snprintf(why, cap, "a digit must follow the '.'");
-            return -1;
+            return HK_EINVAL;
         }
     }
     while (*s == ' ' || *s == '\t')
         s++;
     int shift = unit_shift(s, why, cap);
     if (shift < 0)
-        return -1;
+        return HK_EINVAL;
     if (frac != NULL && shift == 0) {
         snprintf(why, cap, "a fraction of a byte");
-        return -1;
+        return HK_EINVAL;
     }
     /* The bytes of the fraction, rounded down, in integers (no strtod: it
      * reads the locale's decimal point): 0.d1d2..dk * 2^shift by Horner's
@@ -84,7 +84,7 @@ int hkc_size_parse(const char *text, uint64_t *bytes, char *why, size_t cap)
     /* part < 2^shift, so the sum fits whenever the whole part does. */
     if (overflow || whole > (UINT64_MAX >> shift)) {
         snprintf(why, cap, "more than 2^64 - 1 bytes");
-        return -1;
+        return HK_ERANGE;
     }
     *bytes = (whole << shift) + part;
     return 0;
@@ -95,7 +95,8 @@ HK_API int hk_size_parse(const char *text, uint64_t *bytes)
     char why[160];
     if (bytes == NULL)
         return hkc_fail(NULL, HK_EINVAL, "hk_size_parse: bytes is NULL");
-    if (hkc_size_parse(text, bytes, why, sizeof why) != 0)
-        return hkc_fail(NULL, HK_EINVAL, "bad size '%s': %s", text ? text : "(null)", why);
+    int rc = hkc_size_parse(text, bytes, why, sizeof why);
+    if (rc != 0)
+        return hkc_fail(NULL, rc, "bad size '%s': %s", text ? text : "(null)", why);
     return 0;
 }

@@ -33,49 +33,9 @@ typedef struct lbuf {
 int is_float(hk_dtype t) { return t <= HK_F64; }
 static int is_signed(hk_dtype t) { return t >= HK_I8 && t <= HK_I64; }
 
-static void int_range(hk_dtype t, int64_t *lo, uint64_t *hi)
-{
-    size_t bits = hk_dtype_size(t) * 8;
-    if (is_signed(t)) {
-        *lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-        *hi = bits == 64 ? (uint64_t)INT64_MAX : ((uint64_t)1 << (bits - 1)) - 1;
-    } else {
-        *lo = 0;
-        *hi = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
-    }
-}
-
 double hkl_load_f64(hk_dtype t, const void *p)
 {
-    switch (t) {
-    case HK_F16: { uint16_t v; memcpy(&v, p, 2); return hk_f16_to_f32(v); }
-    case HK_BF16: { uint16_t v; memcpy(&v, p, 2); return hk_bf16_to_f32(v); }
-    case HK_F32: { float v; memcpy(&v, p, 4); return v; }
-    case HK_F64: { double v; memcpy(&v, p, 8); return v; }
-    case HK_I8: return *(const int8_t *)p;
-    case HK_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case HK_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case HK_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
-    case HK_U8: return *(const uint8_t *)p;
-    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case HK_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
-    default: return 0;
-    }
-}
-
-/* Integer dtypes as 64 bits (sign-extended for signed ones). */
-uint64_t load_u64(hk_dtype t, const void *p)
-{
-    switch (t) {
-    case HK_I8: return (uint64_t)(int64_t)*(const int8_t *)p;
-    case HK_I16: { int16_t v; memcpy(&v, p, 2); return (uint64_t)(int64_t)v; }
-    case HK_I32: { int32_t v; memcpy(&v, p, 4); return (uint64_t)(int64_t)v; }
-    case HK_U8: return *(const uint8_t *)p;
-    case HK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case HK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
-    }
+    return hk_dtype_load_f64(t, p);
 }
 
 /* Converts n elements to double; the switch sits outside the loops. */
@@ -108,25 +68,12 @@ void to_f64(hk_dtype t, const void *src, double *dst, size_t n)
 #undef CONV_
 }
 
-static void store_f64(hk_dtype t, void *p, double x)
+/* Writes to float dtypes saturate, as C's conversions do: a finite value
+ * beyond the dtype's range becomes infinity instead of an error. */
+static void store_float(hk_dtype t, void *p, double x)
 {
-    switch (t) {
-    case HK_F16: { uint16_t v = hk_f32_to_f16((float)x); memcpy(p, &v, 2); break; }
-    case HK_BF16: { uint16_t v = hk_f32_to_bf16((float)x); memcpy(p, &v, 2); break; }
-    case HK_F32: { float v = (float)x; memcpy(p, &v, 4); break; }
-    default: memcpy(p, &x, 8); break;
-    }
-}
-
-/* Stores the low bits of u (two's complement) into an integer dtype. */
-static void store_int(hk_dtype t, void *p, uint64_t u)
-{
-    switch (hk_dtype_size(t)) {
-    case 1: { uint8_t v = (uint8_t)u; memcpy(p, &v, 1); break; }
-    case 2: { uint16_t v = (uint16_t)u; memcpy(p, &v, 2); break; }
-    case 4: { uint32_t v = (uint32_t)u; memcpy(p, &v, 4); break; }
-    default: memcpy(p, &u, 8); break;
-    }
+    if (hk_dtype_store_f64(t, p, x) == HK_ERANGE)
+        hk_dtype_store_f64(t, p, copysign(INFINITY, x));
 }
 
 static void push_elem(lua_State *L, hk_dtype t, const void *p)
@@ -134,14 +81,14 @@ static void push_elem(lua_State *L, hk_dtype t, const void *p)
     if (is_float(t))
         lua_pushnumber(L, hkl_load_f64(t, p));
     else
-        lua_pushinteger(L, (lua_Integer)load_u64(t, p));
+        lua_pushinteger(L, (lua_Integer)hk_dtype_load_i64(t, p));
 }
 
 static const char *range_error(lua_State *L, hk_dtype t, const char *value)
 {
     int64_t lo;
     uint64_t hi;
-    int_range(t, &lo, &hi);
+    hk_dtype_int_range(t, &lo, &hi);
     char msg[160];
     snprintf(msg, sizeof msg, "value %s out of range for %s [%lld, %llu]", value,
              hk_dtype_name(t), (long long)lo, (unsigned long long)hi);
@@ -155,34 +102,25 @@ static const char *encode(lua_State *L, int idx, hk_dtype t, void *out)
     if (lua_type(L, idx) != LUA_TNUMBER)
         return lua_pushfstring(L, "expected a number for %s, got %s", hk_dtype_name(t),
                                luaL_typename(L, idx));
-    if (is_float(t)) {
-        store_f64(t, out, (double)lua_tonumber(L, idx));
-        return NULL;
-    }
-    int64_t lo;
-    uint64_t hi;
-    int_range(t, &lo, &hi);
-    char text[64];
-    if (lua_isinteger(L, idx)) {
-        lua_Integer v = lua_tointeger(L, idx);
-        if (v < lo || (v > 0 && (uint64_t)v > hi)) {
-            snprintf(text, sizeof text, "%lld", (long long)v);
-            return range_error(L, t, text);
-        }
-        store_int(t, out, (uint64_t)v);
-        return NULL;
-    }
+    int isint = lua_isinteger(L, idx);
+    lua_Integer v = lua_tointeger(L, idx);
     double x = (double)lua_tonumber(L, idx);
-    if (!isfinite(x) || x != floor(x))
+    int rc = isint ? hk_dtype_store_i64(t, out, v) : hk_dtype_store_f64(t, out, x);
+    if (rc == 0)
+        return NULL;
+    if (is_float(t)) {
+        store_float(t, out, x);
+        return NULL;
+    }
+    if (rc == HK_EINVAL)
         return lua_pushfstring(L, "value %s is not an integer (dtype %s)",
                                lua_tostring(L, idx), hk_dtype_name(t));
-    /* (double)hi + 1 is exactly 2^bits for every width. */
-    if (x < (double)lo || x >= (double)hi + 1.0) {
+    char text[64];
+    if (isint)
+        snprintf(text, sizeof text, "%lld", (long long)v);
+    else
         snprintf(text, sizeof text, "%.17g", x);
-        return range_error(L, t, text);
-    }
-    store_int(t, out, x >= 9223372036854775808.0 ? (uint64_t)x : (uint64_t)(int64_t)x);
-    return NULL;
+    return range_error(L, t, text);
 }
 
 /* %g, but NaN prints as "nan" whatever its sign bit (glibc says "-nan"). */
@@ -201,12 +139,12 @@ static void fmt_elem(char *buf, size_t cap, hk_dtype t, const void *p)
     case HK_BF16: fmt_num(buf, cap, "%.4g", hkl_load_f64(t, p)); break;
     case HK_F32: fmt_num(buf, cap, "%.7g", hkl_load_f64(t, p)); break;
     case HK_F64: fmt_num(buf, cap, "%.15g", hkl_load_f64(t, p)); break;
-    case HK_U64: snprintf(buf, cap, "%llu", (unsigned long long)load_u64(t, p)); break;
+    case HK_U64: snprintf(buf, cap, "%llu", (unsigned long long)hk_dtype_load_u64(t, p)); break;
     default:
         if (is_signed(t))
-            snprintf(buf, cap, "%lld", (long long)(int64_t)load_u64(t, p));
+            snprintf(buf, cap, "%lld", (long long)hk_dtype_load_i64(t, p));
         else
-            snprintf(buf, cap, "%llu", (unsigned long long)load_u64(t, p));
+            snprintf(buf, cap, "%llu", (unsigned long long)hk_dtype_load_u64(t, p));
         break;
     }
 }
@@ -569,7 +507,7 @@ static int m_iota(lua_State *L)
         if (n) {
             int64_t last, lo;
             uint64_t hi;
-            int_range(t, &lo, &hi);
+            hk_dtype_int_range(t, &lo, &hi);
             char text[64];
             if (__builtin_mul_overflow(step, (int64_t)(n - 1), &last) ||
                 __builtin_add_overflow(start, last, &last))
@@ -591,10 +529,12 @@ static int m_iota(lua_State *L)
         unsigned char *p = span_wbegin(&s, first);
         if (is_float(t)) {
             for (size_t k = 0; k < m; k++)
-                store_f64(t, p + k * s.es, fstart + (double)(first + k) * fstep);
+                store_float(t, p + k * s.es, fstart + (double)(first + k) * fstep);
         } else {
+            /* In range: both ends were checked, and the values lie between. */
             for (size_t k = 0; k < m; k++)
-                store_int(t, p + k * s.es, (uint64_t)start + (uint64_t)(first + k) * (uint64_t)step);
+                hk_dtype_store_i64(t, p + k * s.es,
+                                   (int64_t)((uint64_t)start + (uint64_t)(first + k) * (uint64_t)step));
         }
         span_wend(L, &s, first, m);
     }
@@ -738,7 +678,7 @@ static int m_rand(lua_State *L)
         ihi = opt_integer(L, 2, "hi", 100);
         int64_t dlo;
         uint64_t dhi;
-        int_range(t, &dlo, &dhi);
+        hk_dtype_int_range(t, &dlo, &dhi);
         if (ilo > ihi)
             return luaL_argerror(L, 2, "need lo <= hi");
         if (ilo < dlo || (ihi > 0 && (uint64_t)ihi > dhi))
@@ -765,7 +705,8 @@ static int m_rand(lua_State *L)
                 do
                     x = rng_next(&r);
                 while (x < reject);
-                store_int(t, e, (uint64_t)ilo + (range ? x % range : x));
+                /* In [lo, hi], which was checked against the dtype. */
+                hk_dtype_store_i64(t, e, (int64_t)((uint64_t)ilo + (range ? x % range : x)));
             } else if (normal) {
                 double z;
                 if (have_spare) {
@@ -779,12 +720,12 @@ static int m_rand(lua_State *L)
                     spare = rad * sin(2 * M_PI * u2);
                     have_spare = 1;
                 }
-                store_f64(t, e, mean + sd * z);
+                store_float(t, e, mean + sd * z);
             } else {
                 /* Rounding to the dtype may reach hi: draw again so values
                  * stay in [lo, hi) (give up after a few, for empty ranges). */
                 for (int tries = 0; tries < 32; tries++) {
-                    store_f64(t, e, lo + (hi - lo) * rng_unit(&r));
+                    store_float(t, e, lo + (hi - lo) * rng_unit(&r));
                     if (hkl_load_f64(t, e) < hi)
                         break;
                 }

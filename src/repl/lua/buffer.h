@@ -14,8 +14,6 @@
 
 /* Elements of dtype t (buffer.c). */
 int is_float(hk_dtype t);
-/* Integer dtypes as 64 bits (sign-extended for signed ones). */
-uint64_t load_u64(hk_dtype t, const void *p);
 /* Converts n elements to double. */
 void to_f64(hk_dtype t, const void *src, double *dst, size_t n);
 /* %g, but NaN prints as "nan" whatever its sign bit. */

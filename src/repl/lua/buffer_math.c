@@ -36,13 +36,13 @@ static int m_stats(lua_State *L)
             to_f64(s.t, bp, v, bn);
             if (s.t == HK_U64) {
                 for (size_t k = 0; k < bn; k++) {
-                    uint64_t x = load_u64(s.t, bp + k * 8);
+                    uint64_t x = hk_dtype_load_u64(s.t, bp + k * 8);
                     umin = x < umin ? x : umin;
                     umax = x > umax ? x : umax;
                 }
             } else if (!is_float(s.t)) {
                 for (size_t k = 0; k < bn; k++) {
-                    int64_t x = (int64_t)load_u64(s.t, bp + k * s.es);
+                    int64_t x = hk_dtype_load_i64(s.t, bp + k * s.es);
                     imin = x < imin ? x : imin;
                     imax = x > imax ? x : imax;
                 }

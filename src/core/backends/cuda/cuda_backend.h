@@ -9,7 +9,8 @@
 #include "cuda_driver.h"
 #include <nvrtc.h>
 
-#include "internal.h"
+#include "backend.h"
+#include "../gpu_common.h"
 
 #define CUDA_MAX_DEVICES 16
 
@@ -25,27 +26,15 @@ typedef struct cuda_device {
     int retains;        /* primary-context retains this backend holds (released at destroy) */
 } cuda_device;
 
-/* A buffer's backend state (hk_buffer's impl; views have none and use their
- * parent's). Every buffer is on cuda_impl.buffers: launches check pointer
- * arguments against stale ones, and sync writes staged mmap copies back. */
-typedef enum cuda_buffer_kind {
-    CUDA_BUF_DEVICE,     /* cuMemAlloc */
-    CUDA_BUF_MANAGED,    /* cuMemAllocManaged */
-    CUDA_BUF_HOST,       /* cuMemHostAlloc, mapped */
-    CUDA_BUF_REGISTERED, /* mmap: the mapping registered with cuMemHostRegister */
-    CUDA_BUF_STAGED,     /* mmap: a device copy of the mapping (registration refused) */
-} cuda_buffer_kind;
-
+/* A buffer's backend state: g first (gpu_common.h). Every buffer is on
+ * cuda_impl.buffers: launches check pointer arguments against stale ones,
+ * and sync writes staged mmap copies back. */
 typedef struct cuda_buffer {
-    struct cuda_buffer *next, *prev;
-    hk_buffer *b;
-    int dev;             /* backend device index */
-    cuda_buffer_kind kind;
+    hkc_gpu_buffer g;    /* g.kind: cuMemAlloc, cuMemAllocManaged, cuMemHostAlloc, cuMemHostRegister */
     unsigned generation; /* context generation it was allocated in */
     CUdeviceptr dptr;    /* what kernels use */
     size_t bytes;        /* of dptr's allocation or registration (>= b->bytes) */
     void *host;          /* HOST: the allocation; REGISTERED: the registered base; STAGED: the mapping */
-    int dirty;           /* STAGED and writable: the copy may differ from the file */
 } cuda_buffer;
 
 typedef struct cuda_impl {
@@ -53,9 +42,7 @@ typedef struct cuda_impl {
     int ndev;
     cuda_device devs[CUDA_MAX_DEVICES];
     char toolchain[128];
-    pthread_mutex_t lock; /* guards buffers and the devices' last_kernels */
-    cuda_buffer *buffers;
-    int any_staged; /* a staged mmap copy was ever made: launches then mark them dirty */
+    hkc_gpu_buffers buffers; /* its lock also guards the devices' last_kernels */
 } cuda_impl;
 
 /* A loaded code object: the CUmodule plus a copy of the image, so the module
@@ -80,6 +67,66 @@ typedef struct cuda_function {
     size_t param_end; /* end of the last parameter per the driver; 0 unknown */
 } cuda_function;
 
+static inline cuda_impl *cuda_impl_of(hkc_backend *be) { return be->impl; }
+
+/* cuda_device.c: contexts and faults. */
+/* How many times the device's primary context was reset in this process. */
+unsigned hkc_cuda_epoch(const cuda_device *cd);
+/* The kernels that were running at the device's last reset, for messages. */
+void hkc_cuda_fault_names(const cuda_device *cd, char *out, size_t cap);
+/* Errors after which the context is unusable until it is reset. */
+int hkc_cuda_is_sticky(CUresult r);
+/* Makes device d's context current on this thread. */
+CUresult hkc_cuda_use_dev(cuda_impl *c, int d);
+/* Says in msg that a kernel faulted, resets the device's primary context
+ * and bumps its generation. */
+void hkc_cuda_fault_reset(hkc_backend *be, int d, CUresult r, hkc_strbuf *msg);
+/* One failed driver call: HK_EFAULT after a reset for a sticky error, else
+ * `code` with "WHAT: ERROR"; into err when given, else to hkc_fail. */
+int hkc_cuda_fail(hkc_backend *be, int d, CUresult r, hkc_strbuf *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+int hkc_cuda_probe(hkc_backend *be, hkc_strbuf *reason);
+void hkc_cuda_destroy(hkc_backend *be);
+int hkc_cuda_device_info(hkc_backend *be, int index, hk_device_info *out);
+
+/* cuda_memory.c */
+int hkc_cuda_buf_alloc(hk_buffer *b);
+void hkc_cuda_buf_free(hk_buffer *b);
+int hkc_cuda_buf_register(hk_buffer *b);
+void hkc_cuda_buf_unregister(hk_buffer *b);
+int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                      size_t bytes);
+int hkc_cuda_buf_fill(hk_buffer *b, const void *value);
+/* A staged copy back into its mapping; via_fail: report through hkc_fail,
+ * else warn. */
+int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail);
+
+/* cuda_module.c */
+int hkc_cuda_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **bmod,
+                         hkc_strbuf *err);
+void hkc_cuda_module_unload(hkc_backend *be, void *bmod);
+int hkc_cuda_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
+                          hk_kernel_info *info, hkc_strbuf *err);
+/* Loads a module from before a reset again from its image. */
+int hkc_cuda_ensure_module(hkc_backend *be, cuda_module *m, hkc_strbuf *err);
+
+/* cuda_launch.c: launches, synchronize, events. */
+int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                    const void *kernarg, size_t size);
+int hkc_cuda_synchronize(hkc_backend *be, int dev);
+int hkc_cuda_event_create(hk_event *e);
+void hkc_cuda_event_destroy(hk_event *e);
+int hkc_cuda_event_record(hk_event *e);
+int hkc_cuda_event_synchronize(hk_event *e);
+int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+
+/* cuda_disasm.c */
+int hkc_cuda_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
+                    hkc_strbuf *out);
+
 /* cuda_compile.c: NVRTC with the HIP compatibility headers. */
 const char *hkc_cuda_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
@@ -90,6 +137,10 @@ int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, si
 int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
                             void **code, size_t *code_size, hkc_strbuf *log);
 /* cuda_offline.c: nvcc for code objects to ship (one cubin, or a fatbin). */
+/* A toolkit program (nvcc, cuobjdump) in $CUDA_HOME/bin, $CUDA_PATH/bin, the
+ * toolkit hipkit was built with, /usr/local/cuda/bin, then PATH: the
+ * toolkit the user named wins. 0 found, -1 not. */
+int hkc_cuda_find_tool(const char *tool, char *out, size_t cap);
 int hkc_cuda_compile_offline(hkc_backend *be, const char *const *targets, int ntargets,
                              const hkc_compile_job *job, void **code, size_t *code_size,
                              hkc_strbuf *log);

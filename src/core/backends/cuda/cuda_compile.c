@@ -250,6 +250,25 @@ int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compi
     return r;
 }
 
+/* The user's -D defines as #define lines before the source, then #line so
+ * messages keep its numbering: NVRTC reads its built-in header (whose
+ * templates name a parameter T) after -D options, so `-DT=float` given as
+ * an option would break NVRTC itself. Leaves out empty when there are none. */
+static void defines_as_lines(const hkc_compile_job *job, const char *name, hkc_strbuf *out)
+{
+    for (int i = 0; i < job->nflags; i++) {
+        const char *d = job->flags[i];
+        if (strncmp(d, "-D", 2) || !d[2])
+            continue;
+        size_t n = strcspn(d + 2, "=");
+        hkc_strbuf_printf(out, "#define %.*s %s\n", (int)n, d + 2, d[2 + n] ? d + 3 + n : "1");
+    }
+    if (out->len) {
+        hkc_strbuf_printf(out, "#line 1 \"%s\"\n", name);
+        hkc_strbuf_puts(out, job->source);
+    }
+}
+
 /* NVRTC for sm_<sm>, with no device or driver involved. */
 static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t *code_size,
                         hkc_strbuf *log)
@@ -257,7 +276,7 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     const char *name = job->name && *job->name ? job->name : "kernel.hip";
 
     /* Virtual headers: hipkit's HIP headers, then the standard shims. */
-    enum { MAX_HEADERS = 16 };
+    enum { MAX_HEADERS = 64 };
     const char *hnames[MAX_HEADERS], *htexts[MAX_HEADERS];
     int nh = 0;
     for (const hkc_embedded_file *f = hkc_cuda_headers; f->path && nh < MAX_HEADERS; f++) {
@@ -270,7 +289,12 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     }
 
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, job->source, name, nh, htexts, hnames);
+    hkc_strbuf src;
+    hkc_strbuf_init(&src);
+    defines_as_lines(job, name, &src);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src.len ? src.data : job->source, name, nh, htexts,
+                                       hnames);
+    hkc_strbuf_free(&src);
     if (r != NVRTC_SUCCESS)
         return nvrtc_failed(log, name, "nvrtcCreateProgram", r);
 
@@ -300,7 +324,8 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
             opts[nopt++] = "-D__HIPKIT_USES_VECTORS__";
     }
     for (int i = 0; i < job->nflags; i++)
-        opts[nopt++] = job->flags[i];
+        if (strncmp(job->flags[i], "-D", 2)) /* defines went into the source */
+            opts[nopt++] = job->flags[i];
 
     r = nvrtcCompileProgram(prog, nopt, opts);
     free(opts);

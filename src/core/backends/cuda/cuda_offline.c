@@ -11,9 +11,7 @@
 
 extern const hkc_embedded_file hkc_cuda_headers[];
 
-/* nvcc in $CUDA_HOME, $CUDA_PATH, the toolkit hipkit was built with,
- * /usr/local/cuda, then PATH. */
-static int find_nvcc(char *out, size_t cap)
+int hkc_cuda_find_tool(const char *tool, char *out, size_t cap)
 {
     char dirs[3][4200];
     const char *homes[3] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), HKC_CUDA_INCLUDE "/.."};
@@ -25,7 +23,7 @@ static int find_nvcc(char *out, size_t cap)
             first[n++] = dirs[i];
         }
     first[n++] = "/usr/local/cuda/bin";
-    return hkc_find_program("nvcc", first, NULL, out, cap);
+    return hkc_find_program(tool, first, NULL, out, cap);
 }
 
 int hkc_cuda_compile_offline(hkc_backend *be, const char *const *targets, int ntargets,
@@ -34,7 +32,7 @@ int hkc_cuda_compile_offline(hkc_backend *be, const char *const *targets, int nt
 {
     (void)be;
     char nvcc[4096];
-    if (find_nvcc(nvcc, sizeof nvcc) != 0) {
+    if (hkc_cuda_find_tool("nvcc", nvcc, sizeof nvcc) != 0) {
         hkc_strbuf_puts(log, "nvcc not found in $CUDA_HOME/bin, $CUDA_PATH/bin, "
                              HKC_CUDA_INCLUDE "/../bin, /usr/local/cuda/bin or PATH: is the CUDA "
                              "toolkit installed? set CUDA_HOME");

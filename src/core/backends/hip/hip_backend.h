@@ -12,7 +12,8 @@
 #endif
 #include <hip/hip_runtime_api.h>
 
-#include "internal.h"
+#include "backend.h"
+#include "../gpu_common.h"
 
 #define HIP_MAX_DEVICES 16
 
@@ -25,23 +26,13 @@ typedef struct hip_device {
     int managed;
 } hip_device;
 
-/* A buffer's backend state (hk_buffer's impl; views have none, their
- * parent's stands for them). */
-typedef enum hip_buffer_kind {
-    HIP_BUF_DEVICE,     /* hipMalloc */
-    HIP_BUF_MANAGED,    /* hipMallocManaged */
-    HIP_BUF_HOST,       /* hipHostMalloc, mapped */
-    HIP_BUF_REGISTERED, /* mmap: the mapping registered with hipHostRegister */
-    HIP_BUF_STAGED,     /* mmap: a device copy (registration refused), written back if writable */
-} hip_buffer_kind;
-
+/* A buffer's backend state: g first (gpu_common.h). g.kind: hipMalloc,
+ * hipMallocManaged, hipHostMalloc (mapped), hipHostRegister, or a staged
+ * device copy of a mapping. */
 typedef struct hip_buffer {
-    struct hip_buffer *next, *prev;
-    hk_buffer *b;
-    hip_buffer_kind kind;
+    hkc_gpu_buffer g;
     void *mem;  /* what to free or unregister */
     void *host; /* STAGED: the mapping the copy stands for */
-    int dirty;  /* STAGED and writable: the copy may differ from the mapping */
 } hip_buffer;
 
 typedef struct hip_impl {
@@ -49,9 +40,7 @@ typedef struct hip_impl {
     hip_device devs[HIP_MAX_DEVICES];
     char toolchain[160];
     int native_headers; /* this ROCm ships hip/hip_bf16.h */
-    pthread_mutex_t lock; /* guards buffers */
-    hip_buffer *buffers;
-    int any_staged;       /* a staged mmap copy was ever made: launches then mark them dirty */
+    hkc_gpu_buffers buffers;
 } hip_impl;
 
 /* A loaded code object: the module and the ELF picked for the device. */
@@ -88,6 +77,54 @@ int hkc_hip_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void *
 /* Called once by probe: the toolchain string and which headers to supply. */
 void hkc_hip_compile_init(hip_impl *h);
 
+static inline hip_impl *hip_impl_of(hkc_backend *be) { return be->impl; }
+
+/* hip_device.c */
+int hkc_hip_probe(hkc_backend *be, hkc_strbuf *reason);
+void hkc_hip_destroy(hkc_backend *be);
+int hkc_hip_device_info(hkc_backend *be, int index, hk_device_info *out);
+/* hkc_fail with "WHAT: ERROR"; out of memory is HK_ENOMEM whatever code says. */
+int hkc_hip_fail(const hk_context *ctx, hipError_t e, int code, const char *what);
+/* Every call that touches a device makes it current first: the HIP runtime
+ * keeps the current device per thread. */
+hipError_t hkc_hip_use_dev(hkc_backend *be, int d);
+
+/* hip_memory.c */
+int hkc_hip_buf_alloc(hk_buffer *b);
+void hkc_hip_buf_free(hk_buffer *b);
+int hkc_hip_buf_register(hk_buffer *b);
+void hkc_hip_buf_unregister(hk_buffer *b);
+int hkc_hip_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_hip_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_hip_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                     size_t bytes);
+int hkc_hip_buf_fill(hk_buffer *b, const void *value);
+/* Frees or unregisters a buffer's memory. */
+void hkc_hip_release(hip_buffer *hb);
+/* A dirty staged copy back into its mapping. */
+hipError_t hkc_hip_write_back(hip_buffer *hb);
+/* As hkc_hip_write_back after synchronizing the device, warning on failure:
+ * the last chance at free and teardown. */
+void hkc_hip_final_write_back(hk_buffer *b, hip_buffer *hb);
+
+/* hip_module.c */
+int hkc_hip_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **bmod,
+                        hkc_strbuf *err);
+void hkc_hip_module_unload(hkc_backend *be, void *bmod);
+int hkc_hip_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+int hkc_hip_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
+                         hk_kernel_info *info, hkc_strbuf *err);
+
+/* hip_launch.c: launches, synchronize, events. */
+int hkc_hip_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                   const void *kernarg, size_t size);
+int hkc_hip_synchronize(hkc_backend *be, int dev);
+int hkc_hip_event_create(hk_event *e);
+void hkc_hip_event_destroy(hk_event *e);
+int hkc_hip_event_record(hk_event *e);
+int hkc_hip_event_synchronize(hk_event *e);
+int hkc_hip_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+
 /* hip_inspect.c: the code-object slots, no device needed. */
 int hkc_hip_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
                          hkc_strbuf *err);
@@ -95,6 +132,12 @@ int hkc_hip_code_extract(hkc_backend *be, const void *code, size_t size, const c
                          void **out, size_t *out_size, hkc_strbuf *err);
 /* Frees an entry's kernels and their arguments. */
 void hkc_hip_entry_clear(hk_code_entry *e);
+/* The AMDGPU entries of data (*entries malloc'd), or HK_EFORMAT saying what
+ * the bytes are. */
+struct hip_bundle_entry;
+int hkc_hip_entries_of(const void *code, size_t size, struct hip_bundle_entry **entries, int *count,
+                       hkc_strbuf *err);
+/* hip_disasm.c */
 int hkc_hip_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
                    hkc_strbuf *out);
 

@@ -106,7 +106,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     *code = NULL;
     *code_size = 0;
 
-    enum { MAX_HEADERS = 8 };
+    enum { MAX_HEADERS = 64 };
     const char *hnames[MAX_HEADERS], *htexts[MAX_HEADERS];
     int nh = 0;
     for (const hkc_embedded_file *f = hkc_hip_headers; f->path && !h->native_headers && nh < MAX_HEADERS; f++) {

@@ -1,5 +1,5 @@
-/* The AMD backend's code-object slots: inspection, extraction and
- * disassembly of raw AMDGPU ELF files and clang offload bundles. They need
+/* The AMD backend's code-object slots: inspection and extraction of raw
+ * AMDGPU ELF files and clang offload bundles (disassembly: hip_disasm.c). They need
  * comgr and no device: `hipkit inspect` works on any machine with ROCm. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +27,7 @@ static void info_free(hk_code_info *info)
     free(info);
 }
 
-/* The AMDGPU entries of data, or HK_EFORMAT saying what the bytes are. */
-static int entries_of(const void *code, size_t size, hip_bundle_entry **entries, int *count,
+int hkc_hip_entries_of(const void *code, size_t size, hip_bundle_entry **entries, int *count,
                       hkc_strbuf *err)
 {
     hip_code_kind kind = hkc_hip_code_kind(code, size);
@@ -47,7 +46,7 @@ int hkc_hip_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code
     (void)be;
     *out = NULL;
     hip_bundle_entry *ents = NULL;
-    int n = 0, r = entries_of(code, size, &ents, &n, err);
+    int n = 0, r = hkc_hip_entries_of(code, size, &ents, &n, err);
     if (r != 0)
         return r;
     hk_code_info *info = calloc(1, sizeof *info);
@@ -114,7 +113,7 @@ int hkc_hip_code_extract(hkc_backend *be, const void *code, size_t size, const c
 {
     (void)be;
     hip_bundle_entry *ents = NULL;
-    int n = 0, r = entries_of(code, size, &ents, &n, err);
+    int n = 0, r = hkc_hip_entries_of(code, size, &ents, &n, err);
     if (r != 0)
         return r;
     const hip_bundle_entry *e = find_entry(ents, n, entry);
@@ -134,41 +133,4 @@ int hkc_hip_code_extract(hkc_backend *be, const void *code, size_t size, const c
     *out_size = e->size;
     free(ents);
     return 0;
-}
-
-int hkc_hip_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
-                   hkc_strbuf *out)
-{
-    (void)be;
-    hip_bundle_entry *ents = NULL;
-    int n = 0, r = entries_of(code, size, &ents, &n, out);
-    if (r != 0)
-        return r;
-    int found = 0;
-    hkc_strbuf part;
-    hkc_strbuf_init(&part);
-    for (int i = 0; i < n; i++) {
-        hkc_strbuf_clear(&part);
-        int ri = hkc_hip_comgr_disasm((const char *)code + ents[i].offset, ents[i].size,
-                                      ents[i].target, kernel, &part);
-        if (ri == HK_ENOTFOUND && n > 1)
-            continue; /* a bundle entry without the kernel: the others may have it */
-        if (ri != 0) {
-            hkc_strbuf_clear(out);
-            hkc_strbuf_puts(out, part.data);
-            r = ri;
-            break;
-        }
-        if (n > 1)
-            hkc_strbuf_printf(out, "; ---- bundle entry %s (%s)\n", ents[i].id, ents[i].target);
-        hkc_strbuf_puts(out, part.data);
-        found++;
-    }
-    if (r == 0 && !found) {
-        hkc_strbuf_printf(out, "no entry of the bundle has a kernel '%s'", kernel ? kernel : "");
-        r = HK_ENOTFOUND;
-    }
-    hkc_strbuf_free(&part);
-    free(ents);
-    return r;
 }

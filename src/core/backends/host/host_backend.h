@@ -4,9 +4,8 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "backend.h"
 #include "host_pool.h"
-
 #include "process.h"
 
 /* hipkit's HIP headers, as tools/embed.py embeds them. */
@@ -33,11 +32,49 @@ typedef struct host_impl {
     host_alloc *allocs;
 } host_impl;
 
+/* host_device.c */
+int hkc_host_probe(hkc_backend *be, hkc_strbuf *reason);
+void hkc_host_destroy(hkc_backend *be);
+int hkc_host_device_info(hkc_backend *be, int index, hk_device_info *out);
+
+/* host_memory.c */
+int hkc_host_buf_alloc(hk_buffer *b);
+void hkc_host_buf_free(hk_buffer *b);
+int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                      size_t bytes);
+int hkc_host_buf_fill(hk_buffer *b, const void *value);
+/* Names the buffer of host_impl vh that addr falls in or next to, for
+ * fault messages (hkc_host_launch's describe_addr). */
+void hkc_host_describe_addr(void *vh, void *addr, char *out, size_t cap);
+
+/* host_module.c */
+int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
+                         hkc_strbuf *err);
+void hkc_host_module_unload(hkc_backend *be, void *bmod);
+int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
+                          hk_kernel_info *info, hkc_strbuf *err);
+
+/* host_launch.c: launches, synchronize, events. */
+int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
+                           const hk_launch_config *cfg, const void *kernarg, size_t size);
+int hkc_host_synchronize(hkc_backend *be, int dev);
+int hkc_host_event_create(hk_event *e);
+void hkc_host_event_destroy(hk_event *e);
+int hkc_host_event_record(hk_event *e);
+int hkc_host_event_synchronize(hk_event *e);
+int hkc_host_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+
 /* host_compile.c */
 const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* The source preprocessed for kernel discovery: the user's lines. */
+int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
+                        hkc_strbuf *log);
 /* This machine's target only (compile-only work, build-time images). */
 int hkc_host_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
                               hkc_strbuf *err);

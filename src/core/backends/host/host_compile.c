@@ -12,6 +12,7 @@
 
 #include "host_backend.h"
 #include "host_source.h"
+#include "pp_text.h"
 #include "process.h"
 #include "hip/hipkit_host_abi.h"
 
@@ -321,4 +322,86 @@ int hkc_host_compile_target(hkc_backend *be, const char *target, const hkc_compi
 {
     (void)target; /* normalised: this machine's */
     return hkc_host_compile(be, 0, job, code, code_size, log);
+}
+
+/* A line of the preprocessed text is the user's unless it comes from a
+ * system header, hipkit's own headers or the compiler's built-ins. */
+static int user_file(const char *file, int system, void *arg)
+{
+    const char *ours = arg;
+    return !system && file[0] != '<' && strncmp(file, ours, strlen(ours)) != 0;
+}
+
+/* The source preprocessed as the compile will see it (same headers, flags
+ * and defines), with __HIPKIT_DISCOVER__ so that __global__ survives, cut
+ * down to the user's lines: what kernel discovery scans. */
+int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
+                        hkc_strbuf *log)
+{
+    (void)dev;
+    host_impl *h = be->impl;
+    int r = ensure_headers(h, log);
+    if (r)
+        return r;
+    unsigned serial = h->serial++;
+    char src[4200], out[4200], inc[4200], ours[4200];
+    snprintf(src, sizeof src, "%s/p%u-%d.cpp", h->workdir, serial, (int)getpid());
+    snprintf(out, sizeof out, "%s/p%u-%d.ii", h->workdir, serial, (int)getpid());
+    snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
+    snprintf(ours, sizeof ours, "%s/include/", h->workdir);
+    hkc_strbuf tu;
+    hkc_strbuf_init(&tu);
+    hkc_strbuf_puts(&tu, "#include <hip/hip_runtime.h>\n");
+    hkc_pp_line_directive(&tu, 1, job->name);
+    hkc_strbuf_puts(&tu, job->source);
+    hkc_strbuf_puts(&tu, "\n");
+    int e = hkc_host_write_file(src, tu.data, tu.len);
+    hkc_strbuf_free(&tu);
+    if (e) {
+        hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
+        return HK_EIO;
+    }
+    char wbuf[1024], *words[64];
+    int nw = compiler_words(wbuf, sizeof wbuf, words, 16);
+    const char **argv = calloc((size_t)(nw + job->nflags + 12), sizeof *argv);
+    if (!argv) {
+        unlink(src);
+        return HK_ENOMEM;
+    }
+    int a = 0;
+    for (int i = 0; i < nw; i++)
+        argv[a++] = words[i];
+    argv[a++] = "-E";
+    argv[a++] = "-std=c++17";
+    argv[a++] = "-D__HIPKIT_DISCOVER__";
+    argv[a++] = inc;
+    for (int i = 0; i < job->nflags; i++)
+        argv[a++] = job->flags[i];
+    argv[a++] = "-x";
+    argv[a++] = "c++";
+    argv[a++] = src;
+    argv[a++] = "-o";
+    argv[a++] = out;
+    argv[a] = NULL;
+    hkc_strbuf said;
+    hkc_strbuf_init(&said);
+    int status = hkc_run_capture((char *const *)argv, NULL, &said);
+    free(argv);
+    unlink(src);
+    char *text = NULL;
+    if (status == 0 && (e = hkc_read_file(out, &text, NULL)) != 0)
+        hkc_strbuf_printf(&said, "cannot read the preprocessor's output %s: %s", out,
+                          strerror(-e));
+    unlink(out);
+    if (status < 0)
+        hkc_strbuf_printf(log, "cannot run the C++ compiler '%s' (set HIPKIT_CXX to choose one): "
+                               "%s", words[0], strerror(-status));
+    else if (!text)
+        hkc_strbuf_printf(log, "compiling %s failed:\n%s", job->name, said.data);
+    hkc_strbuf_free(&said);
+    if (!text)
+        return HK_ECOMPILE;
+    hkc_pp_filter(text, user_file, ours, pp);
+    free(text);
+    return pp->oom ? HK_ENOMEM : 0;
 }

@@ -4,222 +4,75 @@
  * `extern __shared__ T s[];` cannot be kept as it is: C++ has no storage that
  * is sized at launch, so the name must become a pointer to the block's
  * dynamic_shared. Doing it in the source, not with a macro, is what lets the
- * same spelling work inside a kernel and at namespace scope. The scan is a
- * small tokenizer, enough to skip comments, literals and directives and to
- * tell a function body from a namespace (or extern "C") block. */
+ * same spelling work inside a kernel and at namespace scope. The scan runs on
+ * the core's C++ tokenizer (cpp_lexer.h), which skips comments, literals and
+ * directives; braces tell a function body from a namespace (or extern "C")
+ * block. */
 #include "host_source.h"
+#include "pp_text.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpp_lexer.h"
 #include "hipkit/hipkit.h"
-
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
-
-static int is_ident_start(int c) { return isalpha(c) || c == '_' || c == '$'; }
-static int is_ident_char(int c) { return isalnum(c) || c == '_' || c == '$'; }
-
-static int span_is(span t, const char *word)
-{
-    size_t n = strlen(word);
-    return t.n == n && memcmp(t.p, word, n) == 0;
-}
-
-/* Length of the comment at s[i], or 0. Counts its newlines into *nl. */
-static size_t comment_len(const char *s, size_t i, size_t len, int *nl)
-{
-    if (i + 1 >= len || s[i] != '/')
-        return 0;
-    size_t j = i + 2;
-    if (s[i + 1] == '/') {
-        while (j < len && s[j] != '\n') {
-            if (s[j] == '\\' && j + 1 < len && s[j + 1] == '\n') {
-                (*nl)++;
-                j++;
-            }
-            j++;
-        }
-        return j - i;
-    }
-    if (s[i + 1] == '*') {
-        while (j + 1 < len && !(s[j] == '*' && s[j + 1] == '/')) {
-            if (s[j] == '\n')
-                (*nl)++;
-            j++;
-        }
-        return (j + 1 < len ? j + 2 : len) - i;
-    }
-    return 0;
-}
-
-/* Length of the quoted literal starting at s[i] (s[i] is the quote). */
-static size_t quoted_len(const char *s, size_t i, size_t len, int *nl)
-{
-    char q = s[i];
-    size_t j = i + 1;
-    while (j < len && s[j] != q && s[j] != '\n') {
-        if (s[j] == '\\' && j + 1 < len) {
-            if (s[j + 1] == '\n')
-                (*nl)++;
-            j++;
-        }
-        j++;
-    }
-    return (j < len && s[j] == q ? j + 1 : j) - i;
-}
-
-/* Length of the raw string literal body starting at s[i] == '"' after an R
- * prefix: "delim( ... )delim". */
-static size_t raw_len(const char *s, size_t i, size_t len, int *nl)
-{
-    size_t j = i + 1, d0 = j;
-    while (j < len && s[j] != '(' && j - d0 < 16)
-        j++;
-    if (j >= len || s[j] != '(')
-        return quoted_len(s, i, len, nl);
-    size_t dn = j - d0;
-    for (j++; j < len; j++) {
-        if (s[j] == '\n')
-            (*nl)++;
-        if (s[j] == ')' && j + 1 + dn < len && memcmp(s + j + 1, s + d0, dn) == 0 &&
-            s[j + 1 + dn] == '"')
-            return j + 2 + dn - i;
-    }
-    return len - i;
-}
-
-/* Skips whitespace and comments; returns the number of newlines crossed. */
-static int skip_blank(const char *s, size_t *i, size_t len)
-{
-    int nl = 0;
-    for (;;) {
-        if (*i >= len)
-            return nl;
-        char c = s[*i];
-        if (c == '\n') {
-            nl++;
-            (*i)++;
-        } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            (*i)++;
-        } else if (c == '\\' && *i + 1 < len && s[*i + 1] == '\n') {
-            nl++;
-            *i += 2;
-        } else {
-            size_t n = comment_len(s, *i, len, &nl);
-            if (!n)
-                return nl;
-            *i += n;
-        }
-    }
-}
-
-/* One token at s[*i] (no blanks before it): identifier, number, literal or
- * punctuator ("::" is one token). */
-static span next_token(const char *s, size_t *i, size_t len, int *nl)
-{
-    size_t j = *i;
-    if (j >= len)
-        return (span){s + len, 0};
-    char c = s[j];
-    if (is_ident_start((unsigned char)c)) {
-        while (j < len && is_ident_char((unsigned char)s[j]))
-            j++;
-    } else if (isdigit((unsigned char)c) ||
-               (c == '.' && j + 1 < len && isdigit((unsigned char)s[j + 1]))) {
-        while (j < len) {
-            char d = s[j];
-            if ((d == '+' || d == '-') && strchr("eEpP", s[j - 1]))
-                j++;
-            else if (is_ident_char((unsigned char)d) || d == '.' ||
-                     (d == '\'' && j + 1 < len && isalnum((unsigned char)s[j + 1])))
-                j++;
-            else
-                break;
-        }
-    } else if (c == '"' || c == '\'') {
-        j += quoted_len(s, j, len, nl);
-    } else if (c == ':' && j + 1 < len && s[j + 1] == ':') {
-        j += 2;
-    } else {
-        j++;
-    }
-    span t = {s + *i, j - *i};
-    *i = j;
-    return t;
-}
-
-static void put_line_directive(hkc_strbuf *out, int line, const char *name)
-{
-    hkc_strbuf_printf(out, "#line %d \"", line);
-    for (const char *p = name; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            hkc_strbuf_printf(out, "\\%c", *p);
-        else if ((unsigned char)*p < 0x20)
-            hkc_strbuf_puts(out, "?");
-        else
-            hkc_strbuf_append(out, p, 1);
-    }
-    hkc_strbuf_puts(out, "\"\n");
-}
 
 #define MAX_DECL_TOKENS 64
 
-/* Tries to read `extern __shared__ TYPE NAME[] DIMS;` at s[start] (the
- * `extern`). On success writes the replacement into out and returns the
- * offset just past the `;`, else returns 0 and writes nothing. */
-static size_t rewrite_dynamic_shared(const char *s, size_t start, size_t len, int line,
-                                     int in_function, const char *name, hkc_strbuf *out)
+/* Tries to read `extern __shared__ TYPE NAME[] DIMS;` from lx, whose last
+ * token was `ext`. On success writes the replacement into out, leaves lx
+ * just past the `;` and returns 1; else returns 0 (the caller restores lx)
+ * and writes nothing. */
+static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_function,
+                                  hkc_strbuf *out)
 {
-    span tok[MAX_DECL_TOKENS];
-    int ntok = 0, nl = 0;
-    size_t i = start;
+    hkc_tok tok[MAX_DECL_TOKENS], semi;
+    int ntok = 0;
+    tok[ntok++] = *ext;
     for (;;) {
-        nl += skip_blank(s, &i, len);
-        if (i >= len || ntok == MAX_DECL_TOKENS)
+        hkc_lex_next(lx, &semi);
+        if (semi.kind == HKC_TOK_EOF || semi.kind == HKC_TOK_DIRECTIVE ||
+            ntok == MAX_DECL_TOKENS || hkc_tok_punct(&semi, '#'))
             return 0;
-        if (s[i] == '#')
-            return 0;
-        span t = next_token(s, &i, len, &nl);
-        if (span_is(t, ";"))
+        if (hkc_tok_punct(&semi, ';'))
             break;
-        if (span_is(t, "{") || span_is(t, "}") || span_is(t, "="))
+        if (hkc_tok_punct(&semi, '{') || hkc_tok_punct(&semi, '}') || hkc_tok_punct(&semi, '='))
             return 0;
-        tok[ntok++] = t;
+        tok[ntok++] = semi;
     }
+    /* The replacement ends with as many newlines as the declaration spans,
+     * so that the lines after it keep their numbers. */
+    int nl = semi.line - ext->line;
     /* tok[0] is `extern`. Drop it, __shared__ and attribute groups. */
-    span keep[MAX_DECL_TOKENS];
+    hkc_tok keep[MAX_DECL_TOKENS];
     int nkeep = 0, shared = 0;
     for (int k = 1; k < ntok; k++) {
-        span t = tok[k];
-        if (span_is(t, "__shared__")) {
+        hkc_tok t = tok[k];
+        if (hkc_tok_is(&t, "__shared__")) {
             shared = 1;
             continue;
         }
-        if (span_is(t, "__align__") || span_is(t, "alignas") || span_is(t, "__attribute__") ||
-            span_is(t, "__declspec")) {
-            if (k + 1 >= ntok || !span_is(tok[k + 1], "("))
+        if (hkc_tok_is(&t, "__align__") || hkc_tok_is(&t, "alignas") || hkc_tok_is(&t, "__attribute__") ||
+            hkc_tok_is(&t, "__declspec")) {
+            if (k + 1 >= ntok || !hkc_tok_is(&tok[k + 1], "("))
                 return 0;
             int depth = 0;
             for (k++; k < ntok; k++) {
-                if (span_is(tok[k], "("))
+                if (hkc_tok_is(&tok[k], "("))
                     depth++;
-                else if (span_is(tok[k], ")") && --depth == 0)
+                else if (hkc_tok_is(&tok[k], ")") && --depth == 0)
                     break;
             }
             if (k >= ntok)
                 return 0;
             continue;
         }
-        if (span_is(t, "[") && k + 1 < ntok && span_is(tok[k + 1], "[")) { /* [[attr]] */
+        if (hkc_tok_is(&t, "[") && k + 1 < ntok && hkc_tok_is(&tok[k + 1], "[")) { /* [[attr]] */
             int depth = 0;
             for (; k < ntok; k++) {
-                if (span_is(tok[k], "["))
+                if (hkc_tok_is(&tok[k], "["))
                     depth++;
-                else if (span_is(tok[k], "]") && --depth == 0)
+                else if (hkc_tok_is(&tok[k], "]") && --depth == 0)
                     break;
             }
             if (k >= ntok)
@@ -233,17 +86,17 @@ static size_t rewrite_dynamic_shared(const char *s, size_t start, size_t len, in
     /* keep = TYPE... NAME [ ] DIMS... */
     int open = -1;
     for (int k = 0; k < nkeep; k++)
-        if (span_is(keep[k], "[")) {
+        if (hkc_tok_is(&keep[k], "[")) {
             open = k;
             break;
         }
-    if (open < 2 || open + 1 >= nkeep || !span_is(keep[open + 1], "]"))
+    if (open < 2 || open + 1 >= nkeep || !hkc_tok_is(&keep[open + 1], "]"))
         return 0;
-    span var = keep[open - 1];
-    if (!is_ident_start((unsigned char)var.p[0]))
+    hkc_tok var = keep[open - 1];
+    if (var.kind != HKC_TOK_IDENT)
         return 0;
     for (int k = 0; k < open - 1; k++)
-        if (span_is(keep[k], "(") || span_is(keep[k], ")") || span_is(keep[k], "["))
+        if (hkc_tok_is(&keep[k], "(") || hkc_tok_is(&keep[k], ")") || hkc_tok_is(&keep[k], "["))
             return 0;
 
     hkc_strbuf type, dims;
@@ -265,8 +118,6 @@ static size_t rewrite_dynamic_shared(const char *s, size_t start, size_t len, in
         for (int k = 0; k < nl; k++)
             hkc_strbuf_puts(out, "\n");
     } else {
-        (void)line; /* same line: no #line needed */
-        (void)name;
         /* At namespace scope a name must stay a name (a::NAME must work):
          * an empty object that acts as the array, on the same line. */
         hkc_strbuf_printf(out, "static const hk_host_shared_array<%s%s> %.*s{};", type.data,
@@ -276,17 +127,111 @@ static size_t rewrite_dynamic_shared(const char *s, size_t start, size_t len, in
     }
     hkc_strbuf_free(&type);
     hkc_strbuf_free(&dims);
-    return i;
+    return 1;
 }
 
-static int valid_identifier(const char *p)
+/* Which kind of block each open brace began: a namespace or linkage block
+ * ('n'), where a declaration is at namespace scope, or anything else ('o'). */
+typedef struct scopes {
+    char *kind;
+    size_t n, cap;
+    size_t in_body;   /* open 'o' braces */
+    int ns_pending;   /* the next '{' opens a namespace or linkage block */
+    int after_extern; /* the last token was an `extern` left as it is */
+} scopes;
+
+static int scopes_open(scopes *sc)
 {
-    if (!p || !is_ident_start((unsigned char)*p))
+    if (sc->n == sc->cap) {
+        size_t ncap = sc->cap ? 2 * sc->cap : 64;
+        char *nk = realloc(sc->kind, ncap);
+        if (!nk)
+            return HK_ENOMEM;
+        sc->kind = nk;
+        sc->cap = ncap;
+    }
+    sc->kind[sc->n++] = sc->ns_pending ? 'n' : 'o';
+    if (!sc->ns_pending)
+        sc->in_body++;
+    sc->ns_pending = 0;
+    return 0;
+}
+
+/* Follows one token other than `extern` (t) through the block structure. */
+static int scopes_see(scopes *sc, const hkc_tok *t)
+{
+    /* extern "C" { opens a linkage block: only a plain literal names one. */
+    if (t->kind == HKC_TOK_STR && t->p[0] == '"') {
+        if (sc->after_extern)
+            sc->ns_pending = 1;
+        sc->after_extern = 0;
         return 0;
-    for (; *p; p++)
-        if (!is_ident_char((unsigned char)*p))
-            return 0;
-    return 1;
+    }
+    sc->after_extern = 0;
+    if (hkc_tok_is(t, "namespace")) {
+        sc->ns_pending = 1;
+    } else if (hkc_tok_punct(t, '{')) {
+        return scopes_open(sc);
+    } else if (hkc_tok_punct(t, '}')) {
+        if (sc->n && sc->kind[--sc->n] == 'o')
+            sc->in_body--;
+        sc->ns_pending = 0;
+    } else if (hkc_tok_punct(t, ';') || hkc_tok_punct(t, '(') || hkc_tok_punct(t, ')') ||
+               hkc_tok_punct(t, '=')) {
+        sc->ns_pending = 0;
+    }
+    return 0;
+}
+
+/* Copies source into out with every dynamic shared declaration rewritten. */
+static int rewrite_source(const char *source, hkc_strbuf *out)
+{
+    scopes sc = {0};
+    hkc_lexer lx;
+    hkc_tok t;
+    size_t len = strlen(source), copied = 0;
+    int rc = 0;
+    hkc_lex_init(&lx, source, len);
+    for (hkc_lex_next(&lx, &t); t.kind != HKC_TOK_EOF && !rc; hkc_lex_next(&lx, &t)) {
+        if (t.kind == HKC_TOK_DIRECTIVE)
+            continue;
+        if (!hkc_tok_is(&t, "extern")) {
+            rc = scopes_see(&sc, &t);
+            continue;
+        }
+        hkc_strbuf repl;
+        hkc_strbuf_init(&repl);
+        hkc_lexer before = lx;
+        if (rewrite_dynamic_shared(&lx, &t, sc.in_body > 0, &repl)) {
+            hkc_strbuf_append(out, source + copied, (size_t)(t.p - source) - copied);
+            hkc_strbuf_append(out, repl.data, repl.len);
+            copied = (size_t)(lx.p - source);
+            sc.after_extern = 0;
+        } else {
+            lx = before;
+            sc.after_extern = 1;
+        }
+        hkc_strbuf_free(&repl);
+    }
+    free(sc.kind);
+    hkc_strbuf_append(out, source + copied, len - copied);
+    return rc;
+}
+
+/* The table hip_runtime.h's HK_HOST_KERNEL... macros turn into the list of
+ * launchable kernels. */
+static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkernels,
+                             hkc_strbuf *out)
+{
+    hkc_strbuf_puts(out, "\n");
+    hkc_pp_line_directive(out, 1, "<hipkit kernel table>");
+    for (int k = 0; k < nkernels; k++)
+        hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name,
+                          kernels[k].uses_sync ? 1 : 0);
+    hkc_strbuf_puts(out, "HK_HOST_KERNEL_TABLE_BEGIN\n");
+    for (int k = 0; k < nkernels; k++)
+        hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
+    hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
 }
 
 int hkc_host_source_prepare(const char *name, const char *source,
@@ -299,7 +244,7 @@ int hkc_host_source_prepare(const char *name, const char *source,
         return HK_EINVAL;
     }
     for (int k = 0; k < nkernels; k++)
-        if (!valid_identifier(kernels[k].name)) {
+        if (!hkc_is_identifier(kernels[k].name)) {
             if (err)
                 hkc_strbuf_printf(err, "%s: kernel %d has no valid name (\"%s\")", name, k,
                                   kernels[k].name ? kernels[k].name : "(null)");
@@ -307,119 +252,11 @@ int hkc_host_source_prepare(const char *name, const char *source,
         }
 
     hkc_strbuf_puts(out, "#include <hip/hip_runtime.h>\n");
-    put_line_directive(out, 1, name);
-
-    /* Brace kinds: 'n' namespace or linkage block, 'o' anything else. */
-    char *braces = NULL;
-    size_t nbraces = 0, cap = 0, in_body = 0; /* in_body counts 'o' braces */
-    int ns_pending = 0, after_extern = 0;
-    const char *s = source;
-    size_t len = strlen(source), i = 0, copied = 0;
-    int line = 1, at_bol = 1;
-
-    while (i < len) {
-        char c = s[i];
-        if (c == '\n') {
-            line++;
-            at_bol = 1;
-            i++;
-            continue;
-        }
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            i++;
-            continue;
-        }
-        int nl = 0;
-        size_t n = comment_len(s, i, len, &nl);
-        if (n) {
-            i += n;
-            line += nl;
-            continue;
-        }
-        if (c == '#' && at_bol) { /* a directive, with its continuation lines */
-            while (i < len && s[i] != '\n') {
-                if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\n') {
-                    line++;
-                    i++;
-                } else if (s[i] == '/' && (n = comment_len(s, i, len, &nl))) {
-                    i += n - 1;
-                }
-                i++;
-            }
-            continue;
-        }
-        at_bol = 0;
-        size_t tstart = i;
-        span t = next_token(s, &i, len, &nl);
-        /* Raw strings: the prefix was read as an identifier. */
-        if (i < len && s[i] == '"' && t.n <= 3 && t.p[t.n - 1] == 'R' &&
-            (span_is(t, "R") || span_is(t, "LR") || span_is(t, "uR") || span_is(t, "UR") ||
-             span_is(t, "u8R"))) {
-            i += raw_len(s, i, len, &nl);
-            line += nl;
-            continue;
-        }
-        line += nl;
-        if (t.p[0] == '"') {
-            if (after_extern)
-                ns_pending = 1; /* extern "C" { */
-            after_extern = 0;
-            continue;
-        }
-        after_extern = 0;
-        if (span_is(t, "extern")) {
-            hkc_strbuf repl;
-            hkc_strbuf_init(&repl);
-            size_t end = rewrite_dynamic_shared(s, tstart, len, line, in_body > 0, name, &repl);
-            if (end) {
-                hkc_strbuf_append(out, s + copied, tstart - copied);
-                hkc_strbuf_append(out, repl.data, repl.len);
-                for (size_t k = tstart; k < end; k++)
-                    if (s[k] == '\n')
-                        line++;
-                i = copied = end;
-                hkc_strbuf_free(&repl);
-                continue;
-            }
-            hkc_strbuf_free(&repl);
-            after_extern = 1;
-        } else if (span_is(t, "namespace")) {
-            ns_pending = 1;
-        } else if (span_is(t, "{")) {
-            if (nbraces == cap) {
-                size_t ncap = cap ? 2 * cap : 64;
-                char *nb = realloc(braces, ncap);
-                if (!nb) {
-                    free(braces);
-                    return HK_ENOMEM;
-                }
-                braces = nb;
-                cap = ncap;
-            }
-            braces[nbraces++] = ns_pending ? 'n' : 'o';
-            if (!ns_pending)
-                in_body++;
-            ns_pending = 0;
-        } else if (span_is(t, "}")) {
-            if (nbraces && braces[--nbraces] == 'o')
-                in_body--;
-            ns_pending = 0;
-        } else if (span_is(t, ";") || span_is(t, "(") || span_is(t, ")") || span_is(t, "=")) {
-            ns_pending = 0;
-        }
-    }
-    free(braces);
-    hkc_strbuf_append(out, s + copied, len - copied);
-
-    hkc_strbuf_puts(out, "\n");
-    put_line_directive(out, 1, "<hipkit kernel table>");
-    for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name,
-                          kernels[k].uses_sync ? 1 : 0);
-    hkc_strbuf_puts(out, "HK_HOST_KERNEL_TABLE_BEGIN\n");
-    for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
-    hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
+    hkc_pp_line_directive(out, 1, name);
+    int rc = rewrite_source(source, out);
+    if (rc)
+        return rc;
+    put_kernel_table(kernels, nkernels, out);
     if (out->oom) {
         if (err)
             hkc_strbuf_puts(err, "out of memory writing the host translation unit");

@@ -2,7 +2,7 @@
 #ifndef HKC_HOST_SOURCE_H
 #define HKC_HOST_SOURCE_H
 
-#include "signature.h"
+#include "source_scan.h"
 #include "strbuf.h"
 
 #ifdef __cplusplus

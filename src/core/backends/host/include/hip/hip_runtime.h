@@ -6,8 +6,8 @@
  * pool, a block's threads either as a plain loop (kernels that never reach a
  * barrier or a warp operation) or as fibers. The implementation lives in
  * hipkit_host_device.h; the contract with the runtime in hipkit_host_abi.h. */
-#ifndef HIPKIT_HIP_RUNTIME_H
-#define HIPKIT_HIP_RUNTIME_H
+#ifndef __HK_HIP_RUNTIME_H
+#define __HK_HIP_RUNTIME_H
 
 #include "hipkit_host_device.h"
 

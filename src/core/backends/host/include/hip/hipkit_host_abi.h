@@ -12,8 +12,8 @@
  *   const uint32_t hk_host_kernel_count;
  *   const hk_host_kernel_desc hk_host_kernels[]; one per __global__ function
  */
-#ifndef HIPKIT_HOST_ABI_H
-#define HIPKIT_HOST_ABI_H
+#ifndef __HK_HOST_ABI_H
+#define __HK_HOST_ABI_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +50,7 @@ typedef struct hk_host_block {
     const char *kernel;   /* name, for messages */
 } hk_host_block;
 
-typedef void (*hk_host_thread_fn)(void *closure, const hk_host_thread *t);
+typedef void (*hk_host_thread_fn)(void *__closure, const hk_host_thread *__t);
 
 /* Services of the runtime. Grows only at the end; check `size`. */
 typedef struct hk_host_runtime {
@@ -58,7 +58,7 @@ typedef struct hk_host_runtime {
     uint32_t version;
     /* Runs fn once for every thread of the block, each on its own fiber, all
      * on the calling OS thread; returns when every thread has returned. */
-    void (*run_fibers)(const hk_host_block *b, hk_host_thread_fn fn, void *closure);
+    void (*run_fibers)(const hk_host_block *__b, hk_host_thread_fn __fn, void *__closure);
     /* Block barrier. Only valid on a fiber started by run_fibers. A thread
      * that has returned counts as arrived. */
     void (*syncthreads)(void);
@@ -67,16 +67,16 @@ typedef struct hk_host_runtime {
     /* Warp exchange: every live lane of the warp calls it; each contributes
      * `value` and receives the value contributed by lane `src` (0..63), or its
      * own value when `src` is out of range or that lane has returned. */
-    uint64_t (*shfl)(uint64_t value, int src);
+    uint64_t (*shfl)(uint64_t __value, int __src);
     /* Bit i set when lane i is live and passed a nonzero `pred`. */
-    uint64_t (*ballot)(int pred);
+    uint64_t (*ballot)(int __pred);
     /* Bit i set when lane i of the caller's warp is live. */
     uint64_t (*activemask)(void);
     /* Ends the launch with an error whose text is msg (copied): failed
      * assertions, __trap, a barrier reached in loop mode. Does not return. */
-    void (*fail)(const char *msg) __attribute__((noreturn));
+    void (*fail)(const char *__msg) __attribute__((noreturn));
     /* Writes device printf output (one call per printf, kept whole). */
-    void (*print)(const char *text, size_t n);
+    void (*print)(const char *__text, size_t __n);
 } hk_host_runtime;
 
 /* One kernel of the module. */
@@ -85,8 +85,8 @@ typedef struct hk_host_kernel_desc {
     /* Runs one whole block: unpacks the kernarg buffer (C struct layout of the
      * parameters) and runs every thread, as a plain loop when uses_sync is 0,
      * else through rt->run_fibers. */
-    void (*run_block)(const hk_host_runtime *rt, const hk_host_block *b,
-                      const void *kernarg);
+    void (*run_block)(const hk_host_runtime *__rt, const hk_host_block *__b,
+                      const void *__kernarg);
     uint32_t nparams;
     const uint32_t *param_size;  /* sizeof each parameter type */
     const uint32_t *param_align; /* alignof each parameter type */

@@ -16,8 +16,8 @@
  *   their own coordinates in when they start and again after every runtime
  *   call that can switch fibers (another fiber of the block overwrote them
  *   while this one was suspended). */
-#ifndef HIPKIT_HOST_DEVICE_H
-#define HIPKIT_HOST_DEVICE_H
+#ifndef __HK_HOST_DEVICE_H
+#define __HK_HOST_DEVICE_H
 
 #ifndef __cplusplus
 #error "hip/hip_runtime.h of hipkit's CPU backend needs C++"
@@ -51,7 +51,11 @@
 /* ------------------------------------------------------------------------ */
 /* Qualifiers */
 
+/* Kernel discovery preprocesses the source with __HIPKIT_DISCOVER__ and
+ * looks for __global__ in the result: leave the word as it is then. */
+#ifndef __HIPKIT_DISCOVER__
 #define __global__ __attribute__((visibility("hidden")))
+#endif
 #define __device__
 #define __host__
 #define __constant__
@@ -60,211 +64,211 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
-#define __align__(n) __attribute__((aligned(n)))
+#define __align__(__n) __attribute__((aligned(__n)))
 /* __restrict__ is already a GNU C++ keyword. */
 
 /* ------------------------------------------------------------------------ */
-/* Vector types: hk_host_vec<T, N>, spelled float4 etc. Alignment follows the
+/* Vector types: __hk_vec<T, N>, spelled float4 etc. Alignment follows the
  * HIP/clang vector types for N = 1, 2, 4 (N elements, so float2 8, float4 16,
  * double2 16, double4 32) and the element's for N = 3 (float3 is 12 bytes). */
 
-template <typename T, unsigned N>
-struct hk_host_vec;
+template <typename _Hk_T, unsigned _Hk_N>
+struct __hk_vec;
 
-#define HK_HOST_VEC_ALIGN_(T, N) ((N) == 3 ? alignof(T) : (N) * sizeof(T))
+#define __HK_VEC_ALIGN_(_Hk_T, _Hk_N) ((_Hk_N) == 3 ? alignof(_Hk_T) : (_Hk_N) * sizeof(_Hk_T))
 
-template <typename T>
-struct alignas(HK_HOST_VEC_ALIGN_(T, 1)) hk_host_vec<T, 1> {
-    typedef T value_type;
-    T x;
-    hk_host_vec() = default;
-    template <typename A, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
-    constexpr hk_host_vec(A a) : x(static_cast<T>(a)) {}
+template <typename _Hk_T>
+struct alignas(__HK_VEC_ALIGN_(_Hk_T, 1)) __hk_vec<_Hk_T, 1> {
+    typedef _Hk_T value_type;
+    _Hk_T x;
+    __hk_vec() = default;
+    template <typename _Hk_A, typename = std::enable_if_t<std::is_arithmetic<_Hk_A>::value>>
+    constexpr __hk_vec(_Hk_A __a) : x(static_cast<_Hk_T>(__a)) {}
 };
 
-template <typename T>
-struct alignas(HK_HOST_VEC_ALIGN_(T, 2)) hk_host_vec<T, 2> {
-    typedef T value_type;
-    T x, y;
-    hk_host_vec() = default;
-    template <typename A, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
-    explicit constexpr hk_host_vec(A a) : x(static_cast<T>(a)), y(static_cast<T>(a)) {}
-    template <typename A, typename B>
-    constexpr hk_host_vec(A a, B b) : x(static_cast<T>(a)), y(static_cast<T>(b)) {}
+template <typename _Hk_T>
+struct alignas(__HK_VEC_ALIGN_(_Hk_T, 2)) __hk_vec<_Hk_T, 2> {
+    typedef _Hk_T value_type;
+    _Hk_T x, y;
+    __hk_vec() = default;
+    template <typename _Hk_A, typename = std::enable_if_t<std::is_arithmetic<_Hk_A>::value>>
+    explicit constexpr __hk_vec(_Hk_A __a) : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__a)) {}
+    template <typename _Hk_A, typename _Hk_B>
+    constexpr __hk_vec(_Hk_A __a, _Hk_B __b) : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__b)) {}
 };
 
-template <typename T>
-struct alignas(HK_HOST_VEC_ALIGN_(T, 3)) hk_host_vec<T, 3> {
-    typedef T value_type;
-    T x, y, z;
-    hk_host_vec() = default;
-    template <typename A, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
-    explicit constexpr hk_host_vec(A a)
-        : x(static_cast<T>(a)), y(static_cast<T>(a)), z(static_cast<T>(a)) {}
-    template <typename A, typename B, typename C>
-    constexpr hk_host_vec(A a, B b, C c)
-        : x(static_cast<T>(a)), y(static_cast<T>(b)), z(static_cast<T>(c)) {}
+template <typename _Hk_T>
+struct alignas(__HK_VEC_ALIGN_(_Hk_T, 3)) __hk_vec<_Hk_T, 3> {
+    typedef _Hk_T value_type;
+    _Hk_T x, y, z;
+    __hk_vec() = default;
+    template <typename _Hk_A, typename = std::enable_if_t<std::is_arithmetic<_Hk_A>::value>>
+    explicit constexpr __hk_vec(_Hk_A __a)
+        : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__a)), z(static_cast<_Hk_T>(__a)) {}
+    template <typename _Hk_A, typename _Hk_B, typename _Hk_C>
+    constexpr __hk_vec(_Hk_A __a, _Hk_B __b, _Hk_C __c)
+        : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__b)), z(static_cast<_Hk_T>(__c)) {}
 };
 
-template <typename T>
-struct alignas(HK_HOST_VEC_ALIGN_(T, 4)) hk_host_vec<T, 4> {
-    typedef T value_type;
-    T x, y, z, w;
-    hk_host_vec() = default;
-    template <typename A, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
-    explicit constexpr hk_host_vec(A a)
-        : x(static_cast<T>(a)), y(static_cast<T>(a)), z(static_cast<T>(a)),
-          w(static_cast<T>(a)) {}
-    template <typename A, typename B, typename C, typename D>
-    constexpr hk_host_vec(A a, B b, C c, D d)
-        : x(static_cast<T>(a)), y(static_cast<T>(b)), z(static_cast<T>(c)),
-          w(static_cast<T>(d)) {}
+template <typename _Hk_T>
+struct alignas(__HK_VEC_ALIGN_(_Hk_T, 4)) __hk_vec<_Hk_T, 4> {
+    typedef _Hk_T value_type;
+    _Hk_T x, y, z, w;
+    __hk_vec() = default;
+    template <typename _Hk_A, typename = std::enable_if_t<std::is_arithmetic<_Hk_A>::value>>
+    explicit constexpr __hk_vec(_Hk_A __a)
+        : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__a)), z(static_cast<_Hk_T>(__a)),
+          w(static_cast<_Hk_T>(__a)) {}
+    template <typename _Hk_A, typename _Hk_B, typename _Hk_C, typename _Hk_D>
+    constexpr __hk_vec(_Hk_A __a, _Hk_B __b, _Hk_C __c, _Hk_D __d)
+        : x(static_cast<_Hk_T>(__a)), y(static_cast<_Hk_T>(__b)), z(static_cast<_Hk_T>(__c)),
+          w(static_cast<_Hk_T>(__d)) {}
 };
 
-template <typename T, unsigned N>
-using HIP_vector_type = hk_host_vec<T, N>;
+template <typename _Hk_T, unsigned _Hk_N>
+using HIP_vector_type = __hk_vec<_Hk_T, _Hk_N>;
 
-template <typename T, unsigned N, typename F>
-constexpr hk_host_vec<T, N> hk_host_vec_map(hk_host_vec<T, N> a, const hk_host_vec<T, N> &b,
-                                            F f)
+template <typename _Hk_T, unsigned _Hk_N, typename _Hk_F>
+constexpr __hk_vec<_Hk_T, _Hk_N> __hk_vec_map(__hk_vec<_Hk_T, _Hk_N> __a, const __hk_vec<_Hk_T, _Hk_N> &__b,
+                                            _Hk_F __f)
 {
-    a.x = static_cast<T>(f(a.x, b.x));
-    if constexpr (N > 1)
-        a.y = static_cast<T>(f(a.y, b.y));
-    if constexpr (N > 2)
-        a.z = static_cast<T>(f(a.z, b.z));
-    if constexpr (N > 3)
-        a.w = static_cast<T>(f(a.w, b.w));
-    return a;
+    __a.x = static_cast<_Hk_T>(__f(__a.x, __b.x));
+    if constexpr (_Hk_N > 1)
+        __a.y = static_cast<_Hk_T>(__f(__a.y, __b.y));
+    if constexpr (_Hk_N > 2)
+        __a.z = static_cast<_Hk_T>(__f(__a.z, __b.z));
+    if constexpr (_Hk_N > 3)
+        __a.w = static_cast<_Hk_T>(__f(__a.w, __b.w));
+    return __a;
 }
 
-template <typename S>
-using hk_host_if_scalar = std::enable_if_t<std::is_arithmetic<S>::value, int>;
+template <typename _Hk_S>
+using __hk_if_scalar = std::enable_if_t<std::is_arithmetic<_Hk_S>::value, int>;
 
-#define HK_HOST_VEC_BINOP_(op, cond)                                                 \
-    template <typename T, unsigned N, std::enable_if_t<cond, int> = 0>               \
-    constexpr hk_host_vec<T, N> operator op(const hk_host_vec<T, N> &a,              \
-                                            const hk_host_vec<T, N> &b)              \
+#define __HK_VEC_BINOP_(op, cond)                                                 \
+    template <typename _Hk_T, unsigned _Hk_N, std::enable_if_t<cond, int> = 0>               \
+    constexpr __hk_vec<_Hk_T, _Hk_N> operator op(const __hk_vec<_Hk_T, _Hk_N> &__a,              \
+                                            const __hk_vec<_Hk_T, _Hk_N> &__b)              \
     {                                                                                \
-        return hk_host_vec_map(a, b, [](T u, T v) { return u op v; });               \
+        return __hk_vec_map(__a, __b, [](_Hk_T __u, _Hk_T __v) { return __u op __v; });               \
     }                                                                                \
-    template <typename T, unsigned N, typename S, hk_host_if_scalar<S> = 0,          \
+    template <typename _Hk_T, unsigned _Hk_N, typename _Hk_S, __hk_if_scalar<_Hk_S> = 0,          \
               std::enable_if_t<cond, int> = 0>                                       \
-    constexpr hk_host_vec<T, N> operator op(const hk_host_vec<T, N> &a, S s)         \
+    constexpr __hk_vec<_Hk_T, _Hk_N> operator op(const __hk_vec<_Hk_T, _Hk_N> &__a, _Hk_S __s)         \
     {                                                                                \
-        return a op hk_host_vec<T, N>(static_cast<T>(s));                            \
+        return __a op __hk_vec<_Hk_T, _Hk_N>(static_cast<_Hk_T>(__s));                            \
     }                                                                                \
-    template <typename T, unsigned N, typename S, hk_host_if_scalar<S> = 0,          \
+    template <typename _Hk_T, unsigned _Hk_N, typename _Hk_S, __hk_if_scalar<_Hk_S> = 0,          \
               std::enable_if_t<cond, int> = 0>                                       \
-    constexpr hk_host_vec<T, N> operator op(S s, const hk_host_vec<T, N> &a)         \
+    constexpr __hk_vec<_Hk_T, _Hk_N> operator op(_Hk_S __s, const __hk_vec<_Hk_T, _Hk_N> &__a)         \
     {                                                                                \
-        return hk_host_vec<T, N>(static_cast<T>(s)) op a;                            \
+        return __hk_vec<_Hk_T, _Hk_N>(static_cast<_Hk_T>(__s)) op __a;                            \
     }                                                                                \
-    template <typename T, unsigned N, typename S, std::enable_if_t<cond, int> = 0>   \
-    constexpr hk_host_vec<T, N> &operator op##=(hk_host_vec<T, N> &a, const S &s)    \
+    template <typename _Hk_T, unsigned _Hk_N, typename _Hk_S, std::enable_if_t<cond, int> = 0>   \
+    constexpr __hk_vec<_Hk_T, _Hk_N> &operator op##=(__hk_vec<_Hk_T, _Hk_N> &__a, const _Hk_S &__s)    \
     {                                                                                \
-        return a = a op s;                                                           \
+        return __a = __a op __s;                                                           \
     }
 
-HK_HOST_VEC_BINOP_(+, true)
-HK_HOST_VEC_BINOP_(-, true)
-HK_HOST_VEC_BINOP_(*, true)
-HK_HOST_VEC_BINOP_(/, true)
-HK_HOST_VEC_BINOP_(%, std::is_integral<T>::value)
-HK_HOST_VEC_BINOP_(&, std::is_integral<T>::value)
-HK_HOST_VEC_BINOP_(|, std::is_integral<T>::value)
-HK_HOST_VEC_BINOP_(^, std::is_integral<T>::value)
-HK_HOST_VEC_BINOP_(<<, std::is_integral<T>::value)
-HK_HOST_VEC_BINOP_(>>, std::is_integral<T>::value)
-#undef HK_HOST_VEC_BINOP_
+__HK_VEC_BINOP_(+, true)
+__HK_VEC_BINOP_(-, true)
+__HK_VEC_BINOP_(*, true)
+__HK_VEC_BINOP_(/, true)
+__HK_VEC_BINOP_(%, std::is_integral<_Hk_T>::value)
+__HK_VEC_BINOP_(&, std::is_integral<_Hk_T>::value)
+__HK_VEC_BINOP_(|, std::is_integral<_Hk_T>::value)
+__HK_VEC_BINOP_(^, std::is_integral<_Hk_T>::value)
+__HK_VEC_BINOP_(<<, std::is_integral<_Hk_T>::value)
+__HK_VEC_BINOP_(>>, std::is_integral<_Hk_T>::value)
+#undef __HK_VEC_BINOP_
 
-template <typename T, unsigned N>
-constexpr hk_host_vec<T, N> operator-(const hk_host_vec<T, N> &a)
+template <typename _Hk_T, unsigned _Hk_N>
+constexpr __hk_vec<_Hk_T, _Hk_N> operator-(const __hk_vec<_Hk_T, _Hk_N> &__a)
 {
-    return hk_host_vec_map(a, a, [](T u, T) { return -u; });
+    return __hk_vec_map(__a, __a, [](_Hk_T __u, _Hk_T) { return -__u; });
 }
-template <typename T, unsigned N>
-constexpr hk_host_vec<T, N> operator+(const hk_host_vec<T, N> &a)
+template <typename _Hk_T, unsigned _Hk_N>
+constexpr __hk_vec<_Hk_T, _Hk_N> operator+(const __hk_vec<_Hk_T, _Hk_N> &__a)
 {
-    return a;
+    return __a;
 }
-template <typename T, unsigned N, std::enable_if_t<std::is_integral<T>::value, int> = 0>
-constexpr hk_host_vec<T, N> operator~(const hk_host_vec<T, N> &a)
+template <typename _Hk_T, unsigned _Hk_N, std::enable_if_t<std::is_integral<_Hk_T>::value, int> = 0>
+constexpr __hk_vec<_Hk_T, _Hk_N> operator~(const __hk_vec<_Hk_T, _Hk_N> &__a)
 {
-    return hk_host_vec_map(a, a, [](T u, T) { return ~u; });
+    return __hk_vec_map(__a, __a, [](_Hk_T __u, _Hk_T) { return ~__u; });
 }
-template <typename T, unsigned N>
-constexpr bool operator==(const hk_host_vec<T, N> &a, const hk_host_vec<T, N> &b)
+template <typename _Hk_T, unsigned _Hk_N>
+constexpr bool operator==(const __hk_vec<_Hk_T, _Hk_N> &__a, const __hk_vec<_Hk_T, _Hk_N> &__b)
 {
-    bool eq = a.x == b.x;
-    if constexpr (N > 1)
-        eq = eq && a.y == b.y;
-    if constexpr (N > 2)
-        eq = eq && a.z == b.z;
-    if constexpr (N > 3)
-        eq = eq && a.w == b.w;
-    return eq;
+    bool __eq = __a.x == __b.x;
+    if constexpr (_Hk_N > 1)
+        __eq = __eq && __a.y == __b.y;
+    if constexpr (_Hk_N > 2)
+        __eq = __eq && __a.z == __b.z;
+    if constexpr (_Hk_N > 3)
+        __eq = __eq && __a.w == __b.w;
+    return __eq;
 }
-template <typename T, unsigned N>
-constexpr bool operator!=(const hk_host_vec<T, N> &a, const hk_host_vec<T, N> &b)
+template <typename _Hk_T, unsigned _Hk_N>
+constexpr bool operator!=(const __hk_vec<_Hk_T, _Hk_N> &__a, const __hk_vec<_Hk_T, _Hk_N> &__b)
 {
-    return !(a == b);
+    return !(__a == __b);
 }
 
-#define HK_HOST_VEC_TYPES_(name, T)                                                   \
-    typedef hk_host_vec<T, 1> name##1;                                                \
-    typedef hk_host_vec<T, 2> name##2;                                                \
-    typedef hk_host_vec<T, 3> name##3;                                                \
-    typedef hk_host_vec<T, 4> name##4;                                                \
-    static inline constexpr name##1 make_##name##1(T x) { return name##1(x); }        \
-    static inline constexpr name##2 make_##name##2(T x, T y) { return name##2(x, y); } \
-    static inline constexpr name##3 make_##name##3(T x, T y, T z)                     \
+#define __HK_VEC_TYPES_(name, _Hk_T)                                                   \
+    typedef __hk_vec<_Hk_T, 1> name##1;                                                \
+    typedef __hk_vec<_Hk_T, 2> name##2;                                                \
+    typedef __hk_vec<_Hk_T, 3> name##3;                                                \
+    typedef __hk_vec<_Hk_T, 4> name##4;                                                \
+    static inline constexpr name##1 make_##name##1(_Hk_T x) { return name##1(x); }        \
+    static inline constexpr name##2 make_##name##2(_Hk_T x, _Hk_T y) { return name##2(x, y); } \
+    static inline constexpr name##3 make_##name##3(_Hk_T x, _Hk_T y, _Hk_T z)                     \
     {                                                                                 \
         return name##3(x, y, z);                                                      \
     }                                                                                 \
-    static inline constexpr name##4 make_##name##4(T x, T y, T z, T w)                \
+    static inline constexpr name##4 make_##name##4(_Hk_T x, _Hk_T y, _Hk_T z, _Hk_T w)                \
     {                                                                                 \
         return name##4(x, y, z, w);                                                   \
     }
 
-HK_HOST_VEC_TYPES_(char, char)
-HK_HOST_VEC_TYPES_(uchar, unsigned char)
-HK_HOST_VEC_TYPES_(short, short)
-HK_HOST_VEC_TYPES_(ushort, unsigned short)
-HK_HOST_VEC_TYPES_(int, int)
-HK_HOST_VEC_TYPES_(uint, unsigned int)
-HK_HOST_VEC_TYPES_(long, long)
-HK_HOST_VEC_TYPES_(ulong, unsigned long)
-HK_HOST_VEC_TYPES_(longlong, long long)
-HK_HOST_VEC_TYPES_(ulonglong, unsigned long long)
-HK_HOST_VEC_TYPES_(float, float)
-HK_HOST_VEC_TYPES_(double, double)
-#undef HK_HOST_VEC_TYPES_
+__HK_VEC_TYPES_(char, char)
+__HK_VEC_TYPES_(uchar, unsigned char)
+__HK_VEC_TYPES_(short, short)
+__HK_VEC_TYPES_(ushort, unsigned short)
+__HK_VEC_TYPES_(int, int)
+__HK_VEC_TYPES_(uint, unsigned int)
+__HK_VEC_TYPES_(long, long)
+__HK_VEC_TYPES_(ulong, unsigned long)
+__HK_VEC_TYPES_(longlong, long long)
+__HK_VEC_TYPES_(ulonglong, unsigned long long)
+__HK_VEC_TYPES_(float, float)
+__HK_VEC_TYPES_(double, double)
+#undef __HK_VEC_TYPES_
 
 struct dim3 {
     uint32_t x, y, z;
-    constexpr dim3(uint32_t x_ = 1, uint32_t y_ = 1, uint32_t z_ = 1) : x(x_), y(y_), z(z_) {}
-    constexpr dim3(const uint3 &v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr dim3(uint32_t __x_ = 1, uint32_t __y_ = 1, uint32_t __z_ = 1) : x(__x_), y(__y_), z(__z_) {}
+    constexpr dim3(const uint3 &__v) : x(__v.x), y(__v.y), z(__v.z) {}
     constexpr operator uint3() const { return uint3(x, y, z); }
 };
 
 /* ------------------------------------------------------------------------ */
 /* Per-OS-thread state of the module */
 
-struct hk_host_state {
-    uint3 tid; /* threadIdx of the running GPU thread */
-    uint3 bid, bdim, gdim;
-    const hk_host_runtime *rt;
-    const hk_host_block *blk;
-    int loop; /* the block runs as a plain loop: no barriers, no warp ops */
+struct __hk_state {
+    uint3 __tid; /* threadIdx of the running GPU thread */
+    uint3 __bid, __bdim, __gdim;
+    const hk_host_runtime *__rt;
+    const hk_host_block *__blk;
+    int __loop; /* the block runs as a plain loop: no barriers, no warp ops */
 };
 
-static thread_local hk_host_state hk_host_tls;
+static thread_local __hk_state __hk_tls;
 
-#define threadIdx (static_cast<const uint3 &>(hk_host_tls.tid))
-#define blockIdx (static_cast<const uint3 &>(hk_host_tls.bid))
-#define blockDim (static_cast<const uint3 &>(hk_host_tls.bdim))
-#define gridDim (static_cast<const uint3 &>(hk_host_tls.gdim))
+#define threadIdx (static_cast<const uint3 &>(__hk_tls.__tid))
+#define blockIdx (static_cast<const uint3 &>(__hk_tls.__bid))
+#define blockDim (static_cast<const uint3 &>(__hk_tls.__bdim))
+#define gridDim (static_cast<const uint3 &>(__hk_tls.__gdim))
 #define hipThreadIdx_x (threadIdx.x)
 #define hipThreadIdx_y (threadIdx.y)
 #define hipThreadIdx_z (threadIdx.z)
@@ -282,192 +286,192 @@ static constexpr int warpSize = HK_HOST_WARP_SIZE;
 
 /* Linear index of the running thread in its block; derived, not stored, so
  * the plain loop has one store per thread (threadIdx.x). */
-static inline unsigned int hk_host_linear_tid(void)
+static inline unsigned int __hk_linear_tid(void)
 {
-    const hk_host_state &s = hk_host_tls;
-    return s.tid.x + s.bdim.x * (s.tid.y + s.bdim.y * s.tid.z);
+    const __hk_state &__s = __hk_tls;
+    return __s.__tid.x + __s.__bdim.x * (__s.__tid.y + __s.__bdim.y * __s.__tid.z);
 }
 static inline unsigned int __lane_id(void)
 {
-    return hk_host_linear_tid() & (HK_HOST_WARP_SIZE - 1);
+    return __hk_linear_tid() & (HK_HOST_WARP_SIZE - 1);
 }
 
-static inline void *hk_host_dynamic_shared(void) { return hk_host_tls.blk->dynamic_shared; }
+static inline void *hk_host_dynamic_shared(void) { return __hk_tls.__blk->dynamic_shared; }
 
 /* What `extern __shared__ E name[];` at namespace scope becomes: an empty
  * object that indexes and converts like the array (E may itself be an array
  * type, for `E name[][4]`). */
-template <typename E> struct hk_host_shared_array {
-    operator E *() const { return (E *)hk_host_dynamic_shared(); }
-    E &operator[](ptrdiff_t i) const { return ((E *)hk_host_dynamic_shared())[i]; }
-    E &operator*() const { return *(E *)hk_host_dynamic_shared(); }
+template <typename _Hk_E> struct hk_host_shared_array {
+    operator _Hk_E *() const { return (_Hk_E *)hk_host_dynamic_shared(); }
+    _Hk_E &operator[](ptrdiff_t __i) const { return ((_Hk_E *)hk_host_dynamic_shared())[__i]; }
+    _Hk_E &operator*() const { return *(_Hk_E *)hk_host_dynamic_shared(); }
     explicit operator uintptr_t() const { return (uintptr_t)hk_host_dynamic_shared(); }
 };
 
-#define HIP_DYNAMIC_SHARED(type, var) type *var = (type *)hk_host_dynamic_shared()
+#define HIP_DYNAMIC_SHARED(type, __var) type *__var = (type *)hk_host_dynamic_shared()
 #define HIP_DYNAMIC_SHARED_ATTRIBUTE
 
 /* ------------------------------------------------------------------------ */
 /* Failing the launch, printf, assert, abort */
 
-static inline int hk_host_where(char *buf, size_t n)
+static inline int __hk_where(char *__buf, size_t __n)
 {
-    const hk_host_state &s = hk_host_tls;
-    return snprintf(buf, n, " in block (%u, %u, %u), thread (%u, %u, %u)", s.bid.x, s.bid.y,
-                    s.bid.z, s.tid.x, s.tid.y, s.tid.z);
+    const __hk_state &__s = __hk_tls;
+    return snprintf(__buf, __n, " in block (%u, %u, %u), thread (%u, %u, %u)", __s.__bid.x, __s.__bid.y,
+                    __s.__bid.z, __s.__tid.x, __s.__tid.y, __s.__tid.z);
 }
 
-static void hk_host_failf(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void hk_host_failf(const char *fmt, ...)
+static void __hk_failf(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void __hk_failf(const char *fmt, ...)
 {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof msg)
-        hk_host_where(msg + n, sizeof msg - (size_t)n);
-    const hk_host_runtime *rt = hk_host_tls.rt;
-    if (rt)
-        rt->fail(msg);
+    char __msg[1024];
+    va_list __ap;
+    va_start(__ap, fmt);
+    int __n = vsnprintf(__msg, sizeof __msg, fmt, __ap);
+    va_end(__ap);
+    if (__n >= 0 && (size_t)__n < sizeof __msg)
+        __hk_where(__msg + __n, sizeof __msg - (size_t)__n);
+    const hk_host_runtime *__rt = __hk_tls.__rt;
+    if (__rt)
+        __rt->fail(__msg);
     /* Not inside a launch (a static initialiser?): nothing to report to. */
-    fprintf(stderr, "hipkit: %s\n", msg);
+    fprintf(stderr, "hipkit: %s\n", __msg);
     __builtin_trap();
 }
 
-static void hk_host_loop_fail(const char *what) __attribute__((noreturn, cold));
-static void hk_host_loop_fail(const char *what)
+static void __hk_loop_fail(const char *__what) __attribute__((noreturn, cold));
+static void __hk_loop_fail(const char *__what)
 {
-    const hk_host_state &s = hk_host_tls;
-    if (!s.rt)
-        hk_host_failf("%s called outside a kernel launch", what);
-    hk_host_failf("kernel %s reached %s in loop mode; the source scanner saw no barrier or "
+    const __hk_state &__s = __hk_tls;
+    if (!__s.__rt)
+        __hk_failf("%s called outside a kernel launch", __what);
+    __hk_failf("kernel %s reached %s in loop mode; the source scanner saw no barrier or "
                   "warp operation in it (hidden behind a macro or a header it was not "
                   "given?)",
-                  s.blk && s.blk->kernel ? s.blk->kernel : "?", what);
+                  __s.__blk && __s.__blk->kernel ? __s.__blk->kernel : "?", __what);
 }
 
 static inline void __trap(void) __attribute__((noreturn));
-static inline void __trap(void) { hk_host_failf("__trap() called"); }
+static inline void __trap(void) { __hk_failf("__trap() called"); }
 
 static inline void __builtin_amdgcn_s_sleep(int) {}
 
 /* glibc's assert() (whenever <assert.h> is included) reports through this;
  * the module is linked with -Bsymbolic, and it is hidden, so it binds here. */
 extern "C" __attribute__((visibility("hidden"))) void
-__assert_fail(const char *expr, const char *file, unsigned int line,
-              const char *function) noexcept
+__assert_fail(const char *__expr, const char *__file, unsigned int __line,
+              const char *__function) noexcept
 {
-    hk_host_failf("assertion failed: %s at %s:%u in %s", expr, file, line, function);
+    __hk_failf("assertion failed: %s at %s:%u in %s", __expr, __file, __line, __function);
 }
 
 /* abort() and std::abort() in device code end the launch, not the process
  * (hidden by -fvisibility=hidden, bound here by -Bsymbolic). */
 extern "C" void abort(void) noexcept
 {
-    hk_host_failf("abort() called");
+    __hk_failf("abort() called");
 }
 /* stdlib.h declared abort with default visibility, which a later attribute
  * cannot change; the assembler can. */
 __asm__(".hidden abort");
 
-static inline int hk_host_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline int hk_host_printf(const char *fmt, ...)
+static inline int __hk_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int __hk_printf(const char *fmt, ...)
 {
-    char local[512];
-    char *p = local;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(local, sizeof local, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return n;
-    if ((size_t)n >= sizeof local) {
-        p = (char *)malloc((size_t)n + 1);
-        if (!p)
+    char __local[512];
+    char *__p = __local;
+    va_list __ap;
+    va_start(__ap, fmt);
+    int __n = vsnprintf(__local, sizeof __local, fmt, __ap);
+    va_end(__ap);
+    if (__n < 0)
+        return __n;
+    if ((size_t)__n >= sizeof __local) {
+        __p = (char *)malloc((size_t)__n + 1);
+        if (!__p)
             return -1;
-        va_start(ap, fmt);
-        vsnprintf(p, (size_t)n + 1, fmt, ap);
-        va_end(ap);
+        va_start(__ap, fmt);
+        vsnprintf(__p, (size_t)__n + 1, fmt, __ap);
+        va_end(__ap);
     }
     /* One print per printf keeps concurrent lines whole. */
-    const hk_host_runtime *rt = hk_host_tls.rt;
-    if (rt)
-        rt->print(p, (size_t)n);
+    const hk_host_runtime *__rt = __hk_tls.__rt;
+    if (__rt)
+        __rt->print(__p, (size_t)__n);
     else
-        fwrite(p, 1, (size_t)n, stdout);
-    if (p != local)
-        free(p);
-    return n;
+        fwrite(__p, 1, (size_t)__n, stdout);
+    if (__p != __local)
+        free(__p);
+    return __n;
 }
 namespace std {
-using ::hk_host_printf;
+using ::__hk_printf;
 }
 /* Function-like, so __attribute__((format(printf, ...))) in later headers is
  * left alone. */
-#define printf(...) hk_host_printf(__VA_ARGS__)
+#define printf(...) __hk_printf(__VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* Barriers and warp operations: only on fibers (uses_sync == 1). */
 
-static inline hk_host_state &hk_host_fibers(const char *what)
+static inline __hk_state &__hk_fibers(const char *__what)
 {
-    hk_host_state &s = hk_host_tls;
-    if (__builtin_expect(s.loop || !s.rt, 0))
-        hk_host_loop_fail(what);
-    return s;
+    __hk_state &__s = __hk_tls;
+    if (__builtin_expect(__s.__loop || !__s.__rt, 0))
+        __hk_loop_fail(__what);
+    return __s;
 }
 
 /* Calls f(rt), which may switch fibers, and puts this GPU thread's
  * coordinates back afterwards. */
-template <typename F>
-static inline auto hk_host_switching(const char *what, F f)
+template <typename _Hk_F>
+static inline auto __hk_switching(const char *__what, _Hk_F __f)
 {
-    hk_host_state &s = hk_host_fibers(what);
-    const uint3 tid = s.tid;
-    const hk_host_runtime *rt = s.rt;
-    auto restore = [&] { hk_host_tls.tid = tid; };
-    if constexpr (std::is_void<decltype(f(rt))>::value) {
-        f(rt);
-        restore();
+    __hk_state &__s = __hk_fibers(__what);
+    const uint3 __tid = __s.__tid;
+    const hk_host_runtime *__rt = __s.__rt;
+    auto __restore = [&] { __hk_tls.__tid = __tid; };
+    if constexpr (std::is_void<decltype(__f(__rt))>::value) {
+        __f(__rt);
+        __restore();
     } else {
-        auto v = f(rt);
-        restore();
-        return v;
+        auto __v = __f(__rt);
+        __restore();
+        return __v;
     }
 }
 
 static inline void __syncthreads(void)
 {
-    hk_host_switching("__syncthreads", [](const hk_host_runtime *rt) { rt->syncthreads(); });
+    __hk_switching("__syncthreads", [](const hk_host_runtime *__rt) { __rt->syncthreads(); });
 }
 
 /* Block-wide reductions over a counter that is per block (thread_local):
  * the leading barrier keeps the previous call's reset ahead of this call's
  * increments. */
-static thread_local int hk_host_sync_count;
-static inline int __syncthreads_count(int pred)
+static thread_local int __hk_sync_count;
+static inline int __syncthreads_count(int __pred)
 {
     __syncthreads();
-    if (pred)
-        hk_host_sync_count++;
+    if (__pred)
+        __hk_sync_count++;
     __syncthreads();
-    int n = hk_host_sync_count;
+    int __n = __hk_sync_count;
     __syncthreads();
-    if (hk_host_linear_tid() == 0)
-        hk_host_sync_count = 0;
-    return n;
+    if (__hk_linear_tid() == 0)
+        __hk_sync_count = 0;
+    return __n;
 }
-static inline int __syncthreads_and(int pred)
+static inline int __syncthreads_and(int __pred)
 {
-    return __syncthreads_count(!pred) == 0;
+    return __syncthreads_count(!__pred) == 0;
 }
-static inline int __syncthreads_or(int pred) { return __syncthreads_count(pred) != 0; }
+static inline int __syncthreads_or(int __pred) { return __syncthreads_count(__pred) != 0; }
 
-static inline void __syncwarp(unsigned long long mask = ~0ull)
+static inline void __syncwarp(unsigned long long __mask = ~0ull)
 {
-    (void)mask;
-    hk_host_switching("__syncwarp", [](const hk_host_runtime *rt) { rt->syncwarp(); });
+    (void)__mask;
+    __hk_switching("__syncwarp", [](const hk_host_runtime *__rt) { __rt->syncwarp(); });
 }
 
 static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
@@ -476,235 +480,235 @@ static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_S
 
 static inline unsigned long long __activemask(void)
 {
-    return hk_host_switching("__activemask",
-                             [](const hk_host_runtime *rt) { return rt->activemask(); });
+    return __hk_switching("__activemask",
+                             [](const hk_host_runtime *__rt) { return __rt->activemask(); });
 }
 
-static inline unsigned long long __ballot(int pred)
+static inline unsigned long long __ballot(int __pred)
 {
-    return hk_host_switching("__ballot",
-                             [pred](const hk_host_runtime *rt) { return rt->ballot(pred); });
+    return __hk_switching("__ballot",
+                             [__pred](const hk_host_runtime *__rt) { return __rt->ballot(__pred); });
 }
-static inline int __any(int pred) { return __ballot(pred) != 0; }
+static inline int __any(int __pred) { return __ballot(__pred) != 0; }
 /* One exchange instead of two: no live lane passed a zero predicate. */
-static inline int __all(int pred) { return __ballot(!pred) == 0; }
-static inline unsigned long long __ballot_sync(unsigned long long mask, int pred)
+static inline int __all(int __pred) { return __ballot(!__pred) == 0; }
+static inline unsigned long long __ballot_sync(unsigned long long __mask, int __pred)
 {
-    return __ballot(pred) & mask;
+    return __ballot(__pred) & __mask;
 }
-static inline int __any_sync(unsigned long long mask, int pred)
+static inline int __any_sync(unsigned long long __mask, int __pred)
 {
-    return (__ballot(pred) & mask) != 0;
+    return (__ballot(__pred) & __mask) != 0;
 }
-static inline int __all_sync(unsigned long long mask, int pred)
+static inline int __all_sync(unsigned long long __mask, int __pred)
 {
-    return (__ballot(!pred) & mask) == 0;
-}
-
-static inline uint64_t hk_host_shfl_bits(uint64_t v, int src, const char *what)
-{
-    return hk_host_switching(what,
-                             [v, src](const hk_host_runtime *rt) { return rt->shfl(v, src); });
+    return (__ballot(!__pred) & __mask) == 0;
 }
 
-template <typename T>
-static inline T hk_host_shfl_as(T v, int src, const char *what)
+static inline uint64_t __hk_shfl_bits(uint64_t __v, int __src, const char *__what)
 {
-    static_assert(sizeof(T) <= 8, "shuffle of more than 64 bits");
-    uint64_t b = 0;
-    memcpy(&b, &v, sizeof v);
-    b = hk_host_shfl_bits(b, src & (HK_HOST_WARP_SIZE - 1), what);
-    T r;
-    memcpy(&r, &b, sizeof r);
-    return r;
+    return __hk_switching(__what,
+                             [__v, __src](const hk_host_runtime *__rt) { return __rt->shfl(__v, __src); });
+}
+
+template <typename _Hk_T>
+static inline _Hk_T __hk_shfl_as(_Hk_T __v, int __src, const char *__what)
+{
+    static_assert(sizeof(_Hk_T) <= 8, "shuffle of more than 64 bits");
+    uint64_t __b = 0;
+    memcpy(&__b, &__v, sizeof __v);
+    __b = __hk_shfl_bits(__b, __src & (HK_HOST_WARP_SIZE - 1), __what);
+    _Hk_T __r;
+    memcpy(&__r, &__b, sizeof __r);
+    return __r;
 }
 
 /* Source lanes as HIP computes them on AMD; a lane whose source falls outside
  * its width-group names itself and gets its own value back. */
-static inline int hk_host_shfl_src(int src, int width)
+static inline int __hk_shfl_src(int __src, int __width)
 {
-    int self = (int)__lane_id();
-    return (src & (width - 1)) + (self & ~(width - 1));
+    int __self = (int)__lane_id();
+    return (__src & (__width - 1)) + (__self & ~(__width - 1));
 }
-static inline int hk_host_shfl_up_src(unsigned int delta, int width)
+static inline int __hk_shfl_up_src(unsigned int __delta, int __width)
 {
-    int self = (int)__lane_id();
-    int index = self - (int)delta;
-    return index < (self & ~(width - 1)) ? self : index;
+    int __self = (int)__lane_id();
+    int index = __self - (int)__delta;
+    return index < (__self & ~(__width - 1)) ? __self : index;
 }
-static inline int hk_host_shfl_down_src(unsigned int delta, int width)
+static inline int __hk_shfl_down_src(unsigned int __delta, int __width)
 {
-    int self = (int)__lane_id();
-    int index = self + (int)delta;
-    return (int)((self & (width - 1)) + delta) >= width ? self : index;
+    int __self = (int)__lane_id();
+    int index = __self + (int)__delta;
+    return (int)((__self & (__width - 1)) + __delta) >= __width ? __self : index;
 }
-static inline int hk_host_shfl_xor_src(int mask, int width)
+static inline int __hk_shfl_xor_src(int __mask, int __width)
 {
-    int self = (int)__lane_id();
-    int index = self ^ mask;
-    return index >= ((self + width) & ~(width - 1)) ? self : index;
+    int __self = (int)__lane_id();
+    int index = __self ^ __mask;
+    return index >= ((__self + __width) & ~(__width - 1)) ? __self : index;
 }
 
-#define HK_HOST_SHFL_(T)                                                                  \
-    static inline T __shfl(T var, int src, int width = warpSize)                          \
+#define __HK_SHFL_(_Hk_T)                                                                  \
+    static inline _Hk_T __shfl(_Hk_T __var, int __src, int __width = warpSize)                          \
     {                                                                                     \
-        return hk_host_shfl_as(var, hk_host_shfl_src(src, width), "__shfl");              \
+        return __hk_shfl_as(__var, __hk_shfl_src(__src, __width), "__shfl");              \
     }                                                                                     \
-    static inline T __shfl_up(T var, unsigned int delta, int width = warpSize)            \
+    static inline _Hk_T __shfl_up(_Hk_T __var, unsigned int __delta, int __width = warpSize)            \
     {                                                                                     \
-        return hk_host_shfl_as(var, hk_host_shfl_up_src(delta, width), "__shfl_up");      \
+        return __hk_shfl_as(__var, __hk_shfl_up_src(__delta, __width), "__shfl_up");      \
     }                                                                                     \
-    static inline T __shfl_down(T var, unsigned int delta, int width = warpSize)          \
+    static inline _Hk_T __shfl_down(_Hk_T __var, unsigned int __delta, int __width = warpSize)          \
     {                                                                                     \
-        return hk_host_shfl_as(var, hk_host_shfl_down_src(delta, width), "__shfl_down");  \
+        return __hk_shfl_as(__var, __hk_shfl_down_src(__delta, __width), "__shfl_down");  \
     }                                                                                     \
-    static inline T __shfl_xor(T var, int mask, int width = warpSize)                     \
+    static inline _Hk_T __shfl_xor(_Hk_T __var, int __mask, int __width = warpSize)                     \
     {                                                                                     \
-        return hk_host_shfl_as(var, hk_host_shfl_xor_src(mask, width), "__shfl_xor");     \
+        return __hk_shfl_as(__var, __hk_shfl_xor_src(__mask, __width), "__shfl_xor");     \
     }                                                                                     \
-    static inline T __shfl_sync(unsigned long long, T var, int src, int width = warpSize)  \
+    static inline _Hk_T __shfl_sync(unsigned long long, _Hk_T __var, int __src, int __width = warpSize)  \
     {                                                                                     \
-        return __shfl(var, src, width);                                                   \
+        return __shfl(__var, __src, __width);                                                   \
     }                                                                                     \
-    static inline T __shfl_up_sync(unsigned long long, T var, unsigned int delta,         \
-                                   int width = warpSize)                                  \
+    static inline _Hk_T __shfl_up_sync(unsigned long long, _Hk_T __var, unsigned int __delta,         \
+                                   int __width = warpSize)                                  \
     {                                                                                     \
-        return __shfl_up(var, delta, width);                                              \
+        return __shfl_up(__var, __delta, __width);                                              \
     }                                                                                     \
-    static inline T __shfl_down_sync(unsigned long long, T var, unsigned int delta,       \
-                                     int width = warpSize)                                \
+    static inline _Hk_T __shfl_down_sync(unsigned long long, _Hk_T __var, unsigned int __delta,       \
+                                     int __width = warpSize)                                \
     {                                                                                     \
-        return __shfl_down(var, delta, width);                                            \
+        return __shfl_down(__var, __delta, __width);                                            \
     }                                                                                     \
-    static inline T __shfl_xor_sync(unsigned long long, T var, int mask,                  \
-                                    int width = warpSize)                                 \
+    static inline _Hk_T __shfl_xor_sync(unsigned long long, _Hk_T __var, int __mask,                  \
+                                    int __width = warpSize)                                 \
     {                                                                                     \
-        return __shfl_xor(var, mask, width);                                              \
+        return __shfl_xor(__var, __mask, __width);                                              \
     }
 
-HK_HOST_SHFL_(int)
-HK_HOST_SHFL_(unsigned int)
-HK_HOST_SHFL_(long)
-HK_HOST_SHFL_(unsigned long)
-HK_HOST_SHFL_(long long)
-HK_HOST_SHFL_(unsigned long long)
-HK_HOST_SHFL_(float)
-HK_HOST_SHFL_(double)
-#undef HK_HOST_SHFL_
+__HK_SHFL_(int)
+__HK_SHFL_(unsigned int)
+__HK_SHFL_(long)
+__HK_SHFL_(unsigned long)
+__HK_SHFL_(long long)
+__HK_SHFL_(unsigned long long)
+__HK_SHFL_(float)
+__HK_SHFL_(double)
+#undef __HK_SHFL_
 
 /* ------------------------------------------------------------------------ */
 /* Atomics: real ones, since blocks run on several OS threads at once. */
 
-#define HK_HOST_MO_ __ATOMIC_SEQ_CST
+#define __HK_MO_ __ATOMIC_SEQ_CST
 
-template <typename T, typename F>
-static inline T hk_host_atomic_update(T *p, F f)
+template <typename _Hk_T, typename _Hk_F>
+static inline _Hk_T __hk_atomic_update(_Hk_T *__p, _Hk_F __f)
 {
-    T old;
-    __atomic_load(p, &old, __ATOMIC_RELAXED);
-    T nv;
+    _Hk_T __old;
+    __atomic_load(__p, &__old, __ATOMIC_RELAXED);
+    _Hk_T __nv;
     do {
-        nv = f(old);
-    } while (!__atomic_compare_exchange(p, &old, &nv, true, HK_HOST_MO_, __ATOMIC_RELAXED));
-    return old;
+        __nv = __f(__old);
+    } while (!__atomic_compare_exchange(__p, &__old, &__nv, true, __HK_MO_, __ATOMIC_RELAXED));
+    return __old;
 }
 
-#define HK_HOST_ATOMIC_INT_(T)                                                           \
-    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, HK_HOST_MO_); } \
-    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, HK_HOST_MO_); } \
-    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, HK_HOST_MO_); } \
-    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, HK_HOST_MO_); }   \
-    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, HK_HOST_MO_); } \
-    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, HK_HOST_MO_); } \
-    static inline T atomicCAS(T *p, T cmp, T v)                                          \
+#define __HK_ATOMIC_INT_(_Hk_T)                                                           \
+    static inline _Hk_T atomicAdd(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_add(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicSub(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_sub(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicAnd(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_and(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicOr(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_or(__p, __v, __HK_MO_); }   \
+    static inline _Hk_T atomicXor(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_xor(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicExch(_Hk_T *__p, _Hk_T __v) { return __atomic_exchange_n(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicCAS(_Hk_T *__p, _Hk_T __cmp, _Hk_T __v)                                          \
     {                                                                                    \
-        __atomic_compare_exchange_n(p, &cmp, v, false, HK_HOST_MO_, HK_HOST_MO_);        \
-        return cmp;                                                                      \
+        __atomic_compare_exchange_n(__p, &__cmp, __v, false, __HK_MO_, __HK_MO_);        \
+        return __cmp;                                                                      \
     }                                                                                    \
-    static inline T atomicMin(T *p, T v)                                                 \
+    static inline _Hk_T atomicMin(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return v < o ? v : o; });             \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __v < __o ? __v : __o; });             \
     }                                                                                    \
-    static inline T atomicMax(T *p, T v)                                                 \
+    static inline _Hk_T atomicMax(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return v > o ? v : o; });             \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __v > __o ? __v : __o; });             \
     }
 
-HK_HOST_ATOMIC_INT_(int)
-HK_HOST_ATOMIC_INT_(unsigned int)
-HK_HOST_ATOMIC_INT_(unsigned long)
-HK_HOST_ATOMIC_INT_(long long)
-HK_HOST_ATOMIC_INT_(unsigned long long)
-#undef HK_HOST_ATOMIC_INT_
+__HK_ATOMIC_INT_(int)
+__HK_ATOMIC_INT_(unsigned int)
+__HK_ATOMIC_INT_(unsigned long)
+__HK_ATOMIC_INT_(long long)
+__HK_ATOMIC_INT_(unsigned long long)
+#undef __HK_ATOMIC_INT_
 
-#define HK_HOST_ATOMIC_FP_(T)                                                            \
-    static inline T atomicAdd(T *p, T v)                                                 \
+#define __HK_ATOMIC_FP_(_Hk_T)                                                            \
+    static inline _Hk_T atomicAdd(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return o + v; });                     \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __o + __v; });                     \
     }                                                                                    \
-    static inline T atomicSub(T *p, T v)                                                 \
+    static inline _Hk_T atomicSub(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return o - v; });                     \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __o - __v; });                     \
     }                                                                                    \
-    static inline T atomicExch(T *p, T v)                                                \
+    static inline _Hk_T atomicExch(_Hk_T *__p, _Hk_T __v)                                                \
     {                                                                                    \
-        T old;                                                                           \
-        __atomic_exchange(p, &v, &old, HK_HOST_MO_);                                     \
-        return old;                                                                      \
+        _Hk_T __old;                                                                           \
+        __atomic_exchange(__p, &__v, &__old, __HK_MO_);                                     \
+        return __old;                                                                      \
     }                                                                                    \
-    static inline T atomicCAS(T *p, T cmp, T v)                                          \
+    static inline _Hk_T atomicCAS(_Hk_T *__p, _Hk_T __cmp, _Hk_T __v)                                          \
     {                                                                                    \
-        __atomic_compare_exchange(p, &cmp, &v, false, HK_HOST_MO_, HK_HOST_MO_);         \
-        return cmp;                                                                      \
+        __atomic_compare_exchange(__p, &__cmp, &__v, false, __HK_MO_, __HK_MO_);         \
+        return __cmp;                                                                      \
     }                                                                                    \
-    static inline T atomicMin(T *p, T v)                                                 \
+    static inline _Hk_T atomicMin(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return v < o ? v : o; });             \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __v < __o ? __v : __o; });             \
     }                                                                                    \
-    static inline T atomicMax(T *p, T v)                                                 \
+    static inline _Hk_T atomicMax(_Hk_T *__p, _Hk_T __v)                                                 \
     {                                                                                    \
-        return hk_host_atomic_update(p, [v](T o) { return v > o ? v : o; });             \
+        return __hk_atomic_update(__p, [__v](_Hk_T __o) { return __v > __o ? __v : __o; });             \
     }
 
-HK_HOST_ATOMIC_FP_(float)
-HK_HOST_ATOMIC_FP_(double)
-#undef HK_HOST_ATOMIC_FP_
+__HK_ATOMIC_FP_(float)
+__HK_ATOMIC_FP_(double)
+#undef __HK_ATOMIC_FP_
 
 /* CUDA's wraparound increment and decrement. */
-static inline unsigned int atomicInc(unsigned int *p, unsigned int limit)
+static inline unsigned int atomicInc(unsigned int *__p, unsigned int __limit)
 {
-    return hk_host_atomic_update(p, [limit](unsigned int o) { return o >= limit ? 0u : o + 1; });
+    return __hk_atomic_update(__p, [__limit](unsigned int __o) { return __o >= __limit ? 0u : __o + 1; });
 }
-static inline unsigned int atomicDec(unsigned int *p, unsigned int limit)
+static inline unsigned int atomicDec(unsigned int *__p, unsigned int __limit)
 {
-    return hk_host_atomic_update(
-        p, [limit](unsigned int o) { return (o == 0 || o > limit) ? limit : o - 1; });
+    return __hk_atomic_update(
+        __p, [__limit](unsigned int __o) { return (__o == 0 || __o > __limit) ? __limit : __o - 1; });
 }
 
 /* Scopes mean nothing here: every atomic is system-wide. */
-#define HK_HOST_ATOMIC_SCOPED_(op)                                                      \
-    template <typename P, typename... V>                                                \
-    static inline auto op##_system(P p, V... v) -> decltype(op(p, v...))               \
+#define __HK_ATOMIC_SCOPED_(op)                                                      \
+    template <typename _Hk_P, typename... _Hk_V>                                                \
+    static inline auto op##_system(_Hk_P __p, _Hk_V... __v) -> decltype(op(__p, __v...))               \
     {                                                                                   \
-        return op(p, v...);                                                             \
+        return op(__p, __v...);                                                             \
     }                                                                                   \
-    template <typename P, typename... V>                                                \
-    static inline auto op##_block(P p, V... v) -> decltype(op(p, v...))                \
+    template <typename _Hk_P, typename... _Hk_V>                                                \
+    static inline auto op##_block(_Hk_P __p, _Hk_V... __v) -> decltype(op(__p, __v...))                \
     {                                                                                   \
-        return op(p, v...);                                                             \
+        return op(__p, __v...);                                                             \
     }
-HK_HOST_ATOMIC_SCOPED_(atomicAdd)
-HK_HOST_ATOMIC_SCOPED_(atomicSub)
-HK_HOST_ATOMIC_SCOPED_(atomicExch)
-HK_HOST_ATOMIC_SCOPED_(atomicMin)
-HK_HOST_ATOMIC_SCOPED_(atomicMax)
-HK_HOST_ATOMIC_SCOPED_(atomicCAS)
-HK_HOST_ATOMIC_SCOPED_(atomicAnd)
-HK_HOST_ATOMIC_SCOPED_(atomicOr)
-HK_HOST_ATOMIC_SCOPED_(atomicXor)
-HK_HOST_ATOMIC_SCOPED_(atomicInc)
-HK_HOST_ATOMIC_SCOPED_(atomicDec)
-#undef HK_HOST_ATOMIC_SCOPED_
+__HK_ATOMIC_SCOPED_(atomicAdd)
+__HK_ATOMIC_SCOPED_(atomicSub)
+__HK_ATOMIC_SCOPED_(atomicExch)
+__HK_ATOMIC_SCOPED_(atomicMin)
+__HK_ATOMIC_SCOPED_(atomicMax)
+__HK_ATOMIC_SCOPED_(atomicCAS)
+__HK_ATOMIC_SCOPED_(atomicAnd)
+__HK_ATOMIC_SCOPED_(atomicOr)
+__HK_ATOMIC_SCOPED_(atomicXor)
+__HK_ATOMIC_SCOPED_(atomicInc)
+__HK_ATOMIC_SCOPED_(atomicDec)
+#undef __HK_ATOMIC_SCOPED_
 
 /* ------------------------------------------------------------------------ */
 /* Integer intrinsics */
@@ -731,60 +735,60 @@ static inline unsigned long long __brevll(unsigned long long x)
 {
     return ((unsigned long long)__brev((unsigned int)x) << 32) | __brev((unsigned int)(x >> 32));
 }
-static inline int __mul24(int a, int b)
+static inline int __mul24(int __a, int __b)
 {
     /* Low 32 bits of the product of the sign-extended low 24 bits. */
-    long long x = (long long)(int32_t)((uint32_t)a << 8) >> 8;
-    long long y = (long long)(int32_t)((uint32_t)b << 8) >> 8;
+    long long x = (long long)(int32_t)((uint32_t)__a << 8) >> 8;
+    long long y = (long long)(int32_t)((uint32_t)__b << 8) >> 8;
     return (int)(uint32_t)(uint64_t)(x * y);
 }
-static inline unsigned int __umul24(unsigned int a, unsigned int b)
+static inline unsigned int __umul24(unsigned int __a, unsigned int __b)
 {
-    return (a & 0xffffffu) * (b & 0xffffffu);
+    return (__a & 0xffffffu) * (__b & 0xffffffu);
 }
-static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
-static inline unsigned int __umulhi(unsigned int a, unsigned int b)
+static inline int __mulhi(int __a, int __b) { return (int)(((long long)__a * __b) >> 32); }
+static inline unsigned int __umulhi(unsigned int __a, unsigned int __b)
 {
-    return (unsigned int)(((unsigned long long)a * b) >> 32);
+    return (unsigned int)(((unsigned long long)__a * __b) >> 32);
 }
-__extension__ typedef __int128 hk_host_i128;
-__extension__ typedef unsigned __int128 hk_host_u128;
-static inline long long __mul64hi(long long a, long long b)
+__extension__ typedef __int128 __hk_i128;
+__extension__ typedef unsigned __int128 __hk_u128;
+static inline long long __mul64hi(long long __a, long long __b)
 {
-    return (long long)(((hk_host_i128)a * b) >> 64);
+    return (long long)(((__hk_i128)__a * __b) >> 64);
 }
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b)
+static inline unsigned long long __umul64hi(unsigned long long __a, unsigned long long __b)
 {
-    return (unsigned long long)(((hk_host_u128)a * b) >> 64);
+    return (unsigned long long)(((__hk_u128)__a * __b) >> 64);
 }
-static inline unsigned int __sad(int a, int b, unsigned int c)
+static inline unsigned int __sad(int __a, int __b, unsigned int __c)
 {
-    return c + (unsigned int)(a > b ? (long long)a - b : (long long)b - a);
+    return __c + (unsigned int)(__a > __b ? (long long)__a - __b : (long long)__b - __a);
 }
-static inline unsigned int __usad(unsigned int a, unsigned int b, unsigned int c)
+static inline unsigned int __usad(unsigned int __a, unsigned int __b, unsigned int __c)
 {
-    return c + (a > b ? a - b : b - a);
+    return __c + (__a > __b ? __a - __b : __b - __a);
 }
-static inline int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
-static inline int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+static inline int __hadd(int __a, int __b) { return (int)(((long long)__a + __b) >> 1); }
+static inline int __rhadd(int __a, int __b) { return (int)(((long long)__a + __b + 1) >> 1); }
 
 /* ------------------------------------------------------------------------ */
 /* Math */
 
-#define HK_HOST_MINMAX_(T)                                                     \
-    static inline constexpr T min(T a, T b) { return b < a ? b : a; }        \
-    static inline constexpr T max(T a, T b) { return a < b ? b : a; }
-HK_HOST_MINMAX_(int)
-HK_HOST_MINMAX_(unsigned int)
-HK_HOST_MINMAX_(long)
-HK_HOST_MINMAX_(unsigned long)
-HK_HOST_MINMAX_(long long)
-HK_HOST_MINMAX_(unsigned long long)
-#undef HK_HOST_MINMAX_
-static inline float min(float a, float b) { return fminf(a, b); }
-static inline float max(float a, float b) { return fmaxf(a, b); }
-static inline double min(double a, double b) { return fmin(a, b); }
-static inline double max(double a, double b) { return fmax(a, b); }
+#define __HK_MINMAX_(_Hk_T)                                                     \
+    static inline constexpr _Hk_T min(_Hk_T __a, _Hk_T __b) { return __b < __a ? __b : __a; }        \
+    static inline constexpr _Hk_T max(_Hk_T __a, _Hk_T __b) { return __a < __b ? __b : __a; }
+__HK_MINMAX_(int)
+__HK_MINMAX_(unsigned int)
+__HK_MINMAX_(long)
+__HK_MINMAX_(unsigned long)
+__HK_MINMAX_(long long)
+__HK_MINMAX_(unsigned long long)
+#undef __HK_MINMAX_
+static inline float min(float __a, float __b) { return fminf(__a, __b); }
+static inline float max(float __a, float __b) { return fmaxf(__a, __b); }
+static inline double min(double __a, double __b) { return fmin(__a, __b); }
+static inline double max(double __a, double __b) { return fmax(__a, __b); }
 
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
@@ -792,64 +796,64 @@ static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
 /* glibc declares these names (extern "C", not exported by libm): define
  * them to match that declaration. */
-#define HK_HOST_LIBM_FAST_(name, call)                                          \
+#define __HK_LIBM_FAST_(name, call)                                          \
     extern "C" inline float name(float x) noexcept { return call(x); }
-HK_HOST_LIBM_FAST_(__expf, expf)
-HK_HOST_LIBM_FAST_(__exp10f, exp10f)
-HK_HOST_LIBM_FAST_(__logf, logf)
-HK_HOST_LIBM_FAST_(__log2f, log2f)
-HK_HOST_LIBM_FAST_(__log10f, log10f)
-HK_HOST_LIBM_FAST_(__sinf, sinf)
-HK_HOST_LIBM_FAST_(__cosf, cosf)
-HK_HOST_LIBM_FAST_(__tanf, tanf)
-#undef HK_HOST_LIBM_FAST_
-extern "C" inline void __sincosf(float x, float *s, float *c) noexcept
+__HK_LIBM_FAST_(__expf, expf)
+__HK_LIBM_FAST_(__exp10f, exp10f)
+__HK_LIBM_FAST_(__logf, logf)
+__HK_LIBM_FAST_(__log2f, log2f)
+__HK_LIBM_FAST_(__log10f, log10f)
+__HK_LIBM_FAST_(__sinf, sinf)
+__HK_LIBM_FAST_(__cosf, cosf)
+__HK_LIBM_FAST_(__tanf, tanf)
+#undef __HK_LIBM_FAST_
+extern "C" inline void __sincosf(float x, float *__s, float *__c) noexcept
 {
-    *s = sinf(x);
-    *c = cosf(x);
+    *__s = sinf(x);
+    *__c = cosf(x);
 }
 extern "C" inline float __powf(float x, float y) noexcept { return powf(x, y); }
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fsqrt_rn(float x) { return sqrtf(x); }
 static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dsub_rn(double a, double b) { return a - b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline float __fmaf_rn(float __a, float __b, float __c) { return fmaf(__a, __b, __c); }
+static inline float __fadd_rn(float __a, float __b) { return __a + __b; }
+static inline float __fsub_rn(float __a, float __b) { return __a - __b; }
+static inline float __fmul_rn(float __a, float __b) { return __a * __b; }
+static inline float __fdiv_rn(float __a, float __b) { return __a / __b; }
+static inline double __dadd_rn(double __a, double __b) { return __a + __b; }
+static inline double __dsub_rn(double __a, double __b) { return __a - __b; }
+static inline double __dmul_rn(double __a, double __b) { return __a * __b; }
+static inline double __ddiv_rn(double __a, double __b) { return __a / __b; }
 static inline double __drcp_rn(double x) { return 1.0 / x; }
 static inline double __dsqrt_rn(double x) { return sqrt(x); }
-static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline double __fma_rn(double __a, double __b, double __c) { return fma(__a, __b, __c); }
 static inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 
-template <typename To, typename From>
-static inline To hk_host_bit_cast(From v)
+template <typename _Hk_To, typename _Hk_From>
+static inline _Hk_To __hk_bit_cast(_Hk_From __v)
 {
-    static_assert(sizeof(To) == sizeof(From), "bit cast between sizes");
-    To r;
-    memcpy(&r, &v, sizeof r);
-    return r;
+    static_assert(sizeof(_Hk_To) == sizeof(_Hk_From), "bit cast between sizes");
+    _Hk_To __r;
+    memcpy(&__r, &__v, sizeof __r);
+    return __r;
 }
-static inline float __int_as_float(int x) { return hk_host_bit_cast<float>(x); }
-static inline int __float_as_int(float x) { return hk_host_bit_cast<int>(x); }
-static inline float __uint_as_float(unsigned int x) { return hk_host_bit_cast<float>(x); }
-static inline unsigned int __float_as_uint(float x) { return hk_host_bit_cast<unsigned int>(x); }
-static inline double __longlong_as_double(long long x) { return hk_host_bit_cast<double>(x); }
-static inline long long __double_as_longlong(double x) { return hk_host_bit_cast<long long>(x); }
+static inline float __int_as_float(int x) { return __hk_bit_cast<float>(x); }
+static inline int __float_as_int(float x) { return __hk_bit_cast<int>(x); }
+static inline float __uint_as_float(unsigned int x) { return __hk_bit_cast<float>(x); }
+static inline unsigned int __float_as_uint(float x) { return __hk_bit_cast<unsigned int>(x); }
+static inline double __longlong_as_double(long long x) { return __hk_bit_cast<double>(x); }
+static inline long long __double_as_longlong(double x) { return __hk_bit_cast<long long>(x); }
 static inline int __double2hiint(double x)
 {
-    return (int)(hk_host_bit_cast<unsigned long long>(x) >> 32);
+    return (int)(__hk_bit_cast<unsigned long long>(x) >> 32);
 }
-static inline int __double2loint(double x) { return (int)hk_host_bit_cast<unsigned long long>(x); }
-static inline double __hiloint2double(int hi, int lo)
+static inline int __double2loint(double x) { return (int)__hk_bit_cast<unsigned long long>(x); }
+static inline double __hiloint2double(int __hi, int __lo)
 {
-    return hk_host_bit_cast<double>(((unsigned long long)(unsigned int)hi << 32) |
-                                    (unsigned int)lo);
+    return __hk_bit_cast<double>(((unsigned long long)(unsigned int)__hi << 32) |
+                                    (unsigned int)__lo);
 }
 
 /* Conversions with a rounding mode; out-of-range values are undefined, as on
@@ -887,10 +891,10 @@ static inline double __uint2double_rn(unsigned int x) { return (double)x; }
 static inline double __ll2double_rn(long long x) { return (double)x; }
 static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
 
-template <typename T>
-static inline T __ldg(const T *p)
+template <typename _Hk_T>
+static inline _Hk_T __ldg(const _Hk_T *__p)
 {
-    return *p;
+    return *__p;
 }
 
 static inline long long clock64(void)
@@ -898,9 +902,9 @@ static inline long long clock64(void)
 #if defined(__x86_64__) || defined(__i386__)
     return (long long)__builtin_ia32_rdtsc();
 #else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    struct timespec __ts;
+    clock_gettime(CLOCK_MONOTONIC, &__ts);
+    return (long long)__ts.tv_sec * 1000000000LL + __ts.tv_nsec;
 #endif
 }
 static inline long long wall_clock64(void) { return clock64(); }
@@ -911,117 +915,117 @@ static inline long long __clock64(void) { return clock64(); }
  * rounded to nearest even (NaN stays NaN, quiet; overflow gives infinity;
  * subnormals are kept). */
 
-static inline uint64_t hk_host_rne_shr(uint64_t m, int s)
+static inline uint64_t __hk_rne_shr(uint64_t __m, int __s)
 {
-    if (s <= 0)
-        return m << -s;
-    if (s > 64)
+    if (__s <= 0)
+        return __m << -__s;
+    if (__s > 64)
         return 0;
-    uint64_t r = s == 64 ? 0 : m >> s;
-    uint64_t rem = s == 64 ? m : m & ((1ull << s) - 1);
-    uint64_t half = 1ull << (s - 1);
-    if (rem > half || (rem == half && (r & 1)))
-        r++;
-    return r;
+    uint64_t __r = __s == 64 ? 0 : __m >> __s;
+    uint64_t __rem = __s == 64 ? __m : __m & ((1ull << __s) - 1);
+    uint64_t half = 1ull << (__s - 1);
+    if (__rem > half || (__rem == half && (__r & 1)))
+        __r++;
+    return __r;
 }
 
 /* Rounds m * 2^e (m != 0) to a binary format with `mb` stored mantissa bits
  * and exponents emin..emax; returns the bits without the sign. */
-static inline uint32_t hk_host_round_to(uint64_t m, int e, int mb, int emin, int emax)
+static inline uint32_t __hk_round_to(uint64_t __m, int __e, int __mb, int __emin, int __emax)
 {
-    int p = 63 - __builtin_clzll(m);
-    int E = p + e;
-    if (E < emin) /* subnormal, in units of 2^(emin - mb); may round up to the smallest normal */
-        return (uint32_t)hk_host_rne_shr(m, (emin - mb) - e);
-    uint64_t q = hk_host_rne_shr(m, p - mb);
-    if (q >> (mb + 1)) {
-        q >>= 1;
-        E++;
+    int __p = 63 - __builtin_clzll(__m);
+    int _Hk_E = __p + __e;
+    if (_Hk_E < __emin) /* subnormal, in units of 2^(emin - mb); may round up to the smallest normal */
+        return (uint32_t)__hk_rne_shr(__m, (__emin - __mb) - __e);
+    uint64_t __q = __hk_rne_shr(__m, __p - __mb);
+    if (__q >> (__mb + 1)) {
+        __q >>= 1;
+        _Hk_E++;
     }
-    if (E > emax)
-        return (uint32_t)(2 * emax + 1) << mb;
-    return ((uint32_t)(E + emax) << mb) | (uint32_t)(q & ((1ull << mb) - 1));
+    if (_Hk_E > __emax)
+        return (uint32_t)(2 * __emax + 1) << __mb;
+    return ((uint32_t)(_Hk_E + __emax) << __mb) | (uint32_t)(__q & ((1ull << __mb) - 1));
 }
 
-static inline unsigned short hk_host_f2h(float f)
+static inline unsigned short __hk_f2h(float __f)
 {
-    uint32_t u = hk_host_bit_cast<uint32_t>(f);
-    unsigned short sign = (unsigned short)((u >> 16) & 0x8000u);
-    uint32_t ex = (u >> 23) & 0xffu, mant = u & 0x7fffffu;
-    if (ex == 0xff)
-        return (unsigned short)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
-    if (ex == 0 && mant == 0)
-        return sign;
-    uint64_t m = ex ? (mant | 0x800000u) : mant;
-    int e = ex ? (int)ex - 150 : -149;
-    return (unsigned short)(sign | hk_host_round_to(m, e, 10, -14, 15));
+    uint32_t __u = __hk_bit_cast<uint32_t>(__f);
+    unsigned short __sign = (unsigned short)((__u >> 16) & 0x8000u);
+    uint32_t __ex = (__u >> 23) & 0xffu, __mant = __u & 0x7fffffu;
+    if (__ex == 0xff)
+        return (unsigned short)(__sign | 0x7c00u | (__mant ? 0x200u | (__mant >> 13) : 0u));
+    if (__ex == 0 && __mant == 0)
+        return __sign;
+    uint64_t __m = __ex ? (__mant | 0x800000u) : __mant;
+    int __e = __ex ? (int)__ex - 150 : -149;
+    return (unsigned short)(__sign | __hk_round_to(__m, __e, 10, -14, 15));
 }
 
-static inline unsigned short hk_host_d2h(double d)
+static inline unsigned short __hk_d2h(double __d)
 {
-    uint64_t u = hk_host_bit_cast<uint64_t>(d);
-    unsigned short sign = (unsigned short)((u >> 48) & 0x8000u);
-    uint32_t ex = (uint32_t)(u >> 52) & 0x7ffu;
-    uint64_t mant = u & 0xfffffffffffffull;
-    if (ex == 0x7ff)
-        return (unsigned short)(sign | 0x7c00u | (mant ? 0x200u | (uint32_t)(mant >> 42) : 0u));
-    if (ex == 0 && mant == 0)
-        return sign;
-    uint64_t m = ex ? (mant | (1ull << 52)) : mant;
-    int e = ex ? (int)ex - 1075 : -1074;
-    return (unsigned short)(sign | hk_host_round_to(m, e, 10, -14, 15));
+    uint64_t __u = __hk_bit_cast<uint64_t>(__d);
+    unsigned short __sign = (unsigned short)((__u >> 48) & 0x8000u);
+    uint32_t __ex = (uint32_t)(__u >> 52) & 0x7ffu;
+    uint64_t __mant = __u & 0xfffffffffffffull;
+    if (__ex == 0x7ff)
+        return (unsigned short)(__sign | 0x7c00u | (__mant ? 0x200u | (uint32_t)(__mant >> 42) : 0u));
+    if (__ex == 0 && __mant == 0)
+        return __sign;
+    uint64_t __m = __ex ? (__mant | (1ull << 52)) : __mant;
+    int __e = __ex ? (int)__ex - 1075 : -1074;
+    return (unsigned short)(__sign | __hk_round_to(__m, __e, 10, -14, 15));
 }
 
-static inline float hk_host_h2f(unsigned short h)
+static inline float __hk_h2f(unsigned short __h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t ex = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    uint32_t u;
-    if (ex == 0x1f) {
-        u = sign | 0x7f800000u | (mant << 13);
-    } else if (ex == 0) {
-        if (mant == 0) {
-            u = sign;
+    uint32_t __sign = (uint32_t)(__h & 0x8000u) << 16;
+    uint32_t __ex = (__h >> 10) & 0x1fu, __mant = __h & 0x3ffu;
+    uint32_t __u;
+    if (__ex == 0x1f) {
+        __u = __sign | 0x7f800000u | (__mant << 13);
+    } else if (__ex == 0) {
+        if (__mant == 0) {
+            __u = __sign;
         } else { /* subnormal: normalise */
-            int e = 113;
-            while (!(mant & 0x400u)) {
-                mant <<= 1;
-                e--;
+            int __e = 113;
+            while (!(__mant & 0x400u)) {
+                __mant <<= 1;
+                __e--;
             }
-            u = sign | ((uint32_t)e << 23) | ((mant & 0x3ffu) << 13);
+            __u = __sign | ((uint32_t)__e << 23) | ((__mant & 0x3ffu) << 13);
         }
     } else {
-        u = sign | ((ex + 112) << 23) | (mant << 13);
+        __u = __sign | ((__ex + 112) << 23) | (__mant << 13);
     }
-    return hk_host_bit_cast<float>(u);
+    return __hk_bit_cast<float>(__u);
 }
 
-static inline unsigned short hk_host_f2bf(float f)
+static inline unsigned short __hk_f2bf(float __f)
 {
-    uint32_t u = hk_host_bit_cast<uint32_t>(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: keep sign and payload top, make quiet */
-        return (unsigned short)((u >> 16) | 0x40u);
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    uint32_t __u = __hk_bit_cast<uint32_t>(__f);
+    if ((__u & 0x7fffffffu) > 0x7f800000u) /* NaN: keep sign and payload top, make quiet */
+        return (unsigned short)((__u >> 16) | 0x40u);
+    return (unsigned short)((__u + 0x7fffu + ((__u >> 16) & 1u)) >> 16);
 }
 
-static inline unsigned short hk_host_d2bf(double d)
+static inline unsigned short __hk_d2bf(double __d)
 {
-    uint64_t u = hk_host_bit_cast<uint64_t>(d);
-    unsigned short sign = (unsigned short)((u >> 48) & 0x8000u);
-    uint32_t ex = (uint32_t)(u >> 52) & 0x7ffu;
-    uint64_t mant = u & 0xfffffffffffffull;
-    if (ex == 0x7ff)
-        return (unsigned short)(sign | 0x7f80u | (mant ? 0x40u | (uint32_t)(mant >> 45) : 0u));
-    if (ex == 0 && mant == 0)
-        return sign;
-    uint64_t m = ex ? (mant | (1ull << 52)) : mant;
-    int e = ex ? (int)ex - 1075 : -1074;
-    return (unsigned short)(sign | hk_host_round_to(m, e, 7, -126, 127));
+    uint64_t __u = __hk_bit_cast<uint64_t>(__d);
+    unsigned short __sign = (unsigned short)((__u >> 48) & 0x8000u);
+    uint32_t __ex = (uint32_t)(__u >> 52) & 0x7ffu;
+    uint64_t __mant = __u & 0xfffffffffffffull;
+    if (__ex == 0x7ff)
+        return (unsigned short)(__sign | 0x7f80u | (__mant ? 0x40u | (uint32_t)(__mant >> 45) : 0u));
+    if (__ex == 0 && __mant == 0)
+        return __sign;
+    uint64_t __m = __ex ? (__mant | (1ull << 52)) : __mant;
+    int __e = __ex ? (int)__ex - 1075 : -1074;
+    return (unsigned short)(__sign | __hk_round_to(__m, __e, 7, -126, 127));
 }
 
-static inline float hk_host_bf2f(unsigned short b)
+static inline float __hk_bf2f(unsigned short __b)
 {
-    return hk_host_bit_cast<float>((uint32_t)b << 16);
+    return __hk_bit_cast<float>((uint32_t)__b << 16);
 }
 
 struct __half_raw {
@@ -1034,18 +1038,18 @@ struct __half2_raw {
 struct __half {
     unsigned short __x;
     __half() = default;
-    constexpr __half(const __half_raw &r) : __x(r.x) {}
-    __half(float f) : __x(hk_host_f2h(f)) {}
-    __half(double d) : __x(hk_host_d2h(d)) {}
-    template <typename I, std::enable_if_t<std::is_integral<I>::value, int> = 0>
-    __half(I i) : __x(hk_host_d2h((double)i))
+    constexpr __half(const __half_raw &__r) : __x(__r.x) {}
+    __half(float __f) : __x(__hk_f2h(__f)) {}
+    __half(double __d) : __x(__hk_d2h(__d)) {}
+    template <typename _Hk_I, std::enable_if_t<std::is_integral<_Hk_I>::value, int> = 0>
+    __half(_Hk_I __i) : __x(__hk_d2h((double)__i))
     {
     }
-    operator float() const { return hk_host_h2f(__x); }
+    operator float() const { return __hk_h2f(__x); }
     constexpr operator __half_raw() const { return __half_raw{__x}; }
-    __half &operator=(const __half_raw &r)
+    __half &operator=(const __half_raw &__r)
     {
-        __x = r.x;
+        __x = __r.x;
         return *this;
     }
 };
@@ -1054,13 +1058,13 @@ typedef __half half;
 struct __hip_bfloat16 {
     unsigned short data;
     __hip_bfloat16() = default;
-    __hip_bfloat16(float f) : data(hk_host_f2bf(f)) {}
-    __hip_bfloat16(double d) : data(hk_host_d2bf(d)) {}
-    template <typename I, std::enable_if_t<std::is_integral<I>::value, int> = 0>
-    __hip_bfloat16(I i) : data(hk_host_d2bf((double)i))
+    __hip_bfloat16(float __f) : data(__hk_f2bf(__f)) {}
+    __hip_bfloat16(double __d) : data(__hk_d2bf(__d)) {}
+    template <typename _Hk_I, std::enable_if_t<std::is_integral<_Hk_I>::value, int> = 0>
+    __hip_bfloat16(_Hk_I __i) : data(__hk_d2bf((double)__i))
     {
     }
-    operator float() const { return hk_host_bf2f(data); }
+    operator float() const { return __hk_bf2f(data); }
 };
 typedef __hip_bfloat16 hip_bfloat16;
 
@@ -1068,71 +1072,71 @@ typedef __hip_bfloat16 hip_bfloat16;
  * in float and rounded, which for + - * / is the correctly rounded result);
  * mixed with a C arithmetic type, the arithmetic happens in float (or wider)
  * and the result is that type, where HIP would call the mix ambiguous. */
-#define HK_HOST_F16_OPS_(H)                                                            \
-    static inline H operator+(H a, H b) { return H(float(a) + float(b)); }             \
-    static inline H operator-(H a, H b) { return H(float(a) - float(b)); }             \
-    static inline H operator*(H a, H b) { return H(float(a) * float(b)); }             \
-    static inline H operator/(H a, H b) { return H(float(a) / float(b)); }             \
-    static inline H operator-(H a)                                                     \
+#define __HK_F16_OPS_(_Hk_H)                                                            \
+    static inline _Hk_H operator+(_Hk_H __a, _Hk_H __b) { return _Hk_H(float(__a) + float(__b)); }             \
+    static inline _Hk_H operator-(_Hk_H __a, _Hk_H __b) { return _Hk_H(float(__a) - float(__b)); }             \
+    static inline _Hk_H operator*(_Hk_H __a, _Hk_H __b) { return _Hk_H(float(__a) * float(__b)); }             \
+    static inline _Hk_H operator/(_Hk_H __a, _Hk_H __b) { return _Hk_H(float(__a) / float(__b)); }             \
+    static inline _Hk_H operator-(_Hk_H __a)                                                     \
     {                                                                                  \
-        H r = a;                                                                       \
-        hk_host_f16_bits(r) ^= 0x8000u;                                                \
-        return r;                                                                      \
+        _Hk_H __r = __a;                                                                       \
+        __hk_f16_bits(__r) ^= 0x8000u;                                                \
+        return __r;                                                                      \
     }                                                                                  \
-    static inline H operator+(H a) { return a; }                                       \
-    static inline H &operator+=(H &a, H b) { return a = a + b; }                       \
-    static inline H &operator-=(H &a, H b) { return a = a - b; }                       \
-    static inline H &operator*=(H &a, H b) { return a = a * b; }                       \
-    static inline H &operator/=(H &a, H b) { return a = a / b; }                       \
-    static inline H &operator++(H &a) { return a = a + H(1.0f); }                      \
-    static inline H &operator--(H &a) { return a = a - H(1.0f); }                      \
-    static inline H operator++(H &a, int)                                              \
+    static inline _Hk_H operator+(_Hk_H __a) { return __a; }                                       \
+    static inline _Hk_H &operator+=(_Hk_H &__a, _Hk_H __b) { return __a = __a + __b; }                       \
+    static inline _Hk_H &operator-=(_Hk_H &__a, _Hk_H __b) { return __a = __a - __b; }                       \
+    static inline _Hk_H &operator*=(_Hk_H &__a, _Hk_H __b) { return __a = __a * __b; }                       \
+    static inline _Hk_H &operator/=(_Hk_H &__a, _Hk_H __b) { return __a = __a / __b; }                       \
+    static inline _Hk_H &operator++(_Hk_H &__a) { return __a = __a + _Hk_H(1.0f); }                      \
+    static inline _Hk_H &operator--(_Hk_H &__a) { return __a = __a - _Hk_H(1.0f); }                      \
+    static inline _Hk_H operator++(_Hk_H &__a, int)                                              \
     {                                                                                  \
-        H r = a;                                                                       \
-        ++a;                                                                           \
-        return r;                                                                      \
+        _Hk_H __r = __a;                                                                       \
+        ++__a;                                                                           \
+        return __r;                                                                      \
     }                                                                                  \
-    static inline H operator--(H &a, int)                                              \
+    static inline _Hk_H operator--(_Hk_H &__a, int)                                              \
     {                                                                                  \
-        H r = a;                                                                       \
-        --a;                                                                           \
-        return r;                                                                      \
+        _Hk_H __r = __a;                                                                       \
+        --__a;                                                                           \
+        return __r;                                                                      \
     }                                                                                  \
-    static inline bool operator==(H a, H b) { return float(a) == float(b); }           \
-    static inline bool operator!=(H a, H b) { return float(a) != float(b); }           \
-    static inline bool operator<(H a, H b) { return float(a) < float(b); }             \
-    static inline bool operator<=(H a, H b) { return float(a) <= float(b); }           \
-    static inline bool operator>(H a, H b) { return float(a) > float(b); }             \
-    static inline bool operator>=(H a, H b) { return float(a) >= float(b); }           \
-    HK_HOST_F16_MIXED_(H, +) HK_HOST_F16_MIXED_(H, -) HK_HOST_F16_MIXED_(H, *)         \
-    HK_HOST_F16_MIXED_(H, /) HK_HOST_F16_MIXED_(H, ==) HK_HOST_F16_MIXED_(H, !=)       \
-    HK_HOST_F16_MIXED_(H, <) HK_HOST_F16_MIXED_(H, <=) HK_HOST_F16_MIXED_(H, >)        \
-    HK_HOST_F16_MIXED_(H, >=)
+    static inline bool operator==(_Hk_H __a, _Hk_H __b) { return float(__a) == float(__b); }           \
+    static inline bool operator!=(_Hk_H __a, _Hk_H __b) { return float(__a) != float(__b); }           \
+    static inline bool operator<(_Hk_H __a, _Hk_H __b) { return float(__a) < float(__b); }             \
+    static inline bool operator<=(_Hk_H __a, _Hk_H __b) { return float(__a) <= float(__b); }           \
+    static inline bool operator>(_Hk_H __a, _Hk_H __b) { return float(__a) > float(__b); }             \
+    static inline bool operator>=(_Hk_H __a, _Hk_H __b) { return float(__a) >= float(__b); }           \
+    __HK_F16_MIXED_(_Hk_H, +) __HK_F16_MIXED_(_Hk_H, -) __HK_F16_MIXED_(_Hk_H, *)         \
+    __HK_F16_MIXED_(_Hk_H, /) __HK_F16_MIXED_(_Hk_H, ==) __HK_F16_MIXED_(_Hk_H, !=)       \
+    __HK_F16_MIXED_(_Hk_H, <) __HK_F16_MIXED_(_Hk_H, <=) __HK_F16_MIXED_(_Hk_H, >)        \
+    __HK_F16_MIXED_(_Hk_H, >=)
 
-#define HK_HOST_F16_MIXED_(H, op)                                                      \
-    template <typename S, hk_host_if_scalar<S> = 0>                                    \
-    static inline auto operator op(H a, S b)->decltype(float(a) op b)                  \
+#define __HK_F16_MIXED_(_Hk_H, op)                                                      \
+    template <typename _Hk_S, __hk_if_scalar<_Hk_S> = 0>                                    \
+    static inline auto operator op(_Hk_H __a, _Hk_S __b)->decltype(float(__a) op __b)                  \
     {                                                                                  \
-        return float(a) op b;                                                          \
+        return float(__a) op __b;                                                          \
     }                                                                                  \
-    template <typename S, hk_host_if_scalar<S> = 0>                                    \
-    static inline auto operator op(S a, H b)->decltype(a op float(b))                  \
+    template <typename _Hk_S, __hk_if_scalar<_Hk_S> = 0>                                    \
+    static inline auto operator op(_Hk_S __a, _Hk_H __b)->decltype(__a op float(__b))                  \
     {                                                                                  \
-        return a op float(b);                                                          \
+        return __a op float(__b);                                                          \
     }
 
-static inline unsigned short &hk_host_f16_bits(__half &h) { return h.__x; }
-static inline unsigned short &hk_host_f16_bits(__hip_bfloat16 &h) { return h.data; }
-HK_HOST_F16_OPS_(__half)
-HK_HOST_F16_OPS_(__hip_bfloat16)
-#undef HK_HOST_F16_OPS_
-#undef HK_HOST_F16_MIXED_
+static inline unsigned short &__hk_f16_bits(__half &__h) { return __h.__x; }
+static inline unsigned short &__hk_f16_bits(__hip_bfloat16 &__h) { return __h.data; }
+__HK_F16_OPS_(__half)
+__HK_F16_OPS_(__hip_bfloat16)
+#undef __HK_F16_OPS_
+#undef __HK_F16_MIXED_
 
 struct alignas(4) __half2 {
     __half x, y;
     __half2() = default;
-    constexpr __half2(const __half2_raw &r) : x(__half_raw{r.x}), y(__half_raw{r.y}) {}
-    __half2(__half a, __half b) : x(a), y(b) {}
+    constexpr __half2(const __half2_raw &__r) : x(__half_raw{__r.x}), y(__half_raw{__r.y}) {}
+    __half2(__half __a, __half __b) : x(__a), y(__b) {}
     constexpr operator __half2_raw() const { return __half2_raw{x.__x, y.__x}; }
 };
 typedef __half2 half2;
@@ -1140,112 +1144,112 @@ typedef __half2 half2;
 struct alignas(4) __hip_bfloat162 {
     __hip_bfloat16 x, y;
     __hip_bfloat162() = default;
-    __hip_bfloat162(__hip_bfloat16 a, __hip_bfloat16 b) : x(a), y(b) {}
+    __hip_bfloat162(__hip_bfloat16 __a, __hip_bfloat16 __b) : x(__a), y(__b) {}
 };
 
-static inline __half __float2half(float f) { return __half(f); }
-static inline __half __float2half_rn(float f) { return __half(f); }
-static inline __half __double2half(double d) { return __half(d); }
-static inline float __half2float(__half h) { return hk_host_h2f(h.__x); }
-static inline __half __int2half_rn(int i) { return __half(i); }
-static inline int __half2int_rz(__half h) { return (int)__half2float(h); }
-static inline int __half2int_rn(__half h) { return (int)nearbyintf(__half2float(h)); }
-static inline unsigned short __half_as_ushort(__half h) { return h.__x; }
-static inline short __half_as_short(__half h) { return (short)h.__x; }
+static inline __half __float2half(float __f) { return __half(__f); }
+static inline __half __float2half_rn(float __f) { return __half(__f); }
+static inline __half __double2half(double __d) { return __half(__d); }
+static inline float __half2float(__half __h) { return __hk_h2f(__h.__x); }
+static inline __half __int2half_rn(int __i) { return __half(__i); }
+static inline int __half2int_rz(__half __h) { return (int)__half2float(__h); }
+static inline int __half2int_rn(__half __h) { return (int)nearbyintf(__half2float(__h)); }
+static inline unsigned short __half_as_ushort(__half __h) { return __h.__x; }
+static inline short __half_as_short(__half __h) { return (short)__h.__x; }
 static inline __half __ushort_as_half(unsigned short x) { return __half(__half_raw{x}); }
 static inline __half __short_as_half(short x)
 {
     return __half(__half_raw{(unsigned short)x});
 }
 
-static inline __hip_bfloat16 __float2bfloat16(float f) { return __hip_bfloat16(f); }
-static inline __hip_bfloat16 __float2bfloat16_rn(float f) { return __hip_bfloat16(f); }
-static inline __hip_bfloat16 __double2bfloat16(double d) { return __hip_bfloat16(d); }
-static inline float __bfloat162float(__hip_bfloat16 b) { return hk_host_bf2f(b.data); }
-static inline unsigned short __bfloat16_as_ushort(__hip_bfloat16 b) { return b.data; }
+static inline __hip_bfloat16 __float2bfloat16(float __f) { return __hip_bfloat16(__f); }
+static inline __hip_bfloat16 __float2bfloat16_rn(float __f) { return __hip_bfloat16(__f); }
+static inline __hip_bfloat16 __double2bfloat16(double __d) { return __hip_bfloat16(__d); }
+static inline float __bfloat162float(__hip_bfloat16 __b) { return __hk_bf2f(__b.data); }
+static inline unsigned short __bfloat16_as_ushort(__hip_bfloat16 __b) { return __b.data; }
 static inline __hip_bfloat16 __ushort_as_bfloat16(unsigned short x)
 {
-    __hip_bfloat16 b;
-    b.data = x;
-    return b;
+    __hip_bfloat16 __b;
+    __b.data = x;
+    return __b;
 }
 
-#define HK_HOST_F16_FUNCS_(H)                                                          \
-    static inline H __hadd(H a, H b) { return a + b; }                                 \
-    static inline H __hsub(H a, H b) { return a - b; }                                 \
-    static inline H __hmul(H a, H b) { return a * b; }                                 \
-    static inline H __hdiv(H a, H b) { return a / b; }                                 \
-    static inline H __hneg(H a) { return -a; }                                         \
-    static inline H __habs(H a)                                                        \
+#define __HK_F16_FUNCS_(_Hk_H)                                                          \
+    static inline _Hk_H __hadd(_Hk_H __a, _Hk_H __b) { return __a + __b; }                                 \
+    static inline _Hk_H __hsub(_Hk_H __a, _Hk_H __b) { return __a - __b; }                                 \
+    static inline _Hk_H __hmul(_Hk_H __a, _Hk_H __b) { return __a * __b; }                                 \
+    static inline _Hk_H __hdiv(_Hk_H __a, _Hk_H __b) { return __a / __b; }                                 \
+    static inline _Hk_H __hneg(_Hk_H __a) { return -__a; }                                         \
+    static inline _Hk_H __habs(_Hk_H __a)                                                        \
     {                                                                                  \
-        hk_host_f16_bits(a) &= 0x7fffu;                                                \
-        return a;                                                                      \
+        __hk_f16_bits(__a) &= 0x7fffu;                                                \
+        return __a;                                                                      \
     }                                                                                  \
     /* Product exact in double; one more rounding to double is harmless at 11 bits. */ \
-    static inline H __hfma(H a, H b, H c)                                              \
+    static inline _Hk_H __hfma(_Hk_H __a, _Hk_H __b, _Hk_H __c)                                              \
     {                                                                                  \
-        return H((double)float(a) * (double)float(b) + (double)float(c));             \
+        return _Hk_H((double)float(__a) * (double)float(__b) + (double)float(__c));             \
     }                                                                                  \
-    static inline bool __heq(H a, H b) { return a == b; }                              \
-    static inline bool __hne(H a, H b) { return a != b; }                              \
-    static inline bool __hlt(H a, H b) { return a < b; }                               \
-    static inline bool __hle(H a, H b) { return a <= b; }                              \
-    static inline bool __hgt(H a, H b) { return a > b; }                               \
-    static inline bool __hge(H a, H b) { return a >= b; }                              \
-    static inline H __hmax(H a, H b) { return H(fmaxf(float(a), float(b))); }          \
-    static inline H __hmin(H a, H b) { return H(fminf(float(a), float(b))); }          \
-    static inline bool __hisnan(H a) { return std::isnan(float(a)); }                  \
-    static inline int __hisinf(H a)                                                    \
+    static inline bool __heq(_Hk_H __a, _Hk_H __b) { return __a == __b; }                              \
+    static inline bool __hne(_Hk_H __a, _Hk_H __b) { return __a != __b; }                              \
+    static inline bool __hlt(_Hk_H __a, _Hk_H __b) { return __a < __b; }                               \
+    static inline bool __hle(_Hk_H __a, _Hk_H __b) { return __a <= __b; }                              \
+    static inline bool __hgt(_Hk_H __a, _Hk_H __b) { return __a > __b; }                               \
+    static inline bool __hge(_Hk_H __a, _Hk_H __b) { return __a >= __b; }                              \
+    static inline _Hk_H __hmax(_Hk_H __a, _Hk_H __b) { return _Hk_H(fmaxf(float(__a), float(__b))); }          \
+    static inline _Hk_H __hmin(_Hk_H __a, _Hk_H __b) { return _Hk_H(fminf(float(__a), float(__b))); }          \
+    static inline bool __hisnan(_Hk_H __a) { return std::isnan(float(__a)); }                  \
+    static inline int __hisinf(_Hk_H __a)                                                    \
     {                                                                                  \
-        float f = float(a);                                                            \
-        return std::isinf(f) ? (f < 0 ? -1 : 1) : 0;                                   \
+        float __f = float(__a);                                                            \
+        return std::isinf(__f) ? (__f < 0 ? -1 : 1) : 0;                                   \
     }
-HK_HOST_F16_FUNCS_(__half)
-HK_HOST_F16_FUNCS_(__hip_bfloat16)
-#undef HK_HOST_F16_FUNCS_
+__HK_F16_FUNCS_(__half)
+__HK_F16_FUNCS_(__hip_bfloat16)
+#undef __HK_F16_FUNCS_
 
-static inline __half2 __halves2half2(__half a, __half b) { return __half2(a, b); }
-static inline __half2 __half2half2(__half a) { return __half2(a, a); }
-static inline __half2 __floats2half2_rn(float a, float b) { return __half2(__half(a), __half(b)); }
-static inline __half2 __float2half2_rn(float a) { return __half2(__half(a), __half(a)); }
-static inline __half2 __float22half2_rn(float2 f) { return __floats2half2_rn(f.x, f.y); }
-static inline float2 __half22float2(__half2 h) { return float2(float(h.x), float(h.y)); }
-static inline float __low2float(__half2 h) { return float(h.x); }
-static inline float __high2float(__half2 h) { return float(h.y); }
-static inline __half __low2half(__half2 h) { return h.x; }
-static inline __half __high2half(__half2 h) { return h.y; }
-static inline __half2 __lows2half2(__half2 a, __half2 b) { return __half2(a.x, b.x); }
-static inline __half2 __highs2half2(__half2 a, __half2 b) { return __half2(a.y, b.y); }
-static inline __half2 __hadd2(__half2 a, __half2 b) { return __half2(a.x + b.x, a.y + b.y); }
-static inline __half2 __hsub2(__half2 a, __half2 b) { return __half2(a.x - b.x, a.y - b.y); }
-static inline __half2 __hmul2(__half2 a, __half2 b) { return __half2(a.x * b.x, a.y * b.y); }
-static inline __half2 __h2div(__half2 a, __half2 b) { return __half2(a.x / b.x, a.y / b.y); }
-static inline __half2 __hneg2(__half2 a) { return __half2(-a.x, -a.y); }
-static inline __half2 __habs2(__half2 a) { return __half2(__habs(a.x), __habs(a.y)); }
-static inline __half2 __hfma2(__half2 a, __half2 b, __half2 c)
+static inline __half2 __halves2half2(__half __a, __half __b) { return __half2(__a, __b); }
+static inline __half2 __half2half2(__half __a) { return __half2(__a, __a); }
+static inline __half2 __floats2half2_rn(float __a, float __b) { return __half2(__half(__a), __half(__b)); }
+static inline __half2 __float2half2_rn(float __a) { return __half2(__half(__a), __half(__a)); }
+static inline __half2 __float22half2_rn(float2 __f) { return __floats2half2_rn(__f.x, __f.y); }
+static inline float2 __half22float2(__half2 __h) { return float2(float(__h.x), float(__h.y)); }
+static inline float __low2float(__half2 __h) { return float(__h.x); }
+static inline float __high2float(__half2 __h) { return float(__h.y); }
+static inline __half __low2half(__half2 __h) { return __h.x; }
+static inline __half __high2half(__half2 __h) { return __h.y; }
+static inline __half2 __lows2half2(__half2 __a, __half2 __b) { return __half2(__a.x, __b.x); }
+static inline __half2 __highs2half2(__half2 __a, __half2 __b) { return __half2(__a.y, __b.y); }
+static inline __half2 __hadd2(__half2 __a, __half2 __b) { return __half2(__a.x + __b.x, __a.y + __b.y); }
+static inline __half2 __hsub2(__half2 __a, __half2 __b) { return __half2(__a.x - __b.x, __a.y - __b.y); }
+static inline __half2 __hmul2(__half2 __a, __half2 __b) { return __half2(__a.x * __b.x, __a.y * __b.y); }
+static inline __half2 __h2div(__half2 __a, __half2 __b) { return __half2(__a.x / __b.x, __a.y / __b.y); }
+static inline __half2 __hneg2(__half2 __a) { return __half2(-__a.x, -__a.y); }
+static inline __half2 __habs2(__half2 __a) { return __half2(__habs(__a.x), __habs(__a.y)); }
+static inline __half2 __hfma2(__half2 __a, __half2 __b, __half2 __c)
 {
-    return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+    return __half2(__hfma(__a.x, __b.x, __c.x), __hfma(__a.y, __b.y, __c.y));
 }
-static inline __half2 operator+(__half2 a, __half2 b) { return __hadd2(a, b); }
-static inline __half2 operator-(__half2 a, __half2 b) { return __hsub2(a, b); }
-static inline __half2 operator*(__half2 a, __half2 b) { return __hmul2(a, b); }
-static inline __half2 operator/(__half2 a, __half2 b) { return __h2div(a, b); }
-static inline __half2 operator-(__half2 a) { return __hneg2(a); }
-static inline __half2 &operator+=(__half2 &a, __half2 b) { return a = a + b; }
-static inline __half2 &operator-=(__half2 &a, __half2 b) { return a = a - b; }
-static inline __half2 &operator*=(__half2 &a, __half2 b) { return a = a * b; }
-static inline __half2 &operator/=(__half2 &a, __half2 b) { return a = a / b; }
+static inline __half2 operator+(__half2 __a, __half2 __b) { return __hadd2(__a, __b); }
+static inline __half2 operator-(__half2 __a, __half2 __b) { return __hsub2(__a, __b); }
+static inline __half2 operator*(__half2 __a, __half2 __b) { return __hmul2(__a, __b); }
+static inline __half2 operator/(__half2 __a, __half2 __b) { return __h2div(__a, __b); }
+static inline __half2 operator-(__half2 __a) { return __hneg2(__a); }
+static inline __half2 &operator+=(__half2 &__a, __half2 __b) { return __a = __a + __b; }
+static inline __half2 &operator-=(__half2 &__a, __half2 __b) { return __a = __a - __b; }
+static inline __half2 &operator*=(__half2 &__a, __half2 __b) { return __a = __a * __b; }
+static inline __half2 &operator/=(__half2 &__a, __half2 __b) { return __a = __a / __b; }
 
-static inline __hip_bfloat162 __floats2bfloat162_rn(float a, float b)
+static inline __hip_bfloat162 __floats2bfloat162_rn(float __a, float __b)
 {
-    return __hip_bfloat162(__hip_bfloat16(a), __hip_bfloat16(b));
+    return __hip_bfloat162(__hip_bfloat16(__a), __hip_bfloat16(__b));
 }
-static inline __hip_bfloat162 __float2bfloat162_rn(float a)
+static inline __hip_bfloat162 __float2bfloat162_rn(float __a)
 {
-    return __hip_bfloat162(__hip_bfloat16(a), __hip_bfloat16(a));
+    return __hip_bfloat162(__hip_bfloat16(__a), __hip_bfloat16(__a));
 }
-static inline float __low2float(__hip_bfloat162 h) { return float(h.x); }
-static inline float __high2float(__hip_bfloat162 h) { return float(h.y); }
+static inline float __low2float(__hip_bfloat162 __h) { return float(__h.x); }
+static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
 
 /* ------------------------------------------------------------------------ */
 /* The kernel table the backend appends to every module:
@@ -1259,98 +1263,98 @@ static inline float __high2float(__hip_bfloat162 h) { return float(h.y); }
 /* After the loop: a store the compiler sees makes the loop's own stores to the
  * thread coordinates dead, so it keeps them in registers (and forwards them
  * into the inlined body) instead of tracking their last values. */
-static inline void hk_host_loop_done(hk_host_state &s) { s.tid = uint3(0, 0, 0); }
+static inline void __hk_loop_done(__hk_state &__s) { __s.__tid = uint3(0, 0, 0); }
 
-template <typename Fn, Fn K, int Sync>
-struct hk_host_kernel_impl;
+template <typename _Hk_Fn, _Hk_Fn _Hk_K, int _Hk_Sync>
+struct __hk_kernel_impl;
 
-template <typename... A, void (*K)(A...), int Sync>
-struct hk_host_kernel_impl<void (*)(A...), K, Sync> {
-    static constexpr uint32_t nparams = sizeof...(A);
+template <typename... _Hk_A, void (*_Hk_K)(_Hk_A...), int _Hk_Sync>
+struct __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, _Hk_Sync> {
+    static constexpr uint32_t nparams = sizeof...(_Hk_A);
     /* One spare element so that a kernel without parameters has arrays too. */
-    static constexpr uint32_t sizes[sizeof...(A) + 1] = {(uint32_t)sizeof(A)..., 0};
-    static constexpr uint32_t aligns[sizeof...(A) + 1] = {(uint32_t)alignof(A)..., 0};
-    static constexpr uint32_t uses_sync = Sync ? 1 : 0;
+    static constexpr uint32_t __sizes[sizeof...(_Hk_A) + 1] = {(uint32_t)sizeof(_Hk_A)..., 0};
+    static constexpr uint32_t __aligns[sizeof...(_Hk_A) + 1] = {(uint32_t)alignof(_Hk_A)..., 0};
+    static constexpr uint32_t uses_sync = _Hk_Sync ? 1 : 0;
 
     /* Offset of parameter i in a C struct of the parameters. */
-    static constexpr size_t offset(size_t i)
+    static constexpr size_t __offset(size_t __i)
     {
-        size_t off = 0;
-        for (size_t j = 0;; j++) {
-            off = (off + aligns[j] - 1) / aligns[j] * aligns[j];
-            if (j == i)
-                return off;
-            off += sizes[j];
+        size_t __off = 0;
+        for (size_t __j = 0;; __j++) {
+            __off = (__off + __aligns[__j] - 1) / __aligns[__j] * __aligns[__j];
+            if (__j == __i)
+                return __off;
+            __off += __sizes[__j];
         }
     }
 
-    template <typename T>
-    static T load(const unsigned char *p)
+    template <typename _Hk_T>
+    static _Hk_T __load(const unsigned char *__p)
     {
-        static_assert(std::is_trivially_copyable<T>::value,
+        static_assert(std::is_trivially_copyable<_Hk_T>::value,
                       "kernel parameters must be trivially copyable");
-        T v;
-        memcpy(static_cast<void *>(&v), p, sizeof(T));
-        return v;
+        _Hk_T __v;
+        memcpy(static_cast<void *>(&__v), __p, sizeof(_Hk_T));
+        return __v;
     }
 
     /* The plain-loop mode: flatten lets the kernel body (and its helpers)
      * be inlined into the loop over the block's threads. */
-    __attribute__((flatten)) static void loop(const hk_host_block *b, A... a)
+    __attribute__((flatten)) static void __loop(const hk_host_block *__b, _Hk_A... __a)
     {
-        hk_host_state &s = hk_host_tls;
-        const uint32_t dx = b->dim.x, dy = b->dim.y, dz = b->dim.z;
+        __hk_state &__s = __hk_tls;
+        const uint32_t __dx = __b->dim.x, __dy = __b->dim.y, __dz = __b->dim.z;
         /* Only tid.x changes in the inner loop; linear and lane are derived
          * when asked for, so the loop stores nothing else. */
-        for (uint32_t z = 0; z < dz; z++) {
-            s.tid.z = z;
-            for (uint32_t y = 0; y < dy; y++) {
-                s.tid.y = y;
-                for (uint32_t x = 0; x < dx; x++) {
-                    s.tid.x = x;
-                    K(a...);
+        for (uint32_t z = 0; z < __dz; z++) {
+            __s.__tid.z = z;
+            for (uint32_t y = 0; y < __dy; y++) {
+                __s.__tid.y = y;
+                for (uint32_t x = 0; x < __dx; x++) {
+                    __s.__tid.x = x;
+                    _Hk_K(__a...);
                 }
             }
         }
-        hk_host_loop_done(s);
+        __hk_loop_done(__s);
     }
 
-    struct closure {
-        std::tuple<A...> args;
+    struct __closure {
+        std::tuple<_Hk_A...> __args;
     };
 
-    static void fiber(void *c, const hk_host_thread *t)
+    static void __fiber(void *__c, const hk_host_thread *__t)
     {
-        hk_host_state &s = hk_host_tls;
-        s.tid = uint3(t->idx.x, t->idx.y, t->idx.z);
-        std::apply(K, static_cast<closure *>(c)->args);
+        __hk_state &__s = __hk_tls;
+        __s.__tid = uint3(__t->idx.x, __t->idx.y, __t->idx.z);
+        std::apply(_Hk_K, static_cast<__closure *>(__c)->__args);
     }
 
-    template <size_t... I>
-    static void run(const hk_host_runtime *rt, const hk_host_block *b, const unsigned char *ka,
-                    std::index_sequence<I...>)
+    template <size_t... _Hk_I>
+    static void __run(const hk_host_runtime *__rt, const hk_host_block *__b, const unsigned char *__ka,
+                    std::index_sequence<_Hk_I...>)
     {
-        (void)ka;
-        if constexpr (Sync) {
-            closure c{std::tuple<A...>(load<A>(ka + offset(I))...)};
-            rt->run_fibers(b, &fiber, &c);
+        (void)__ka;
+        if constexpr (_Hk_Sync) {
+            __closure __c{std::tuple<_Hk_A...>(__load<_Hk_A>(__ka + __offset(_Hk_I))...)};
+            __rt->run_fibers(__b, &__fiber, &__c);
         } else {
-            (void)rt;
-            loop(b, load<A>(ka + offset(I))...);
+            (void)__rt;
+            __loop(__b, __load<_Hk_A>(__ka + __offset(_Hk_I))...);
         }
     }
 
-    static void run_block(const hk_host_runtime *rt, const hk_host_block *b, const void *kernarg)
+    static void run_block(const hk_host_runtime *__rt, const hk_host_block *__b, const void *__kernarg)
     {
-        hk_host_state &s = hk_host_tls;
-        s.rt = rt;
-        s.blk = b;
-        s.bid = uint3(b->idx.x, b->idx.y, b->idx.z);
-        s.bdim = uint3(b->dim.x, b->dim.y, b->dim.z);
-        s.gdim = uint3(b->grid.x, b->grid.y, b->grid.z);
-        s.loop = !Sync;
-        run(rt, b, static_cast<const unsigned char *>(kernarg),
-            std::index_sequence_for<A...>{});
+        __hk_state &__s = __hk_tls;
+        __s.__rt = __rt;
+        __s.__blk = __b;
+        __s.__bid = uint3(__b->idx.x, __b->idx.y, __b->idx.z);
+        __s.__bdim = uint3(__b->dim.x, __b->dim.y, __b->dim.z);
+        __s.__gdim = uint3(__b->grid.x, __b->grid.y, __b->grid.z);
+        __s.__loop = !_Hk_Sync;
+        __run(__rt, __b, static_cast<const unsigned char *>(__kernarg),
+            std::index_sequence_for<_Hk_A...>{});
     }
 };
 
@@ -1361,25 +1365,25 @@ __attribute__((visibility("default"))) extern const hk_host_kernel_desc hk_host_
 }
 
 #define HK_HOST_KERNEL(name, sync)                                                       \
-    typedef hk_host_kernel_impl<decltype(&name), &name, (sync)> hk_host_kernel_##name;
+    typedef __hk_kernel_impl<decltype(&name), &name, (sync)> __hk_kernel_##name;
 
 #define HK_HOST_KERNEL_TABLE_BEGIN extern "C" const hk_host_kernel_desc hk_host_kernels[] = {
 
 #define HK_HOST_KERNEL_ENTRY(name)                                                       \
     {#name,                                                                              \
-     &hk_host_kernel_##name::run_block,                                                  \
-     hk_host_kernel_##name::nparams,                                                     \
-     hk_host_kernel_##name::sizes,                                                       \
-     hk_host_kernel_##name::aligns,                                                      \
-     hk_host_kernel_##name::uses_sync},
+     &__hk_kernel_##name::run_block,                                                  \
+     __hk_kernel_##name::nparams,                                                     \
+     __hk_kernel_##name::__sizes,                                                       \
+     __hk_kernel_##name::__aligns,                                                      \
+     __hk_kernel_##name::uses_sync},
 
-#define HK_HOST_KERNEL_TABLE_END(n)                                                      \
+#define HK_HOST_KERNEL_TABLE_END(__n)                                                      \
     {nullptr, nullptr, 0, nullptr, nullptr, 0}                                           \
     }                                                                                    \
     ;                                                                                    \
-    static_assert(sizeof(hk_host_kernels) / sizeof(hk_host_kernels[0]) == (n) + 1,       \
+    static_assert(sizeof(hk_host_kernels) / sizeof(hk_host_kernels[0]) == (__n) + 1,       \
                   "kernel table length");                                                \
-    extern "C" const uint32_t hk_host_kernel_count = (n);                                \
+    extern "C" const uint32_t hk_host_kernel_count = (__n);                                \
     extern "C" const uint32_t hk_host_module_abi = HK_HOST_ABI_VERSION;
 
 #endif

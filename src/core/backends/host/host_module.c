@@ -1,0 +1,138 @@
+/* The CPU backend's modules: shared objects built by host_compile.c,
+ * loaded from memory, with the kernel table the generated code exports. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "host_backend.h"
+#include "hip/hipkit_host_abi.h"
+
+/* --------------------------------------------------------------- modules */
+
+typedef struct host_module {
+    void *dl;
+    const hk_host_kernel_desc *kernels;
+    uint32_t count;
+} host_module;
+
+int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
+                            hkc_strbuf *err)
+{
+    (void)dev;
+    const unsigned char *c = code;
+    if (size < 64 || memcmp(c, "\177ELF", 4) != 0) {
+        hkc_strbuf_puts(err, "not an ELF shared object: the host backend loads the .so files its "
+                             "compiler writes (as hk_module_code or m:save gives them)");
+        return HK_EFORMAT;
+    }
+    int fd = memfd_create("hipkit-module", MFD_CLOEXEC);
+    if (fd < 0) {
+        hkc_strbuf_printf(err, "memfd_create: %s", strerror(errno));
+        return HK_EIO;
+    }
+    int we = hkc_host_write_all(fd, c, size);
+    if (we) {
+        hkc_strbuf_printf(err, "writing the module to memory: %s", strerror(-we));
+        close(fd);
+        return HK_EIO;
+    }
+    /* The loader returns an already loaded object whose name matches, and
+     * /proc/self/fd/N names repeat once N is reused: load through a link with
+     * a name of its own. */
+    host_impl *h = be->impl;
+    int r = hkc_host_workdir(h, err);
+    if (r) {
+        close(fd);
+        return r;
+    }
+    char target[64], path[4200];
+    snprintf(target, sizeof target, "/proc/self/fd/%d", fd);
+    snprintf(path, sizeof path, "%s/load-%u.so", h->workdir, h->serial++);
+    if (symlink(target, path) != 0) {
+        hkc_strbuf_printf(err, "cannot create %s: %s", path, strerror(errno));
+        close(fd);
+        return HK_EIO;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    unlink(path);
+    close(fd);
+    if (!dl) {
+        hkc_strbuf_printf(err, "cannot load the module: %s", dlerror());
+        return HK_EFORMAT;
+    }
+    const uint32_t *abi = dlsym(dl, "hk_host_module_abi");
+    const uint32_t *count = dlsym(dl, "hk_host_kernel_count");
+    const hk_host_kernel_desc *kernels = dlsym(dl, "hk_host_kernels");
+    if (!abi || !count || !kernels) {
+        hkc_strbuf_puts(err, "this shared object is no hipkit host module (it lacks hk_host_module_abi "
+                             "and its kernel table)");
+        dlclose(dl);
+        return HK_EFORMAT;
+    }
+    if (*abi != HK_HOST_ABI_VERSION) {
+        hkc_strbuf_printf(err, "the module was built for host ABI %u, this hipkit runs ABI %u: "
+                               "compile it again", *abi, HK_HOST_ABI_VERSION);
+        dlclose(dl);
+        return HK_EFORMAT;
+    }
+    host_module *m = calloc(1, sizeof *m);
+    if (!m) {
+        dlclose(dl);
+        return HK_ENOMEM;
+    }
+    m->dl = dl;
+    m->kernels = kernels;
+    m->count = *count;
+    *out = m;
+    return 0;
+}
+
+void hkc_host_module_unload(hkc_backend *be, void *bmod)
+{
+    (void)be;
+    host_module *m = bmod;
+    dlclose(m->dl);
+    free(m);
+}
+
+int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count)
+{
+    (void)be;
+    host_module *m = bmod;
+    hkc_kernel_meta *out = calloc(m->count ? m->count : 1, sizeof *out);
+    if (!out)
+        return HK_ENOMEM;
+    for (uint32_t i = 0; i < m->count; i++) {
+        const hk_host_kernel_desc *d = &m->kernels[i];
+        snprintf(out[i].name, sizeof out[i].name, "%s", d->name);
+        out[i].nparams = d->nparams <= 64 ? (int)d->nparams : -1;
+        for (uint32_t p = 0; p < d->nparams && p < 64; p++) {
+            out[i].param_size[p] = d->param_size[p];
+            out[i].param_align[p] = d->param_align[p];
+        }
+        out[i].uses_sync = (int)d->uses_sync;
+    }
+    *metas = out;
+    *count = (int)m->count;
+    return 0;
+}
+
+int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
+                             hk_kernel_info *info, hkc_strbuf *err)
+{
+    (void)be;
+    host_module *m = bmod;
+    for (uint32_t i = 0; i < m->count; i++) {
+        if (strcmp(m->kernels[i].name, name))
+            continue;
+        *bfn = (void *)&m->kernels[i];
+        info->max_threads_per_block = 1024;
+        return 0;
+    }
+    hkc_strbuf_printf(err, "no kernel '%s' in the module", name);
+    return HK_ENOTFOUND;
+}
