@@ -65,8 +65,9 @@ typedef struct hk_context hk_context;
 
 /* Detail of the last failure of a call on ctx made by this thread: a compile
  * log with line numbers, the name of a wrong parameter, ... Empty string when
- * there is none. ctx may be NULL for failures of hk_context_create. The
- * pointer stays valid until the next failing call on ctx from this thread. */
+ * there is none. ctx may be NULL for failures of hk_context_create and of
+ * calls that take no context (hk_size_parse). The pointer stays valid until
+ * the next failing call on ctx from this thread. */
 HK_API const char *hk_errmsg(const hk_context *ctx);
 
 /* ------------------------------------------------------------ data types */
@@ -510,6 +511,20 @@ HK_API int hk_code_disasm(hk_context *ctx, const void *data, size_t size, const 
  * hk_module_kernel_sig runs the same check when it loads for a device. */
 HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t size,
                                    const char *kernel, const char *signature);
+
+/* ----------------------------------------------------------------- sizes */
+
+/* Parses a byte count as people write it, the one grammar of
+ * HIPKIT_CACHE_MAX and the hipkit program: digits, an optional fraction
+ * (".5"), optional spaces, and an optional unit, in any case: B, or K, M, G,
+ * T (powers of 1024) alone or followed by iB ("512", "64K", "1.5G",
+ * "2 GiB", "512MiB"). A fraction needs a unit larger than B and is rounded
+ * down to whole bytes. KB, MB, GB and TB are refused as ambiguous (1000 or
+ * 1024). Returns 0 and sets *bytes (0 is a valid size); else *bytes is
+ * untouched and hk_errmsg(NULL) says why: HK_EINVAL for no digits, an
+ * unknown or ambiguous unit or a fraction of a byte, HK_ERANGE for more
+ * than 2^64 - 1 bytes. */
+HK_API int hk_size_parse(const char *text, uint64_t *bytes);
 
 /* ----------------------------------------------------------------- cache */
 

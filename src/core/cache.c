@@ -29,6 +29,7 @@
 
 #include "hipkit/hipkit.h"
 #include "hipkit/version.h"
+#include "size.h"
 
 #define HDR_SIZE 48
 #define DEFAULT_MAX ((uint64_t)1 << 30)
@@ -215,30 +216,6 @@ static void go_memory_only(hkc_cache *c)
     c->dir[0] = 0;
 }
 
-/* Parses "123", "64K", "512M", "2G" (1024-based). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 0: break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: return -1;
-    }
-    if (*end || v == 0 || v > (UINT64_MAX >> shift))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 /* Why a folder cannot hold the cache, or NULL if it can. */
 static const char *dir_problem(const struct stat *st)
 {
@@ -325,12 +302,18 @@ hkc_cache *hkc_cache_open(hkc_strbuf *warn)
         warnf(warn, "HIPKIT_CACHE=%s is not off, ro or rw; using rw", m);
 
     const char *max = getenv("HIPKIT_CACHE_MAX");
-    if (max && *max && parse_size(max, &c->max_bytes) < 0) {
-        warnf(warn,
-              "HIPKIT_CACHE_MAX=%s is not a size such as 1073741824, 512M or 2G; "
-              "using 1G",
-              max);
-        c->max_bytes = DEFAULT_MAX;
+    if (max && *max) {
+        char why[160];
+        uint64_t bytes = 0;
+        if (hkc_size_parse(max, &bytes, why, sizeof why) == 0 && bytes == 0)
+            snprintf(why, sizeof why, "a cap of 0 bytes would hold nothing");
+        if (bytes == 0)
+            warnf(warn,
+                  "HIPKIT_CACHE_MAX=%s is not a size such as 1073741824, 512M or 2G (%s); "
+                  "using 1G",
+                  max, why);
+        else
+            c->max_bytes = bytes;
     }
 
     if (c->mode == HKC_CACHE_OFF) {

@@ -1,5 +1,6 @@
-/* hipkit: the Lua REPL, the script runner, and subcommands that need no Lua
- * (info, cache, plugins, compile, inspect).
+/* hipkit: the command line. Options and scripts go to the Lua program
+ * (here, with the loop in repl.c and the `hk` module in lua/); subcommands
+ * that need no Lua (info, cache, plugins, compile, inspect) to cli/.
  *
  *   hipkit [options] [SCRIPT [args]]
  *   hipkit info
@@ -7,7 +8,6 @@
  *   hipkit compile FILE.hip --cuda-arch ... | --offload-arch ...
  *   hipkit inspect FILE
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +16,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "hkl.h"
-#include "aot.h"
-#include "inspect.h"
+#include "cli/cli.h"
+#include "lua/hkl.h"
+#include "line_edit.h"
 #include "repl.h"
 
 static const char *progname = "hipkit";
@@ -55,7 +55,8 @@ static void usage(FILE *f)
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
-        "                   is under MAX bytes (suffix K, M or G; default: its cap)\n"
+        "                   is under MAX bytes (512M, 1.5G, 2GiB: powers of 1024;\n"
+        "                   default: its cap)\n"
         "  compile FILE     code objects built ahead, which hk.load takes: with\n"
         "                   --cuda-arch a cubin (one arch) or fatbin (several) by\n"
         "                   nvcc; with --offload-arch an AMDGPU code object .co (one\n"
@@ -71,14 +72,14 @@ static void usage(FILE *f)
         "  HIPKIT_HOST_THREADS  threads the host backend runs blocks on\n"
         "  HIPKIT_CACHE         compile cache mode: rw, ro or off\n"
         "  HIPKIT_CACHE_DIR     compile cache folder\n"
-        "  HIPKIT_CACHE_MAX     compile cache cap in bytes (suffix K, M or G)\n"
+        "  HIPKIT_CACHE_MAX     compile cache cap in bytes (512M, 1.5G, 2GiB: powers of 1024)\n"
         "  HIPKIT_HIPCC         the compiler of `compile --offload-arch` (default: hipcc,\n"
         "                       else amdclang++ or clang++, in ROCM_PATH, PATH, /opt/rocm)\n"
         "  XDG_STATE_HOME       the REPL's history is $XDG_STATE_HOME/hipkit/history\n"
         "                       (default ~/.local/state/hipkit/history)\n");
 }
 
-static int bad_usage(const char *fmt, const char *what)
+int hkl_cli_bad_usage(const char *fmt, const char *what)
 {
     fprintf(stderr, "%s: ", progname);
     fprintf(stderr, fmt, what);
@@ -89,221 +90,7 @@ static int bad_usage(const char *fmt, const char *what)
 
 static void version(void)
 {
-    printf("hipkit %s\n%s\nline editing: %s\n", HK_VERSION_STRING, LUA_RELEASE, hkr_line_editing());
-}
-
-/* ----------------------------------------------------------- subcommands */
-
-static void human_size(char *out, size_t n, uint64_t bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, n, "%llu B", (unsigned long long)bytes);
-    else
-        snprintf(out, n, "%.1f %s", v, units[u]);
-}
-
-/* "512", "64K", "1.5G" (powers of 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || v < 0)
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (mul > 1 && (*end == 'i' || *end == 'I') && (end[1] == 'b' || end[1] == 'B'))
-        end += 2;
-    else if (mul > 1 && (*end == 'b' || *end == 'B'))
-        end++;
-    if (*end != '\0' || v * mul >= 18446744073709551615.0)
-        return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
-}
-
-/* A context on the default device. When HIPKIT_BACKEND or HIPKIT_DEVICE
- * names one that cannot be used, info and cache still work on the host
- * backend (which is always built), after saying so. */
-static hk_context *open_context(void)
-{
-    hk_context_options o;
-    hk_context_options_defaults(&o);
-    hk_context *ctx = NULL;
-    int rc = hk_context_create(&o, &ctx);
-    if (rc != 0) {
-        const char *msg = hk_errmsg(NULL);
-        fprintf(stderr, "%s: %s\n", progname, msg[0] ? msg : hk_strerror(rc));
-        o.backend = "host";
-        o.device = 0;
-        if (hk_context_create(&o, &ctx) != 0)
-            return NULL;
-        fprintf(stderr, "%s: using the host backend instead\n", progname);
-    }
-    return ctx;
-}
-
-static void print_cache(const hk_cache_stats *st)
-{
-    char size[32], cap[32];
-    human_size(size, sizeof size, st->bytes);
-    human_size(cap, sizeof cap, st->max_bytes);
-    printf("  mode:    %s\n", st->mode);
-    printf("  folder:  %s\n", st->dir[0] ? st->dir : "(none)");
-    printf("  entries: %llu\n", (unsigned long long)st->entries);
-    printf("  size:    %s (%llu bytes)\n", size, (unsigned long long)st->bytes);
-    printf("  cap:     %s\n", st->max_bytes ? cap : "none");
-}
-
-/* Families (and refused plugins, with the reason); with kernels, each
- * kernel's signature and doc line too. */
-static void print_plugins(hk_context *ctx, int kernels)
-{
-    int n = hk_plugin_count(ctx);
-    if (n == 0)
-        printf("  none found\n");
-    for (int i = 0; i < n; i++) {
-        hk_plugin_info p;
-        if (hk_plugin_get(ctx, i, &p) != 0)
-            continue;
-        if (p.error && p.error[0]) {
-            printf("  %s: refused: %s\n", p.name, p.error);
-            continue;
-        }
-        printf("  %-8s %s, %d kernel%s: %s (%s)\n", p.name, p.version, p.nkernels,
-               p.nkernels == 1 ? "" : "s", p.description, p.path);
-        for (int k = 0; kernels && k < p.nkernels; k++) {
-            hk_plugin_kernel_info ki;
-            if (hk_plugin_kernel_get(ctx, i, k, &ki) == 0)
-                printf("      %s(%s)\n          %s\n", ki.name, ki.signature, ki.doc);
-        }
-        for (int o = 0; kernels && o < p.nops; o++) {
-            hk_plugin_op_info oi;
-            if (hk_plugin_op_get(ctx, i, o, &oi) == 0)
-                printf("      op %s(%s)\n          %s\n", oi.name, oi.usage, oi.doc);
-        }
-    }
-}
-
-static int cmd_info(int argc, char **argv)
-{
-    (void)argv;
-    if (argc > 2)
-        return bad_usage("'info' takes no arguments: '%s'", argv[2]);
-    hk_context *ctx = open_context();
-    if (ctx == NULL)
-        return 1;
-    printf("hipkit %s\n\nbackends:\n", HK_VERSION_STRING);
-    for (int i = 0; i < hk_backend_count(ctx); i++) {
-        hk_backend_info b;
-        if (hk_backend_get(ctx, i, &b) != 0)
-            continue;
-        if (b.available)
-            printf("  %-6s available (%d device%s); toolchain: %s\n", b.name, b.device_count,
-                   b.device_count == 1 ? "" : "s", b.toolchain && b.toolchain[0] ? b.toolchain : "none");
-        else
-            printf("  %-6s unavailable: %s\n", b.name, b.reason && b.reason[0] ? b.reason : "unknown reason");
-    }
-    printf("\ndevices:\n");
-    int cur = hk_device_current(ctx);
-    for (int i = 0; i < hk_device_count(ctx); i++) {
-        hk_device_info d;
-        if (hk_device_get(ctx, i, &d) != 0)
-            continue;
-        printf("  %d%s %s:%d  %s\n", i, i == cur ? "*" : " ", d.backend, d.index, d.name);
-        printf("      target %s, %.1f GiB, %d compute units, warp size %d, managed memory %s,"
-               " max %u threads per block\n",
-               d.target, (double)d.total_memory / (1024.0 * 1024 * 1024), d.compute_units,
-               d.warp_size, d.managed_memory ? "yes" : "no", d.max_threads_per_block);
-    }
-    printf("\ncache:\n");
-    hk_cache_stats st;
-    if (hk_cache_get_stats(ctx, &st) == 0)
-        print_cache(&st);
-    else
-        printf("  unknown: %s\n", hk_errmsg(ctx));
-    printf("\nplugins (folders: the build's or the install's, then HIPKIT_PLUGIN_PATH):\n");
-    print_plugins(ctx, 0);
-    hk_context_destroy(ctx);
-    return 0;
-}
-
-/* `hipkit plugins`: every family with its kernels and their doc lines. */
-static int cmd_plugins(int argc, char **argv)
-{
-    if (argc > 2)
-        return bad_usage("'plugins' takes no arguments: '%s'", argv[2]);
-    hk_context *ctx = open_context();
-    if (ctx == NULL)
-        return 1;
-    print_plugins(ctx, 1);
-    hk_context_destroy(ctx);
-    return 0;
-}
-
-static int cmd_cache(int argc, char **argv)
-{
-    if (argc < 3)
-        return bad_usage("%s", "'cache' needs one of: stats, clear, prune [MAX]");
-    const char *what = argv[2];
-    uint64_t max = 0;
-    if (strcmp(what, "prune") == 0) {
-        if (argc > 4)
-            return bad_usage("'cache prune' takes one MAX: '%s'", argv[4]);
-        if (argc == 4 && parse_size(argv[3], &max) != 0)
-            return bad_usage("'cache prune': bad size '%s' (bytes, or a number with K, M or G)", argv[3]);
-    } else if (strcmp(what, "stats") == 0 || strcmp(what, "clear") == 0) {
-        if (argc > 3)
-            return bad_usage("'cache %s' takes no arguments", what);
-    } else {
-        return bad_usage("unknown cache command '%s'", what);
-    }
-
-    hk_context *ctx = open_context();
-    if (ctx == NULL)
-        return 1;
-    int status = 0;
-    hk_cache_stats before, after;
-    if (hk_cache_get_stats(ctx, &before) != 0) {
-        fprintf(stderr, "%s: cache: %s\n", progname, hk_errmsg(ctx));
-        hk_context_destroy(ctx);
-        return 1;
-    }
-    if (strcmp(what, "stats") == 0) {
-        printf("cache:\n");
-        print_cache(&before);
-    } else {
-        int rc = what[0] == 'c' ? hk_cache_clear(ctx) : hk_cache_prune(ctx, max);
-        if (rc != 0 || hk_cache_get_stats(ctx, &after) != 0) {
-            fprintf(stderr, "%s: cache %s: %s\n", progname, what,
-                    hk_errmsg(ctx)[0] ? hk_errmsg(ctx) : hk_strerror(rc));
-            status = 1;
-        } else {
-            char b0[32], b1[32];
-            human_size(b0, sizeof b0, before.bytes - (before.bytes >= after.bytes ? after.bytes : before.bytes));
-            human_size(b1, sizeof b1, after.bytes);
-            uint64_t gone = before.entries >= after.entries ? before.entries - after.entries : 0;
-            printf("%s %s: removed %llu entr%s (%s); %llu left (%s)\n",
-                   what[0] == 'c' ? "cleared" : "pruned", before.dir[0] ? before.dir : "the cache",
-                   (unsigned long long)gone, gone == 1 ? "y" : "ies", b0,
-                   (unsigned long long)after.entries, b1);
-        }
-    }
-    hk_context_destroy(ctx);
-    return status;
+    printf("hipkit %s\n%s\nline editing: %s\n", HK_VERSION_STRING, LUA_RELEASE, hkl_line_editing());
 }
 
 /* ---------------------------------------------------------------- the Lua program */
@@ -440,44 +227,47 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strncmp(a, "-e", 2) == 0) {
             const char *stmt = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (stmt == NULL)
-                return bad_usage("'%s' needs an argument", a);
+                return hkl_cli_bad_usage("'%s' needs an argument", a);
             o->exprs[o->nexprs++] = stmt;
         } else if (strcmp(a, "--backend") == 0 || strncmp(a, "--backend=", 10) == 0) {
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
             if (v == NULL || v[0] == '\0')
-                return bad_usage("'%s' needs a backend name", "--backend");
+                return hkl_cli_bad_usage("'%s' needs a backend name", "--backend");
             o->ctx.backend = v;
         } else if (strcmp(a, "--device") == 0 || strncmp(a, "--device=", 9) == 0) {
             const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
             char *end;
             long n = v ? strtol(v, &end, 10) : -1;
             if (v == NULL || v[0] == '\0' || *end != '\0' || n < 0 || n > 4096)
-                return bad_usage("'--device' needs a device index (0, 1, ...), got '%s'", v ? v : "");
+                return hkl_cli_bad_usage("'--device' needs a device index (0, 1, ...), got '%s'", v ? v : "");
             o->ctx.device = (int)n;
         } else {
-            return bad_usage("unknown option '%s'", a);
+            return hkl_cli_bad_usage("unknown option '%s'", a);
         }
     }
     if (i < argc) {
         if (i == 1 && !is_script_name(argv[i]))
-            return bad_usage("unknown command '%s' (a script must end in .lua or be a path)", argv[i]);
+            return hkl_cli_bad_usage("unknown command '%s' (a script must end in .lua or be a path)", argv[i]);
         o->script = i;
     }
     return -1;
 }
 
+/* The subcommands: a first argument naming one is never a script (those
+ * end in .lua or hold a '/'). */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"info", hkl_cmd_info},       {"plugins", hkl_cmd_plugins}, {"compile", hkl_cmd_compile},
+    {"inspect", hkl_cmd_inspect}, {"cache", hkl_cmd_cache},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "info") == 0)
-        return cmd_info(argc, argv);
-    if (argc > 1 && strcmp(argv[1], "plugins") == 0)
-        return cmd_plugins(argc, argv);
-    if (argc > 1 && strcmp(argv[1], "compile") == 0)
-        return hkl_cmd_compile(argc, argv);
-    if (argc > 1 && strcmp(argv[1], "inspect") == 0)
-        return hkl_cmd_inspect(argc, argv);
-    if (argc > 1 && strcmp(argv[1], "cache") == 0)
-        return cmd_cache(argc, argv);
+    for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc, argv);
 
     options o;
     memset(&o, 0, sizeof o);

@@ -16,11 +16,7 @@ int hkr_call(lua_State *L, int narg, int nres, int traceback);
 void hkr_report(lua_State *L, const char *prefix);
 
 /* Reads, runs and prints until end of input. Prints a one-line banner first
- * unless quiet. Uses readline and the history file when built with it and
- * stdin is a terminal. */
+ * unless quiet or stdin is not a terminal. Lines come from line_edit.h. */
 void hkr_repl(lua_State *L, int quiet);
-
-/* "readline 8.2" or "none": what --version reports. */
-const char *hkr_line_editing(void);
 
 #endif

@@ -1,14 +1,12 @@
-/* `hipkit inspect`: what a code object holds, read with no GPU (inspect.c),
- * and the helpers `hipkit compile` and hk.inspect share with it. */
-#ifndef HKL_INSPECT_H
-#define HKL_INSPECT_H
+/* What `hipkit inspect` (cmd_inspect.c) and `hipkit compile` share: a
+ * context for device-free work (context.c) and the names of code object
+ * formats. */
+#ifndef HKL_CLI_INSPECT_H
+#define HKL_CLI_INSPECT_H
 
 #include <stddef.h>
 
 #include <hipkit/hipkit.h>
-
-/* argv[1] is "inspect". Returns the exit status. */
-int hkl_cmd_inspect(int argc, char **argv);
 
 /* A quiet context for device-free work: the default backend, else the host
  * backend (HIPKIT_BACKEND may name one that is unavailable here; inspection

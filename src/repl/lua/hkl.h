@@ -1,4 +1,4 @@
-/* The `hk` Lua module: shared declarations of src/repl's binding files.
+/* The `hk` Lua module: the declarations its files in src/repl/lua/ share.
  *
  * One hk_context per Lua state, created by hkl_open and kept in the registry.
  * Every failing hipkit call becomes a Lua error carrying hk_errmsg(ctx), so
@@ -29,11 +29,19 @@ hk_context *hkl_ctx(lua_State *L);
 void hkl_check(lua_State *L, int rc);
 /* Raises "what: <hk_errmsg>" style errors for a failed call. */
 int hkl_error(lua_State *L, int rc, const char *what);
+/* t[key] = value on the table on top of the stack (a NULL string sets
+ * nil): the records hk.devices, hk.backends and hk.plugins return. */
+void hkl_set_str(lua_State *L, const char *key, const char *s);
+void hkl_set_int(lua_State *L, const char *key, lua_Integer v);
+void hkl_set_bool(lua_State *L, const char *key, int v);
+/* Pushes the list {v1, ..., vn}, where push(L, i, ud) pushes the value of
+ * 0-based item i: records listed from hk_*_count and hk_*_get. */
+void hkl_push_list(lua_State *L, int n, void (*push)(lua_State *L, int i, void *ud), void *ud);
 /* Raises an error for a key of the options table at idx (nil: none) that is
  * not in names (NULL-terminated), naming the function and the known keys. */
 void hkl_check_options(lua_State *L, int idx, const char *const *names, const char *fn);
 
-/* Buffers (lua_buffer.c). A buffer userdata owns its hk_buffer; a view
+/* Buffers (buffer.c). A buffer userdata owns its hk_buffer; a view
  * keeps its parent alive through its user value. */
 typedef struct hkl_buffer {
     hk_buffer *b; /* NULL once freed (close or gc) */
@@ -57,15 +65,15 @@ hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def);
 double hkl_load_f64(hk_dtype t, const void *p);
 hk_mem_mode hkl_check_mode(lua_State *L, int idx, const char *def);
 
-/* Plots (lua_plot.c): adds buffer methods plot and png to the method table
+/* Plots (plot.c): adds buffer methods plot and png to the method table
  * on top of the stack. */
 void hkl_plot_register(lua_State *L);
-/* NumPy files (lua_npy.c): adds save to the method table on top of the
+/* NumPy files (npy.c): adds save to the method table on top of the
  * stack; hkl_npy_load is hk.load_npy. */
 void hkl_npy_register(lua_State *L);
 int hkl_npy_load(lua_State *L);
 
-/* Modules, kernels and launches (lua_module.c): registers metatables and
+/* Modules, kernels and launches (module.c): registers metatables and
  * adds compile and load to the table on top of the stack. */
 void hkl_module_register(lua_State *L);
 /* A grid or block at idx: a number, or {x, y, z} / {x=, y=, z=}. */
@@ -82,11 +90,11 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
  * double holds exactly; the wrong count or type is a Lua error naming the
  * parameter and the lane. */
 void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
-/* Plugins (lua_plugin.c): adds plugins and ops to the table on top of the
+/* Plugins (plugin.c): adds plugins and ops to the table on top of the
  * stack. */
 void hkl_plugin_register(lua_State *L);
 
-/* Benchmarks (lua_bench.c): adds bench to the table on top of the stack. */
+/* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
 
 /* Long work: a progress line on stderr after about a second, when stderr is

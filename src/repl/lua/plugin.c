@@ -7,60 +7,59 @@
 
 #define MAX_ARGS 64
 
+/* Which plugin push_kernel and push_op list the kernels or ops of. */
+typedef struct plugin_ref {
+    hk_context *ctx;
+    int plugin;
+} plugin_ref;
+
+static void push_kernel(lua_State *L, int k, void *ud)
+{
+    static const char *const geoms[] = {"explicit", "1d", "2d"};
+    const plugin_ref *p = ud;
+    hk_plugin_kernel_info ki;
+    hkl_check(L, hk_plugin_kernel_get(p->ctx, p->plugin, k, &ki));
+    lua_createtable(L, 0, 4);
+    hkl_set_str(L, "name", ki.name);
+    hkl_set_str(L, "signature", ki.signature);
+    hkl_set_str(L, "doc", ki.doc);
+    hkl_set_str(L, "geometry", ki.geometry >= 0 && ki.geometry <= 2 ? geoms[ki.geometry] : "?");
+}
+
+static void push_op(lua_State *L, int o, void *ud)
+{
+    const plugin_ref *p = ud;
+    hk_plugin_op_info oi;
+    hkl_check(L, hk_plugin_op_get(p->ctx, p->plugin, o, &oi));
+    lua_createtable(L, 0, 3);
+    hkl_set_str(L, "name", oi.name);
+    hkl_set_str(L, "usage", oi.usage);
+    hkl_set_str(L, "doc", oi.doc);
+}
+
+/* One family: {name, version, description, path, error?, kernels, ops}. */
+static void push_plugin(lua_State *L, int i, void *ctx)
+{
+    hk_plugin_info p;
+    hkl_check(L, hk_plugin_get(ctx, i, &p));
+    plugin_ref ref = {ctx, i};
+    lua_createtable(L, 0, 7);
+    hkl_set_str(L, "name", p.name);
+    hkl_set_str(L, "version", p.version);
+    hkl_set_str(L, "description", p.description);
+    hkl_set_str(L, "path", p.path);
+    if (*p.error)
+        hkl_set_str(L, "error", p.error);
+    hkl_push_list(L, p.nkernels, push_kernel, &ref);
+    lua_setfield(L, -2, "kernels");
+    hkl_push_list(L, p.nops, push_op, &ref);
+    lua_setfield(L, -2, "ops");
+}
+
 static int l_plugins(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
-    int n = hk_plugin_count(ctx);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        hk_plugin_info p;
-        hkl_check(L, hk_plugin_get(ctx, i, &p));
-        lua_createtable(L, 0, 6);
-        lua_pushstring(L, p.name);
-        lua_setfield(L, -2, "name");
-        lua_pushstring(L, p.version);
-        lua_setfield(L, -2, "version");
-        lua_pushstring(L, p.description);
-        lua_setfield(L, -2, "description");
-        lua_pushstring(L, p.path);
-        lua_setfield(L, -2, "path");
-        if (*p.error) {
-            lua_pushstring(L, p.error);
-            lua_setfield(L, -2, "error");
-        }
-        lua_createtable(L, p.nkernels, 0);
-        for (int k = 0; k < p.nkernels; k++) {
-            hk_plugin_kernel_info ki;
-            hkl_check(L, hk_plugin_kernel_get(ctx, i, k, &ki));
-            lua_createtable(L, 0, 4);
-            lua_pushstring(L, ki.name);
-            lua_setfield(L, -2, "name");
-            lua_pushstring(L, ki.signature);
-            lua_setfield(L, -2, "signature");
-            lua_pushstring(L, ki.doc);
-            lua_setfield(L, -2, "doc");
-            static const char *const geoms[] = {"explicit", "1d", "2d"};
-            lua_pushstring(L, ki.geometry >= 0 && ki.geometry <= 2 ? geoms[ki.geometry] : "?");
-            lua_setfield(L, -2, "geometry");
-            lua_rawseti(L, -2, k + 1);
-        }
-        lua_setfield(L, -2, "kernels");
-        lua_createtable(L, p.nops, 0);
-        for (int o = 0; o < p.nops; o++) {
-            hk_plugin_op_info oi;
-            hkl_check(L, hk_plugin_op_get(ctx, i, o, &oi));
-            lua_createtable(L, 0, 3);
-            lua_pushstring(L, oi.name);
-            lua_setfield(L, -2, "name");
-            lua_pushstring(L, oi.usage);
-            lua_setfield(L, -2, "usage");
-            lua_pushstring(L, oi.doc);
-            lua_setfield(L, -2, "doc");
-            lua_rawseti(L, -2, o + 1);
-        }
-        lua_setfield(L, -2, "ops");
-        lua_rawseti(L, -2, i + 1);
-    }
+    hkl_push_list(L, hk_plugin_count(ctx), push_plugin, ctx);
     return 1;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot.h"
+#include "compile.h"
 #include "file_read.h"
 #include "hipkit/hipkit.h"
 #include "inspect.h"
@@ -86,7 +86,7 @@ static int count_targets(const char *list)
     return n;
 }
 
-int hkl_aot_build(const char *backend, const hkl_aot_job *job)
+int hkl_compile_build(const char *backend, const hkl_compile_job *job)
 {
     char *source = NULL;
     int e = hkl_file_read(job->file, &source, NULL);
@@ -94,7 +94,7 @@ int hkl_aot_build(const char *backend, const hkl_aot_job *job)
         fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job->file, strerror(-e));
         return 1;
     }
-    const char *defines[HKL_AOT_MAX_EXTRA], *dirs[HKL_AOT_MAX_EXTRA], *flags[1];
+    const char *defines[HKL_COMPILE_MAX_EXTRA], *dirs[HKL_COMPILE_MAX_EXTRA], *flags[1];
     char opt[16];
     hk_compile_options o;
     hk_compile_options_defaults(&o);
@@ -137,7 +137,7 @@ int hkl_aot_build(const char *backend, const hkl_aot_job *job)
         char outbuf[4096];
         const char *out = job->out;
         if (!out) {
-            hkl_aot_default_out(job->file, ext, outbuf, sizeof outbuf);
+            hkl_compile_default_out(job->file, ext, outbuf, sizeof outbuf);
             out = outbuf;
         }
         rc = write_file(out, code, size);

@@ -11,6 +11,7 @@
  * through closes the file too. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hkl.h"
@@ -225,9 +226,12 @@ static int parse_shape(parser *p, uint64_t *dims, int *nd)
     }
 }
 
-static int fail(lua_State *L, const char *path, const char *msg)
+/* luaL_error never returns (it longjmps), but is not declared so: saying it
+ * here lets the steps of hkl_npy_load call fail as a statement. */
+static _Noreturn void fail(lua_State *L, const char *path, const char *msg)
 {
-    return luaL_error(L, "load_npy '%s': %s", path, msg);
+    luaL_error(L, "load_npy '%s': %s", path, msg);
+    abort();
 }
 
 /* Native-order descrs ('=') are this machine's order, little-endian on
@@ -253,97 +257,118 @@ static int descr_dtype(const char *d, hk_dtype *out)
     return -1;
 }
 
-int hkl_npy_load(lua_State *L)
+/* Reads the magic, the version and the header dict's text, which it
+ * leaves on the stack (a userdata) and returns, NUL-terminated. */
+static char *read_header(lua_State *L, npyfile *nf, const char *path, size_t *len)
 {
-    const char *path = luaL_checkstring(L, 1);
-    hk_mem_mode mode = hkl_check_mode(L, 2, "device");
-    lua_settop(L, 2);
-    npyfile *nf = open_file(L, path, "rb", "load_npy"); /* 3 */
     unsigned char pre[12];
     if (fread(pre, 1, 10, nf->f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
-        return fail(L, path, "not a .npy file (no \\x93NUMPY magic)");
+        fail(L, path, "not a .npy file (no \\x93NUMPY magic)");
     size_t hlen;
     int major = pre[6], minor = pre[7];
     if (major == 1) {
         hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     } else if (major == 2) {
         if (fread(pre + 10, 1, 2, nf->f) != 2)
-            return fail(L, path, "truncated header");
+            fail(L, path, "truncated header");
         hlen = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     } else {
-        return fail(L, path, lua_pushfstring(L, "format version %d.%d is not supported (1.0 and 2.0 are)",
-                                             major, minor));
+        fail(L, path, lua_pushfstring(L, "format version %d.%d is not supported (1.0 and 2.0 are)",
+                                      major, minor));
     }
     if (hlen > ((size_t)1 << 24))
-        return fail(L, path, "header is implausibly long");
-    char *h = lua_newuserdatauv(L, hlen + 1, 0); /* 4 */
+        fail(L, path, "header is implausibly long");
+    char *h = lua_newuserdatauv(L, hlen + 1, 0);
     if (fread(h, 1, hlen, nf->f) != hlen)
-        return fail(L, path, "truncated header");
+        fail(L, path, "truncated header");
     h[hlen] = 0;
+    *len = hlen;
+    return h;
+}
 
-    parser p = {h, h + hlen};
-    char descr[64] = "";
-    int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, nd = 0;
+/* What the header dict says, checked. */
+typedef struct npy_header {
+    hk_dtype dtype;
+    int nd;
     uint64_t dims[MAX_DIMS];
+    uint64_t n; /* elements */
+} npy_header;
+
+/* The dict's three keys, in any order: descr, fortran_order, shape. */
+static void parse_dict(lua_State *L, const char *path, const char *h, size_t hlen, char *descr,
+                       size_t descr_cap, int *fortran, npy_header *out)
+{
+    parser p = {h, h + hlen};
+    int have_descr = 0, have_order = 0, have_shape = 0;
     if (!accept(&p, '{'))
-        return fail(L, path, "header is not a dict");
+        fail(L, path, "header is not a dict");
     while (!accept(&p, '}')) {
         char key[32];
         if (!parse_str(&p, key, sizeof key) || !accept(&p, ':'))
-            return fail(L, path, lua_pushfstring(L, "cannot parse header: %s", h));
+            fail(L, path, lua_pushfstring(L, "cannot parse header: %s", h));
         if (strcmp(key, "descr") == 0) {
-            if (!parse_str(&p, descr, sizeof descr))
-                return fail(L, path, lua_pushfstring(L, "'descr' is not a simple dtype string "
-                                                        "(structured dtypes are not supported): %s", h));
+            if (!parse_str(&p, descr, descr_cap))
+                fail(L, path, lua_pushfstring(L, "'descr' is not a simple dtype string "
+                                                 "(structured dtypes are not supported): %s", h));
             have_descr = 1;
         } else if (strcmp(key, "fortran_order") == 0) {
             if (parse_word(&p, "True"))
-                fortran = 1;
+                *fortran = 1;
             else if (!parse_word(&p, "False"))
-                return fail(L, path, "'fortran_order' is neither True nor False");
+                fail(L, path, "'fortran_order' is neither True nor False");
             have_order = 1;
         } else if (strcmp(key, "shape") == 0) {
-            if (!parse_shape(&p, dims, &nd))
-                return fail(L, path, lua_pushfstring(L, "cannot parse 'shape' in %s", h));
+            if (!parse_shape(&p, out->dims, &out->nd))
+                fail(L, path, lua_pushfstring(L, "cannot parse 'shape' in %s", h));
             have_shape = 1;
         } else {
-            return fail(L, path, lua_pushfstring(L, "unexpected key '%s' in the header", key));
+            fail(L, path, lua_pushfstring(L, "unexpected key '%s' in the header", key));
         }
         if (accept(&p, ','))
             continue;
         if (accept(&p, '}'))
             break;
-        return fail(L, path, lua_pushfstring(L, "cannot parse header: %s", h));
+        fail(L, path, lua_pushfstring(L, "cannot parse header: %s", h));
     }
     if (!have_descr || !have_order || !have_shape)
-        return fail(L, path, "header lacks 'descr', 'fortran_order' or 'shape'");
-    hk_dtype t;
-    int r = descr_dtype(descr, &t);
+        fail(L, path, "header lacks 'descr', 'fortran_order' or 'shape'");
+}
+
+/* Parses the header text and checks that hipkit can hold what it says: a
+ * supported dtype, a shape that fits, C order. */
+static void parse_header(lua_State *L, const char *path, const char *h, size_t hlen, npy_header *out)
+{
+    char descr[64] = "";
+    int fortran = 0;
+    out->nd = 0;
+    parse_dict(L, path, h, hlen, descr, sizeof descr, &fortran, out);
+    int r = descr_dtype(descr, &out->dtype);
     if (r == -2)
-        return fail(L, path, lua_pushfstring(L, "big-endian data ('%s') is not supported", descr));
+        fail(L, path, lua_pushfstring(L, "big-endian data ('%s') is not supported", descr));
     if (r)
-        return fail(L, path, lua_pushfstring(L, "unsupported dtype '%s' (supported: <f2 <f4 <f8 "
-                                                "|i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8)", descr));
+        fail(L, path, lua_pushfstring(L, "unsupported dtype '%s' (supported: <f2 <f4 <f8 "
+                                         "|i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8)", descr));
     uint64_t n = 1;
     int big_dims = 0;
-    for (int d = 0; d < nd; d++) {
-        if (dims[d] && n > UINT64_MAX / dims[d])
-            return fail(L, path, "shape overflows");
-        n *= dims[d];
-        big_dims += dims[d] > 1;
+    for (int d = 0; d < out->nd; d++) {
+        if (out->dims[d] && n > UINT64_MAX / out->dims[d])
+            fail(L, path, "shape overflows");
+        n *= out->dims[d];
+        big_dims += out->dims[d] > 1;
     }
     /* Fortran order is C order when at most one dimension exceeds 1. */
     if (fortran && big_dims > 1)
-        return fail(L, path, "Fortran-order (column-major) arrays are not supported; "
-                             "save with numpy.ascontiguousarray");
-    size_t es = hk_dtype_size(t);
-    if (n > SIZE_MAX / es)
-        return fail(L, path, "shape overflows");
-    size_t bytes = (size_t)n * es;
+        fail(L, path, "Fortran-order (column-major) arrays are not supported; "
+                      "save with numpy.ascontiguousarray");
+    if (n > SIZE_MAX / hk_dtype_size(out->dtype))
+        fail(L, path, "shape overflows");
+    out->n = n;
+}
 
-    hk_buffer *b = NULL;
-    hkl_check(L, hk_buffer_alloc(hkl_ctx(L), (size_t)n, t, mode, &b));
-    hkl_push_buffer(L, b, 0); /* 5 */
+/* The data after the header into b, in chunks through a staging block
+ * (pushed here) when b has no host pointer. */
+static void read_data(lua_State *L, npyfile *nf, const char *path, hk_buffer *b, size_t bytes)
+{
     unsigned char *host = hk_buffer_host_ptr(b);
     unsigned char *tmp = host ? NULL : lua_newuserdatauv(L, CHUNK_BYTES, 0);
     if (host)
@@ -354,9 +379,9 @@ int hkl_npy_load(lua_State *L)
         size_t got = fread(host ? host + off : tmp, 1, m, nf->f);
         if (got != m) {
             hkl_progress_end();
-            return fail(L, path, lua_pushfstring(L, "truncated: the shape needs %I bytes of data, "
-                                                    "the file has %I", (lua_Integer)bytes,
-                                                 (lua_Integer)(off + got)));
+            fail(L, path, lua_pushfstring(L, "truncated: the shape needs %I bytes of data, "
+                                             "the file has %I", (lua_Integer)bytes,
+                                          (lua_Integer)(off + got)));
         }
         if (!host) {
             int rc = hk_buffer_upload(b, off, tmp, m);
@@ -368,11 +393,28 @@ int hkl_npy_load(lua_State *L)
         off += m;
     }
     hkl_progress_end();
+}
+
+int hkl_npy_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    hk_mem_mode mode = hkl_check_mode(L, 2, "device");
+    lua_settop(L, 2);
+    npyfile *nf = open_file(L, path, "rb", "load_npy"); /* 3 */
+    size_t hlen;
+    const char *h = read_header(L, nf, path, &hlen); /* 4 */
+    npy_header hd;
+    parse_header(L, path, h, hlen, &hd);
+
+    hk_buffer *b = NULL;
+    hkl_check(L, hk_buffer_alloc(hkl_ctx(L), (size_t)hd.n, hd.dtype, mode, &b));
+    hkl_push_buffer(L, b, 0); /* 5 */
+    read_data(L, nf, path, b, (size_t)hd.n * hk_dtype_size(hd.dtype));
     close_file(L, nf, path, "load_npy");
     lua_settop(L, 5);
-    lua_createtable(L, nd, 0);
-    for (int d = 0; d < nd; d++) {
-        lua_pushinteger(L, (lua_Integer)dims[d]);
+    lua_createtable(L, hd.nd, 0);
+    for (int d = 0; d < hd.nd; d++) {
+        lua_pushinteger(L, (lua_Integer)hd.dims[d]);
         lua_rawseti(L, -2, d + 1);
     }
     return 2;

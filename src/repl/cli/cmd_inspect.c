@@ -6,25 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "inspect.h"
 #include "file_read.h"
 
 #define USAGE "usage: hipkit inspect FILE [--kernel NAME] [--disasm]\n" \
               "       hipkit inspect FILE --extract ENTRY -o OUT\n"
-
-hk_context *hkl_inspect_context(char *why, size_t cap)
-{
-    hk_context_options o;
-    hk_context_options_defaults(&o);
-    o.quiet = 1;
-    hk_context *ctx = NULL;
-    if (hk_context_create(&o, &ctx) == 0)
-        return ctx;
-    snprintf(why, cap, "%s", hk_errmsg(NULL));
-    o.backend = "host";
-    o.device = 0;
-    return hk_context_create(&o, &ctx) == 0 ? ctx : NULL;
-}
 
 const char *hkl_format_name(const char *format)
 {

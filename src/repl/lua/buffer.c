@@ -15,10 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "hkl.h"
 
-#define CHUNK_BYTES ((size_t)1 << 20)
-#define BLOCK 2048 /* elements converted to double at a time, on the stack */
 #define TOTABLE_MAX 10000000
 
 /* The userdata. pub comes first so that hkl_test_buffer's callers see the
@@ -31,7 +30,7 @@ typedef struct lbuf {
 
 /* ------------------------------------------------------------ dtypes */
 
-static int is_float(hk_dtype t) { return t <= HK_F64; }
+int is_float(hk_dtype t) { return t <= HK_F64; }
 static int is_signed(hk_dtype t) { return t >= HK_I8 && t <= HK_I64; }
 
 double hkl_load_f64(hk_dtype t, const void *p)
@@ -40,7 +39,7 @@ double hkl_load_f64(hk_dtype t, const void *p)
 }
 
 /* Converts n elements to double; the switch sits outside the loops. */
-static void to_f64(hk_dtype t, const void *src, double *dst, size_t n)
+void to_f64(hk_dtype t, const void *src, double *dst, size_t n)
 {
     const unsigned char *s = src;
     size_t es = hk_dtype_size(t);
@@ -125,7 +124,7 @@ static const char *encode(lua_State *L, int idx, hk_dtype t, void *out)
 }
 
 /* %g, but NaN prints as "nan" whatever its sign bit (glibc says "-nan"). */
-static void fmt_num(char *buf, size_t cap, const char *fmt, double v)
+void fmt_num(char *buf, size_t cap, const char *fmt, double v)
 {
     if (isnan(v))
         snprintf(buf, cap, "nan");
@@ -249,16 +248,8 @@ static int buf_free(lua_State *L)
 
 /* ---------------------------------------------------------------- spans */
 
-typedef struct span {
-    hk_buffer *b;
-    hk_dtype t;
-    size_t es, n;
-    unsigned char *host; /* the buffer's memory, or NULL */
-    unsigned char *tmp;  /* CHUNK_BYTES of scratch when host is NULL */
-} span;
-
 /* Leaves one value (scratch or nil) on the stack. */
-static void span_init(lua_State *L, span *s, hk_buffer *b, int write)
+void span_init(lua_State *L, span *s, hk_buffer *b, int write)
 {
     s->b = b;
     s->t = hk_buffer_dtype(b);
@@ -279,9 +270,9 @@ static void span_init(lua_State *L, span *s, hk_buffer *b, int write)
 }
 
 /* Elements per chunk, for spans of the given element sizes. */
-static size_t chunk_elems(size_t es) { return CHUNK_BYTES / es; }
+size_t chunk_elems(size_t es) { return CHUNK_BYTES / es; }
 
-static const unsigned char *span_read(lua_State *L, span *s, size_t first, size_t n)
+const unsigned char *span_read(lua_State *L, span *s, size_t first, size_t n)
 {
     if (s->host)
         return s->host + first * s->es;
@@ -789,240 +780,6 @@ static int m_view(lua_State *L)
     return 1;
 }
 
-static void push_stat_int(lua_State *L, hk_dtype t, uint64_t v)
-{
-    if (t == HK_U64 && v > (uint64_t)INT64_MAX)
-        lua_pushnumber(L, (double)v); /* stats are for reading: no wraparound */
-    else
-        lua_pushinteger(L, (lua_Integer)v);
-}
-
-/* min, max, mean, std (population) over the finite elements, in double,
- * with the block means combined as Chan et al. do; nan and inf count the
- * others. With no finite element, min/max/mean/std are NaN. */
-static int m_stats(lua_State *L)
-{
-    hk_buffer *b = hkl_check_buffer(L, 1);
-    span s;
-    span_init(L, &s, b, 0);
-    size_t per = chunk_elems(s.es);
-    double v[BLOCK];
-    double mean = 0, m2 = 0, fmin = INFINITY, fmax = -INFINITY;
-    uint64_t cnt = 0, nan = 0, inf = 0;
-    int64_t imin = INT64_MAX, imax = INT64_MIN;
-    uint64_t umin = UINT64_MAX, umax = 0;
-    for (size_t first = 0; first < s.n; first += per) {
-        size_t m = s.n - first < per ? s.n - first : per;
-        const unsigned char *p = span_read(L, &s, first, m);
-        for (size_t k0 = 0; k0 < m; k0 += BLOCK) {
-            size_t bn = m - k0 < BLOCK ? m - k0 : BLOCK;
-            const unsigned char *bp = p + k0 * s.es;
-            to_f64(s.t, bp, v, bn);
-            if (s.t == HK_U64) {
-                for (size_t k = 0; k < bn; k++) {
-                    uint64_t x = hk_dtype_load_u64(s.t, bp + k * 8);
-                    umin = x < umin ? x : umin;
-                    umax = x > umax ? x : umax;
-                }
-            } else if (!is_float(s.t)) {
-                for (size_t k = 0; k < bn; k++) {
-                    int64_t x = hk_dtype_load_i64(s.t, bp + k * s.es);
-                    imin = x < imin ? x : imin;
-                    imax = x > imax ? x : imax;
-                }
-            }
-            double sum = 0;
-            size_t c = 0;
-            for (size_t k = 0; k < bn; k++) {
-                double x = v[k];
-                if (isnan(x)) {
-                    nan++;
-                } else if (isinf(x)) {
-                    inf++;
-                } else {
-                    sum += x;
-                    fmin = x < fmin ? x : fmin;
-                    fmax = x > fmax ? x : fmax;
-                    v[c++] = x;
-                }
-            }
-            if (!c)
-                continue;
-            double bmean = sum / (double)c, bm2 = 0;
-            for (size_t k = 0; k < c; k++)
-                bm2 += (v[k] - bmean) * (v[k] - bmean);
-            double tot = (double)cnt + (double)c, d = bmean - mean;
-            mean += d * (double)c / tot;
-            m2 += bm2 + d * d * (double)cnt * (double)c / tot;
-            cnt += c;
-        }
-    }
-    lua_createtable(L, 0, 7);
-    if (!cnt) {
-        fmin = fmax = mean = NAN;
-    }
-    if (cnt && s.t == HK_U64) {
-        push_stat_int(L, s.t, umin);
-        lua_setfield(L, -2, "min");
-        push_stat_int(L, s.t, umax);
-        lua_setfield(L, -2, "max");
-    } else if (cnt && !is_float(s.t)) {
-        lua_pushinteger(L, imin);
-        lua_setfield(L, -2, "min");
-        lua_pushinteger(L, imax);
-        lua_setfield(L, -2, "max");
-    } else {
-        lua_pushnumber(L, fmin);
-        lua_setfield(L, -2, "min");
-        lua_pushnumber(L, fmax);
-        lua_setfield(L, -2, "max");
-    }
-    lua_pushnumber(L, mean);
-    lua_setfield(L, -2, "mean");
-    lua_pushnumber(L, cnt ? sqrt(m2 / (double)cnt) : NAN);
-    lua_setfield(L, -2, "std");
-    lua_pushinteger(L, (lua_Integer)nan);
-    lua_setfield(L, -2, "nan");
-    lua_pushinteger(L, (lua_Integer)inf);
-    lua_setfield(L, -2, "inf");
-    lua_pushinteger(L, (lua_Integer)s.n);
-    lua_setfield(L, -2, "n");
-    return 1;
-}
-
-#define WORST 5
-
-typedef struct mismatch {
-    size_t i;
-    double got, want, excess;
-} mismatch;
-
-/* allclose(other, rtol, atol): |got - want| <= atol + rtol * |want| for every
- * element, as numpy.allclose; NaN never matches, equal infinities do. other
- * is a buffer, a table or a function of the 1-based index. */
-static int m_allclose(lua_State *L)
-{
-    hk_buffer *b = hkl_check_buffer(L, 1);
-    size_t n = hk_buffer_length(b);
-    double rtol = luaL_optnumber(L, 3, 1e-5), atol = luaL_optnumber(L, 4, 1e-8);
-    luaL_argcheck(L, rtol >= 0, 3, "rtol must be >= 0");
-    luaL_argcheck(L, atol >= 0, 4, "atol must be >= 0");
-    hk_buffer *ob = NULL;
-    int kind = lua_type(L, 2);
-    if (kind == LUA_TUSERDATA) {
-        ob = hkl_check_buffer(L, 2);
-        if (hk_buffer_length(ob) != n)
-            return luaL_argerror(L, 2, lua_pushfstring(L, "lengths differ (this %I, other %I)",
-                                                       (lua_Integer)n, (lua_Integer)hk_buffer_length(ob)));
-    } else if (kind == LUA_TTABLE) {
-        lua_Integer tn = luaL_len(L, 2);
-        if ((uint64_t)tn != n)
-            return luaL_argerror(L, 2, lua_pushfstring(L, "lengths differ (this %I, table %I)",
-                                                       (lua_Integer)n, tn));
-    } else if (kind != LUA_TFUNCTION) {
-        return luaL_typeerror(L, 2, "buffer, table or function");
-    }
-    lua_settop(L, 4);
-    span s, os;
-    span_init(L, &s, b, 0);
-    size_t per = chunk_elems(s.es);
-    if (ob) {
-        span_init(L, &os, ob, 0);
-        per = chunk_elems(s.es > os.es ? s.es : os.es);
-    }
-    double got[BLOCK], want[BLOCK];
-    mismatch worst[WORST];
-    int nworst = 0;
-    uint64_t bad = 0;
-    for (size_t first = 0; first < n; first += per) {
-        size_t m = n - first < per ? n - first : per;
-        const unsigned char *p = span_read(L, &s, first, m);
-        const unsigned char *op = ob ? span_read(L, &os, first, m) : NULL;
-        for (size_t k0 = 0; k0 < m; k0 += BLOCK) {
-            size_t bn = m - k0 < BLOCK ? m - k0 : BLOCK;
-            to_f64(s.t, p + k0 * s.es, got, bn);
-            if (ob) {
-                to_f64(os.t, op + k0 * os.es, want, bn);
-            } else {
-                for (size_t k = 0; k < bn; k++) {
-                    lua_Integer idx = (lua_Integer)(first + k0 + k + 1);
-                    if (kind == LUA_TTABLE) {
-                        lua_geti(L, 2, idx);
-                    } else {
-                        lua_pushvalue(L, 2);
-                        lua_pushinteger(L, idx);
-                        lua_call(L, 1, 1);
-                    }
-                    int isnum;
-                    want[k] = lua_tonumberx(L, -1, &isnum);
-                    if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
-                        return luaL_error(L, "allclose: %s gave %s for element %I, not a number",
-                                          kind == LUA_TTABLE ? "the table" : "the function",
-                                          luaL_typename(L, -1), idx);
-                    lua_pop(L, 1);
-                }
-            }
-            for (size_t k = 0; k < bn; k++) {
-                double g = got[k], w = want[k], excess;
-                if (isnan(g) || isnan(w))
-                    excess = INFINITY;
-                else if (g == w)
-                    continue;
-                else if (isinf(g) || isinf(w))
-                    excess = INFINITY;
-                else if ((excess = fabs(g - w) - atol - rtol * fabs(w)) <= 0)
-                    continue;
-                bad++;
-                if (nworst == WORST && !(excess > worst[WORST - 1].excess))
-                    continue;
-                int at = nworst < WORST ? nworst++ : WORST - 1;
-                while (at > 0 && worst[at - 1].excess < excess) {
-                    worst[at] = worst[at - 1];
-                    at--;
-                }
-                worst[at] = (mismatch){first + k0 + k, g, w, excess};
-            }
-        }
-    }
-    if (!bad) {
-        lua_pushboolean(L, 1);
-        return 1;
-    }
-    lua_pushboolean(L, 0);
-    lua_createtable(L, 0, 3);
-    lua_pushinteger(L, (lua_Integer)bad);
-    lua_setfield(L, -2, "count");
-    lua_createtable(L, nworst, 0);
-    char line[160];
-    snprintf(line, sizeof line, "%llu of %zu elements differ (rtol %g, atol %g); worst:",
-             (unsigned long long)bad, n, rtol, atol);
-    lua_pushstring(L, line);
-    for (int w = 0; w < nworst; w++) {
-        lua_createtable(L, 0, 4);
-        lua_pushinteger(L, (lua_Integer)worst[w].i + 1);
-        lua_setfield(L, -2, "i");
-        lua_pushnumber(L, worst[w].got);
-        lua_setfield(L, -2, "got");
-        lua_pushnumber(L, worst[w].want);
-        lua_setfield(L, -2, "want");
-        lua_pushnumber(L, fabs(worst[w].got - worst[w].want));
-        lua_setfield(L, -2, "err");
-        lua_rawseti(L, -3, w + 1);
-        char g[32], v[32];
-        fmt_num(g, sizeof g, "%.9g", worst[w].got);
-        fmt_num(v, sizeof v, "%.9g", worst[w].want);
-        snprintf(line, sizeof line, "%s [%zu] got %s want %s", w ? "," : "", worst[w].i + 1, g, v);
-        lua_pushstring(L, line);
-        lua_concat(L, 2);
-    }
-    /* stack: false, report, worst, message */
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -4, "message");
-    lua_rotate(L, -2, 1);
-    lua_setfield(L, -3, "worst");
-    return 3;
-}
-
 /* ---------------------------------------------------------- constructors */
 
 static size_t check_count(lua_State *L, int idx)
@@ -1099,9 +856,9 @@ void hkl_buffer_register(lua_State *L)
 {
     static const luaL_Reg methods[] = {
         {"totable", m_totable}, {"fill", m_fill},   {"iota", m_iota},     {"rand", m_rand},
-        {"copy", m_copy},       {"clone", m_clone}, {"view", m_view},     {"stats", m_stats},
-        {"allclose", m_allclose}, {"free", buf_free}, {"dtype", m_dtype}, {"mode", m_mode},
-        {"device", m_device},   {"bytes", m_bytes}, {NULL, NULL},
+        {"copy", m_copy},       {"clone", m_clone}, {"view", m_view},     {"free", buf_free},
+        {"dtype", m_dtype},     {"mode", m_mode},   {"device", m_device}, {"bytes", m_bytes},
+        {NULL, NULL},
     };
     static const luaL_Reg meta[] = {
         {"__newindex", buf_newindex}, {"__len", buf_len}, {"__tostring", buf_tostring},
@@ -1113,6 +870,7 @@ void hkl_buffer_register(lua_State *L)
     luaL_newmetatable(L, HKL_BUFFER);
     luaL_setfuncs(L, meta, 0);
     luaL_newlib(L, methods);
+    hkl_buffer_math_register(L);
     hkl_npy_register(L);
     hkl_plot_register(L);
     /* __index is a function (for b[i]); `methods` lets completion list them. */

@@ -2,7 +2,7 @@
  * gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]`: the command
  * line, shared by both kinds of target. One kind per run; the library's
  * hk_compile_offline builds it (the backend runs the vendor's compiler),
- * aot_build.c writes and describes it. */
+ * compile_build.c writes and describes it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aot.h"
+#include "cli.h"
+#include "compile.h"
 
 #define USAGE                                                                                     \
     "usage: hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] "  \
@@ -18,7 +19,7 @@
     "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] "    \
     "[-IDIR] [-O0..3]\n"
 
-void hkl_aot_default_out(const char *file, const char *ext, char *out, size_t cap)
+void hkl_compile_default_out(const char *file, const char *ext, char *out, size_t cap)
 {
     snprintf(out, cap, "%s", file);
     char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
@@ -47,7 +48,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 int hkl_cmd_compile(int argc, char **argv)
 {
-    hkl_aot_job job;
+    hkl_compile_job job;
     memset(&job, 0, sizeof job);
     job.opt_level = -1;
     const char *cuda = NULL, *amd = NULL;
@@ -70,8 +71,8 @@ int hkl_cmd_compile(int argc, char **argv)
         } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3])
             job.opt_level = a[2] - '0';
         else if ((!strncmp(a, "-D", 2) || !strncmp(a, "-I", 2)) && a[2]) {
-            if (job.nextra == HKL_AOT_MAX_EXTRA) {
-                fprintf(stderr, "hipkit compile: more than %d -D and -I options\n", HKL_AOT_MAX_EXTRA);
+            if (job.nextra == HKL_COMPILE_MAX_EXTRA) {
+                fprintf(stderr, "hipkit compile: more than %d -D and -I options\n", HKL_COMPILE_MAX_EXTRA);
                 return 2;
             }
             job.extra[job.nextra++] = a;
@@ -104,5 +105,5 @@ int hkl_cmd_compile(int argc, char **argv)
         fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.file, strerror(errno));
         return 1;
     }
-    return hkl_aot_build(cuda ? "cuda" : "hip", &job);
+    return hkl_compile_build(cuda ? "cuda" : "hip", &job);
 }

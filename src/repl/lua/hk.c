@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include "hkl.h"
-#include "inspect.h"
 #include "file_read.h"
 
 /* Registry key of the context userdata (its __gc destroys the context, which
@@ -42,6 +41,33 @@ void hkl_check(lua_State *L, int rc)
         hkl_error(L, rc, NULL);
 }
 
+void hkl_set_str(lua_State *L, const char *key, const char *s)
+{
+    lua_pushstring(L, s);
+    lua_setfield(L, -2, key);
+}
+
+void hkl_set_int(lua_State *L, const char *key, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, key);
+}
+
+void hkl_set_bool(lua_State *L, const char *key, int v)
+{
+    lua_pushboolean(L, v);
+    lua_setfield(L, -2, key);
+}
+
+void hkl_push_list(lua_State *L, int n, void (*push)(lua_State *L, int i, void *ud), void *ud)
+{
+    lua_createtable(L, n > 0 ? n : 0, 0);
+    for (int i = 0; i < n; i++) {
+        push(L, i, ud);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
 static int ctx_gc(lua_State *L)
 {
     hkl_context *c = lua_touserdata(L, 1);
@@ -61,30 +87,18 @@ static void push_device(lua_State *L, int i)
     hk_device_info d;
     hkl_check(L, hk_device_get(ctx, i, &d));
     lua_createtable(L, 0, 12);
-    lua_pushinteger(L, i);
-    lua_setfield(L, -2, "id");
-    lua_pushstring(L, d.backend);
-    lua_setfield(L, -2, "backend");
-    lua_pushinteger(L, d.index);
-    lua_setfield(L, -2, "index");
-    lua_pushstring(L, d.name);
-    lua_setfield(L, -2, "name");
-    lua_pushstring(L, d.target);
-    lua_setfield(L, -2, "target");
-    lua_pushinteger(L, (lua_Integer)d.total_memory);
-    lua_setfield(L, -2, "memory");
-    lua_pushinteger(L, d.compute_units);
-    lua_setfield(L, -2, "compute_units");
-    lua_pushinteger(L, d.warp_size);
-    lua_setfield(L, -2, "warp_size");
-    lua_pushboolean(L, d.managed_memory);
-    lua_setfield(L, -2, "managed_memory");
-    lua_pushinteger(L, d.max_threads_per_block);
-    lua_setfield(L, -2, "max_threads_per_block");
-    lua_pushinteger(L, (lua_Integer)d.max_shared_per_block);
-    lua_setfield(L, -2, "max_shared_per_block");
-    lua_pushboolean(L, i == hk_device_current(ctx));
-    lua_setfield(L, -2, "current");
+    hkl_set_int(L, "id", i);
+    hkl_set_str(L, "backend", d.backend);
+    hkl_set_int(L, "index", d.index);
+    hkl_set_str(L, "name", d.name);
+    hkl_set_str(L, "target", d.target);
+    hkl_set_int(L, "memory", (lua_Integer)d.total_memory);
+    hkl_set_int(L, "compute_units", d.compute_units);
+    hkl_set_int(L, "warp_size", d.warp_size);
+    hkl_set_bool(L, "managed_memory", d.managed_memory);
+    hkl_set_int(L, "max_threads_per_block", d.max_threads_per_block);
+    hkl_set_int(L, "max_shared_per_block", (lua_Integer)d.max_shared_per_block);
+    hkl_set_bool(L, "current", i == hk_device_current(ctx));
     luaL_setmetatable(L, HKL_DEVICE);
 }
 
@@ -106,15 +120,15 @@ static int device_tostring(lua_State *L)
     return 1;
 }
 
+static void push_device_i(lua_State *L, int i, void *ud)
+{
+    (void)ud;
+    push_device(L, i);
+}
+
 static int l_devices(lua_State *L)
 {
-    hk_context *ctx = hkl_ctx(L);
-    int n = hk_device_count(ctx);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        push_device(L, i);
-        lua_rawseti(L, -2, i + 1);
-    }
+    hkl_push_list(L, hk_device_count(hkl_ctx(L)), push_device_i, NULL);
     return 1;
 }
 
@@ -142,27 +156,22 @@ static int l_device(lua_State *L)
     return 1;
 }
 
+static void push_backend(lua_State *L, int i, void *ctx)
+{
+    hk_backend_info b;
+    hkl_check(L, hk_backend_get(ctx, i, &b));
+    lua_createtable(L, 0, 5);
+    hkl_set_str(L, "name", b.name);
+    hkl_set_bool(L, "available", b.available);
+    hkl_set_str(L, "reason", b.reason);
+    hkl_set_str(L, "toolchain", b.toolchain);
+    hkl_set_int(L, "devices", b.device_count);
+}
+
 static int l_backends(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
-    int n = hk_backend_count(ctx);
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        hk_backend_info b;
-        hkl_check(L, hk_backend_get(ctx, i, &b));
-        lua_createtable(L, 0, 5);
-        lua_pushstring(L, b.name);
-        lua_setfield(L, -2, "name");
-        lua_pushboolean(L, b.available);
-        lua_setfield(L, -2, "available");
-        lua_pushstring(L, b.reason);
-        lua_setfield(L, -2, "reason");
-        lua_pushstring(L, b.toolchain);
-        lua_setfield(L, -2, "toolchain");
-        lua_pushinteger(L, b.device_count);
-        lua_setfield(L, -2, "devices");
-        lua_rawseti(L, -2, i + 1);
-    }
+    hkl_push_list(L, hk_backend_count(ctx), push_backend, ctx);
     return 1;
 }
 
@@ -259,16 +268,8 @@ static int l_cache_prune(lua_State *L)
 /* Sets t[key] = s on the table on top, leaving the field nil for "". */
 static void set_string(lua_State *L, const char *key, const char *s)
 {
-    if (s[0]) {
-        lua_pushstring(L, s);
-        lua_setfield(L, -2, key);
-    }
-}
-
-static void set_integer(lua_State *L, const char *key, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, key);
+    if (s[0])
+        hkl_set_str(L, key, s);
 }
 
 static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
@@ -282,17 +283,16 @@ static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
         lua_createtable(L, 0, 7);
         set_string(L, "name", a->name);
         set_string(L, "type", a->type_name);
-        set_integer(L, "offset", a->offset);
-        set_integer(L, "size", a->size);
+        hkl_set_int(L, "offset", a->offset);
+        hkl_set_int(L, "size", a->size);
         set_string(L, "kind", a->value_kind);
         set_string(L, "space", a->address_space);
-        lua_pushboolean(L, a->hidden);
-        lua_setfield(L, -2, "hidden");
+        hkl_set_bool(L, "hidden", a->hidden);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "args");
-    set_integer(L, "kernarg_size", k->kernarg_size);
-    set_integer(L, "kernarg_align", k->kernarg_align);
+    hkl_set_int(L, "kernarg_size", k->kernarg_size);
+    hkl_set_int(L, "kernarg_align", k->kernarg_align);
     /* -1 (the code object does not say) stays nil */
     const struct { const char *key; int v; } counts[] = {
         {"sgprs", k->sgprs}, {"vgprs", k->vgprs}, {"agprs", k->agprs},
@@ -300,11 +300,11 @@ static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
     };
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         if (counts[i].v >= 0)
-            set_integer(L, counts[i].key, counts[i].v);
-    set_integer(L, "lds", k->lds_bytes);
-    set_integer(L, "scratch", k->scratch_bytes);
-    set_integer(L, "max_workgroup", k->max_flat_workgroup_size);
-    set_integer(L, "wavefront", k->wavefront_size);
+            hkl_set_int(L, counts[i].key, counts[i].v);
+    hkl_set_int(L, "lds", k->lds_bytes);
+    hkl_set_int(L, "scratch", k->scratch_bytes);
+    hkl_set_int(L, "max_workgroup", k->max_flat_workgroup_size);
+    hkl_set_int(L, "wavefront", k->wavefront_size);
 }
 
 static void push_code_info(lua_State *L, const hk_code_info *info)
@@ -317,8 +317,8 @@ static void push_code_info(lua_State *L, const hk_code_info *info)
         lua_createtable(L, 0, 5);
         set_string(L, "id", e->id);
         set_string(L, "target", e->target);
-        set_integer(L, "offset", (lua_Integer)e->offset);
-        set_integer(L, "size", (lua_Integer)e->size);
+        hkl_set_int(L, "offset", (lua_Integer)e->offset);
+        hkl_set_int(L, "size", (lua_Integer)e->size);
         lua_createtable(L, e->nkernels, 0);
         for (int k = 0; k < e->nkernels; k++) {
             push_code_kernel(L, &e->kernels[k]);
