@@ -23,6 +23,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .buf_copy = hkc_cuda_buf_copy,
     .buf_fill = hkc_cuda_buf_fill,
     .compile = hkc_cuda_compile,
+    .preprocess = hkc_cuda_preprocess,
     .target_normalize = hkc_cuda_target_normalize,
     .compile_target = hkc_cuda_compile_target,
     .compile_offline = hkc_cuda_compile_offline,

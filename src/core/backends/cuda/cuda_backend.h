@@ -131,6 +131,9 @@ int hkc_cuda_disasm(hkc_backend *be, const void *code, size_t size, const char *
 const char *hkc_cuda_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
+/* The source as NVRTC would see it, cut to the user's lines: discovery. */
+int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
+                        hkc_strbuf *log);
 /* For a named architecture (sm_XY), with no device: compile-only work. */
 int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
                               hkc_strbuf *err);

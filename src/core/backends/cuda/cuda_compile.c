@@ -9,13 +9,10 @@
 #include <sys/stat.h>
 
 #include "cuda_backend.h"
+#include "pp_text.h"
+#include "process.h"
 
 /* tools/embed.py's output for the headers in include/hip. */
-typedef struct {
-    const char *path;
-    const char *data;
-    size_t size;
-} hkc_embedded_file;
 extern const hkc_embedded_file hkc_cuda_headers[];
 
 #ifndef HKC_CUDA_INCLUDE
@@ -378,4 +375,90 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     *code = buf;
     *code_size = size;
     return 0;
+}
+
+/* A line of the preprocessed text is the user's unless it comes from the
+ * headers hipkit serves (dir), the toolkit's, or a system header. */
+typedef struct pp_dirs {
+    const char *ours, *toolkit;
+} pp_dirs;
+
+static int user_file(const char *file, int system, void *arg)
+{
+    const pp_dirs *d = arg;
+    return !system && file[0] != '<' && strncmp(file, d->ours, strlen(d->ours)) != 0 &&
+           !(d->toolkit[0] && strncmp(file, d->toolkit, strlen(d->toolkit)) == 0);
+}
+
+/* NVRTC preprocesses nothing on its own, so discovery runs the host's C++
+ * preprocessor as NVRTC would see the source: hipkit's virtual headers and
+ * standard headers only (-nostdinc), the toolkit's include folder, NVRTC's
+ * predefined macros, the user's flags and defines. __global__ is a keyword
+ * there, so it stays in the output. */
+int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
+                        hkc_strbuf *log)
+{
+    cuda_impl *ci = be->impl;
+    int sm = ci && dev >= 0 && dev < ci->ndev ? ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor
+                                              : 80; /* a named target: sm_80's view */
+    char dir[4096], incdir[4200], inc[4300], tk[4300], arch[48], src[4200], out[4200];
+    if (hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
+        hkc_tempdir_write_all(dir, hkc_cuda_headers) != 0) {
+        hkc_strbuf_puts(log, "cannot write hipkit's headers to a private temporary folder");
+        hkc_tempdir_remove(dir);
+        return HK_EIO;
+    }
+    toolkit_include(incdir, sizeof incdir);
+    snprintf(inc, sizeof inc, "-I%s", dir);
+    snprintf(tk, sizeof tk, "-I%s", incdir);
+    snprintf(arch, sizeof arch, "-D__CUDA_ARCH__=%d", sm * 10);
+    snprintf(src, sizeof src, "%s/source.cu", dir);
+    snprintf(out, sizeof out, "%s/source.ii", dir);
+    hkc_strbuf text;
+    hkc_strbuf_init(&text);
+    hkc_pp_line_directive(&text, 1, job->name && *job->name ? job->name : "kernel.hip");
+    hkc_strbuf_puts(&text, job->source);
+    hkc_strbuf_puts(&text, "\n");
+    int r = hkc_tempdir_write(dir, "source.cu", text.data, text.len) ? HK_EIO : 0;
+    hkc_strbuf_free(&text);
+    const char *cxx = getenv("HIPKIT_CXX");
+    const char **argv = calloc((size_t)job->nflags + 20, sizeof *argv);
+    int a = 0;
+    if (!argv)
+        r = HK_ENOMEM;
+    if (r == 0) {
+        argv[a++] = cxx && *cxx && !strchr(cxx, ' ') ? cxx : "c++";
+        argv[a++] = "-E";
+        argv[a++] = "-nostdinc";
+        argv[a++] = "-std=c++17";
+        argv[a++] = "-D__CUDACC__";
+        argv[a++] = "-D__CUDACC_RTC__";
+        argv[a++] = arch;
+        argv[a++] = inc;
+        if (incdir[0])
+            argv[a++] = tk;
+        for (int i = 0; i < job->nflags; i++)
+            argv[a++] = job->flags[i];
+        argv[a++] = "-x";
+        argv[a++] = "c++";
+        argv[a++] = src;
+        argv[a++] = "-o";
+        argv[a++] = out;
+        argv[a] = NULL;
+        int st = hkc_run_capture((char *const *)argv, NULL, log);
+        char *data = NULL;
+        if (st != 0 || hkc_read_file(out, &data, NULL) != 0) {
+            hkc_strbuf_printf(log, "%spreprocessing %s for kernel discovery failed (%s, exit %d)",
+                              log->len ? "\n" : "", job->name, argv[0], st);
+            r = HK_ECOMPILE;
+        } else {
+            hkc_strbuf_clear(log);
+            pp_dirs dirs = {.ours = dir, .toolkit = incdir};
+            hkc_pp_filter(data, user_file, &dirs, pp);
+            free(data);
+        }
+    }
+    free(argv);
+    hkc_tempdir_remove(dir);
+    return r;
 }

@@ -9,15 +9,11 @@
 #include <hip/hiprtc.h>
 
 #include "hip_backend.h"
+#include "process.h"
 #include "hip_codeobj.h"
 #include "hip_comgr.h"
 
 /* tools/embed.py's output for the headers in include/hip. */
-typedef struct {
-    const char *path;
-    const char *data;
-    size_t size;
-} hkc_embedded_file;
 extern const hkc_embedded_file hkc_hip_headers[];
 
 /* ROCm 6 has all of HIP's fp16/bf16 API; before it hipkit supplies
