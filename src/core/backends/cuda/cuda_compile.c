@@ -402,8 +402,12 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     int sm = ci && dev >= 0 && dev < ci->ndev ? ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor
                                               : 80; /* a named target: sm_80's view */
     char dir[4096], incdir[4200], inc[4300], tk[4300], arch[48], src[4200], out[4200];
-    if (hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
-        hkc_tempdir_write_all(dir, hkc_cuda_headers) != 0) {
+    int bad = hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
+              hkc_tempdir_write_all(dir, hkc_cuda_headers) != 0;
+    for (size_t i = 0; !bad && i < sizeof std_shims / sizeof std_shims[0]; i++)
+        bad = hkc_tempdir_write(dir, std_shims[i].name, std_shims[i].text,
+                                strlen(std_shims[i].text)) != 0;
+    if (bad) {
         hkc_strbuf_puts(log, "cannot write hipkit's headers to a private temporary folder");
         hkc_tempdir_remove(dir);
         return HK_EIO;
