@@ -201,6 +201,61 @@ static int has_opt_flag(const hkc_compile_job *job)
     return 0;
 }
 
+/* Runs the C++ compiler on src with the mode's options, hipkit's headers,
+ * the job's flags, writing out, and reads out back (malloc'd). Its messages
+ * go to log: all of them on failure, warnings on success. */
+static int run_compiler(host_impl *h, const hkc_compile_job *job, const char *const *mode, int nm,
+                        const char *src, const char *out, char **data, size_t *size,
+                        hkc_strbuf *log)
+{
+    char wbuf[1024], *words[64], inc[4200];
+    int nw = compiler_words(wbuf, sizeof wbuf, words, 16);
+    snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
+    const char **argv = calloc((size_t)(nw + nm + job->nflags + 8), sizeof *argv);
+    if (!argv) {
+        unlink(src);
+        return HK_ENOMEM;
+    }
+    int a = 0;
+    for (int i = 0; i < nw; i++)
+        argv[a++] = words[i];
+    for (int i = 0; i < nm; i++)
+        argv[a++] = mode[i];
+    argv[a++] = inc;
+    for (int i = 0; i < job->nflags; i++)
+        argv[a++] = job->flags[i];
+    argv[a++] = "-x";
+    argv[a++] = "c++";
+    argv[a++] = src;
+    argv[a++] = "-o";
+    argv[a++] = out;
+    argv[a] = NULL;
+    hkc_strbuf said;
+    hkc_strbuf_init(&said);
+    int status = hkc_run_capture((char *const *)argv, NULL, &said);
+    free(argv);
+    unlink(src);
+    int r = 0;
+    if (status < 0) {
+        hkc_strbuf_printf(log, "cannot run the C++ compiler '%s' (set HIPKIT_CXX to choose one): %s",
+                          words[0], strerror(-status));
+        r = HK_ECOMPILE;
+    } else if (status != 0) {
+        hkc_strbuf_printf(log, "compiling %s failed:\n%s", job->name, said.data);
+        r = HK_ECOMPILE;
+    } else {
+        hkc_strbuf_append(log, said.data, said.len);
+        int e = hkc_read_file(out, data, size);
+        if (e) {
+            hkc_strbuf_printf(log, "cannot read the compiler's output %s: %s", out, strerror(-e));
+            r = HK_EIO;
+        }
+    }
+    hkc_strbuf_free(&said);
+    unlink(out);
+    return r;
+}
+
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log)
 {
@@ -221,10 +276,9 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     }
     hkc_strbuf_free(&err);
     unsigned serial = h->serial++;
-    char src[4200], out[4200], inc[4200];
+    char src[4200], out[4200];
     snprintf(src, sizeof src, "%s/m%u-%d.cpp", h->workdir, serial, (int)getpid());
     snprintf(out, sizeof out, "%s/m%u-%d.so", h->workdir, serial, (int)getpid());
-    snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
     int e = hkc_host_write_file(src, tu.data, tu.len);
     hkc_strbuf_free(&tu);
     if (e) {
@@ -232,70 +286,26 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         return HK_EIO;
     }
 
-    char wbuf[1024], *words[64];
-    int nw = compiler_words(wbuf, sizeof wbuf, words, 16);
-    const char **argv = calloc((size_t)(nw + job->nflags + 20), sizeof *argv);
-    if (!argv) {
-        unlink(src);
-        return HK_ENOMEM;
-    }
-    int a = 0;
-    for (int i = 0; i < nw; i++)
-        argv[a++] = words[i];
-    argv[a++] = "-std=c++17";
-    if (!has_opt_flag(job))
-        argv[a++] = "-O3";
-    argv[a++] = "-fPIC";
-    argv[a++] = "-shared";
-    argv[a++] = "-fvisibility=hidden";
-    argv[a++] = "-Wl,-Bsymbolic";
     /* Device code has neither exceptions nor RTTI; without them the module
-     * needs no libstdc++, whose loading would cost a cache hit a millisecond. */
-    argv[a++] = "-fno-exceptions";
-    argv[a++] = "-fno-rtti";
-    argv[a++] = "-Wl,--as-needed";
-    argv[a++] = "-pthread";
-    /* A kernel may take 32-byte vectors (double4) by value, and GCC then
+     * needs no libstdc++, whose loading would cost a cache hit a millisecond.
+     * A kernel may take 32-byte vectors (double4) by value, and GCC then
      * notes that its ABI for passing them changed in 4.6: nothing here
      * crosses that line, the kernels and their block runners being compiled
-     * together. */
-    argv[a++] = "-Wno-psabi";
-    argv[a++] = inc;
-    for (int i = 0; i < job->nflags; i++)
-        argv[a++] = job->flags[i];
-    argv[a++] = "-x";
-    argv[a++] = "c++";
-    argv[a++] = src;
-    argv[a++] = "-o";
-    argv[a++] = out;
-    argv[a] = NULL;
-    hkc_strbuf clog;
-    hkc_strbuf_init(&clog);
-    int status = hkc_run_capture((char *const *)argv, NULL, &clog);
-    free(argv);
-    unlink(src);
-    if (status < 0) {
-        hkc_strbuf_printf(log, "cannot run the C++ compiler '%s' (set HIPKIT_CXX to choose one): %s",
-                          words[0], strerror(-status));
-        hkc_strbuf_free(&clog);
-        return HK_ECOMPILE;
-    }
-    if (status != 0) {
-        hkc_strbuf_printf(log, "compiling %s failed:\n%s", job->name, clog.data);
-        hkc_strbuf_free(&clog);
-        unlink(out);
-        return HK_ECOMPILE;
-    }
-    hkc_strbuf_append(log, clog.data, clog.len);
-    hkc_strbuf_free(&clog);
+     * together (-Wno-psabi). */
+    static const char *const shared_object[] = {
+        "-fPIC", "-shared", "-fvisibility=hidden", "-Wl,-Bsymbolic", "-fno-exceptions",
+        "-fno-rtti", "-Wl,--as-needed", "-pthread", "-Wno-psabi", NULL};
+    const char *mode[16] = {"-std=c++17"};
+    int nm = 1;
+    if (!has_opt_flag(job))
+        mode[nm++] = "-O3";
+    for (int i = 0; shared_object[i]; i++)
+        mode[nm++] = shared_object[i];
     char *data;
     size_t size;
-    e = hkc_read_file(out, &data, &size);
-    unlink(out);
-    if (e) {
-        hkc_strbuf_printf(log, "cannot read the compiler's output %s: %s", out, strerror(-e));
-        return HK_EIO;
-    }
+    r = run_compiler(h, job, mode, nm, src, out, &data, &size, log);
+    if (r != 0)
+        return r;
     *code = data;
     *code_size = size;
     return 0;
@@ -344,10 +354,9 @@ int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     if (r)
         return r;
     unsigned serial = h->serial++;
-    char src[4200], out[4200], inc[4200], ours[4200];
+    char src[4200], out[4200], ours[4200];
     snprintf(src, sizeof src, "%s/p%u-%d.cpp", h->workdir, serial, (int)getpid());
     snprintf(out, sizeof out, "%s/p%u-%d.ii", h->workdir, serial, (int)getpid());
-    snprintf(inc, sizeof inc, "-I%s/include", h->workdir);
     snprintf(ours, sizeof ours, "%s/include/", h->workdir);
     hkc_strbuf tu;
     hkc_strbuf_init(&tu);
@@ -361,46 +370,12 @@ int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
         hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
         return HK_EIO;
     }
-    char wbuf[1024], *words[64];
-    int nw = compiler_words(wbuf, sizeof wbuf, words, 16);
-    const char **argv = calloc((size_t)(nw + job->nflags + 12), sizeof *argv);
-    if (!argv) {
-        unlink(src);
-        return HK_ENOMEM;
-    }
-    int a = 0;
-    for (int i = 0; i < nw; i++)
-        argv[a++] = words[i];
-    argv[a++] = "-E";
-    argv[a++] = "-std=c++17";
-    argv[a++] = "-D__HIPKIT_DISCOVER__";
-    argv[a++] = inc;
-    for (int i = 0; i < job->nflags; i++)
-        argv[a++] = job->flags[i];
-    argv[a++] = "-x";
-    argv[a++] = "c++";
-    argv[a++] = src;
-    argv[a++] = "-o";
-    argv[a++] = out;
-    argv[a] = NULL;
-    hkc_strbuf said;
-    hkc_strbuf_init(&said);
-    int status = hkc_run_capture((char *const *)argv, NULL, &said);
-    free(argv);
-    unlink(src);
+    static const char *const mode[] = {"-E", "-std=c++17", "-D__HIPKIT_DISCOVER__"};
     char *text = NULL;
-    if (status == 0 && (e = hkc_read_file(out, &text, NULL)) != 0)
-        hkc_strbuf_printf(&said, "cannot read the preprocessor's output %s: %s", out,
-                          strerror(-e));
-    unlink(out);
-    if (status < 0)
-        hkc_strbuf_printf(log, "cannot run the C++ compiler '%s' (set HIPKIT_CXX to choose one): "
-                               "%s", words[0], strerror(-status));
-    else if (!text)
-        hkc_strbuf_printf(log, "compiling %s failed:\n%s", job->name, said.data);
-    hkc_strbuf_free(&said);
-    if (!text)
-        return HK_ECOMPILE;
+    r = run_compiler(h, job, mode, 3, src, out, &text, NULL, log);
+    if (r != 0)
+        return r;
+    hkc_strbuf_clear(log); /* a preprocessor's warnings come again from the compile */
     hkc_pp_filter(text, user_file, ours, pp);
     free(text);
     return pp->oom ? HK_ENOMEM : 0;
