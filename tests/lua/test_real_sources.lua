@@ -196,4 +196,32 @@ t.ok(not ok and tostring(err):find("inc.hip:1", 1, true) ~= nil and
      tostring(err):find("no_such_header.h", 1, true) ~= nil,
      "a missing header names the including file and line")
 
+-- A CUDA-style file compiled from its path: its folder is searched for its
+-- includes, errors name it.
+local dir = os.tmpname()
+os.remove(dir)
+os.execute("mkdir -p '" .. dir .. "/inc'")
+local function write(name, text)
+    local f = assert(io.open(dir .. "/" .. name, "w"))
+    f:write(text)
+    f:close()
+end
+write("inc/scale.h", "#pragma once\n#define SCALE 3.0f\n")
+write("k.cu", "#include <cuda_runtime.h>\n#include \"inc/scale.h\"\n"
+    .. "extern \"C\" __global__ void sc(float *v, int n) { if ((int)threadIdx.x < n) v[threadIdx.x] *= SCALE; }\n")
+write("bad.hip", "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void bad(int *p) {\n  p[0] = nope;\n}\n")
+local fm = hk.compile{path = dir .. "/k.cu"}
+local xs = hk.alloc(7, "f32")
+xs:rand{lo = -1, hi = 1}
+local before = xs:totable()
+fm.sc:launch(1, 8, xs, 6)
+local after, good = xs:totable(), true
+for i = 1, 6 do good = good and math.abs(after[i] - 3 * before[i]) <= 1e-6 end
+t.ok(good and after[7] == before[7], "hk.compile{path=...}: the file's own include folder, 6 of 7 elements scaled")
+ok, err = pcall(hk.compile, {path = dir .. "/bad.hip"})
+t.ok(not ok and tostring(err):find(dir .. "/bad.hip:3", 1, true) ~= nil,
+     "a compile error names the file by its path and line")
+t.errors("cannot read", "a missing file is named", hk.compile, {path = dir .. "/none.hip"})
+os.execute("rm -rf '" .. dir .. "'")
+
 t.done()

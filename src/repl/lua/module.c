@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hkl.h"
+#include "file_read.h"
 
 #define MAX_ARGS 64
 #define WHAT_ARGS "pass a buffer, a number, a boolean, a table (a vector) or hk.null"
@@ -104,31 +105,71 @@ static int string_list(lua_State *L, int opts, int anchor, const char *field, co
     return n;
 }
 
+/* hk.compile{path = FILE, ...}: the file's text as the source (pushed), its
+ * path as the module's name (so messages name it), its folder searched for
+ * includes; the table is the options. */
+static const char *source_from_file(lua_State *L, const char **path, char *dir, size_t cap)
+{
+    lua_getfield(L, 1, "path");
+    *path = luaL_checkstring(L, -1);
+    char *text = NULL;
+    int e = hkl_file_read(*path, &text, NULL);
+    if (e != 0)
+        luaL_error(L, "hk.compile: cannot read '%s': %s", *path, strerror(-e));
+    lua_pushstring(L, text);
+    free(text);
+    snprintf(dir, cap, "%s", *path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, cap, ".");
+    return lua_tostring(L, -1);
+}
+
 static int l_compile(lua_State *L)
 {
-    const char *src = luaL_checkstring(L, 1);
+    const char *path = NULL, *src;
+    char filedir[4096];
+    /* 1: source or options, 2: options, 3: the file's text, 4: anchors */
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_settop(L, 1);
+        src = source_from_file(L, &path, filedir, sizeof filedir); /* 2: path, 3: text */
+        lua_pushvalue(L, 1);
+        lua_replace(L, 2);
+    } else {
+        src = luaL_checkstring(L, 1);
+        lua_settop(L, 2);
+        lua_pushnil(L);
+    }
     hk_compile_options o;
     hk_compile_options_defaults(&o);
-    const char *flags[64], *defines[64], *dirs[32];
-    lua_settop(L, 2);
-    lua_newtable(L); /* 3: keeps every option string alive */
+    const char *flags[64], *defines[64], *dirs[33];
+    lua_newtable(L); /* 4: keeps every option string alive */
     if (!lua_isnil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         if (lua_getfield(L, 2, "name") != LUA_TNIL) {
             luaL_checkstring(L, -1);
-            o.name = anchor_string(L, 3);
+            o.name = anchor_string(L, 4);
         } else {
             lua_pop(L, 1);
         }
-        o.nflags = string_list(L, 2, 3, "flags", flags, 64);
+        o.nflags = string_list(L, 2, 4, "flags", flags, 64);
         o.flags = flags;
-        o.ndefines = string_list(L, 2, 3, "defines", defines, 64);
+        o.ndefines = string_list(L, 2, 4, "defines", defines, 64);
         o.defines = defines;
-        o.ninclude_dirs = string_list(L, 2, 3, "include_dirs", dirs, 32);
+        o.ninclude_dirs = string_list(L, 2, 4, "include_dirs", dirs, 32);
         o.include_dirs = dirs;
         lua_getfield(L, 2, "cache");
         o.no_cache = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
         lua_pop(L, 1);
+    }
+    if (path) {
+        o.path = path;
+        if (!o.name)
+            o.name = path;
+        lua_pushstring(L, filedir);
+        dirs[o.ninclude_dirs++] = anchor_string(L, 4);
     }
     hk_context *ctx = hkl_ctx(L);
     char what[160];
