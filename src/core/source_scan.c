@@ -23,14 +23,27 @@ static int is_sync_name(const char *p, size_t n)
 
 /* A directive's text is outside every kernel (a macro's body may be used
  * in any): a sync name in it marks *(int *)found. */
-static void note_directive_sync(const hkc_tok *directive, void *found)
+typedef struct directive_notes {
+    int sync;        /* a sync name in a directive (a macro body) */
+    int conditional; /* an #if/#ifdef/#else...: braces need not balance */
+} directive_notes;
+
+static void note_directive(const hkc_tok *directive, void *arg)
 {
+    directive_notes *notes = arg;
     hkc_lexer lx;
     hkc_tok t;
     hkc_lex_init_directive(&lx, directive);
-    for (hkc_lex_next(&lx, &t); t.kind != HKC_TOK_EOF; hkc_lex_next(&lx, &t))
-        if (t.kind == HKC_TOK_IDENT && is_sync_name(t.p, t.n))
-            *(int *)found = 1;
+    int first = 1;
+    for (hkc_lex_next(&lx, &t); t.kind != HKC_TOK_EOF; hkc_lex_next(&lx, &t)) {
+        if (t.kind != HKC_TOK_IDENT)
+            continue;
+        if (first && ((t.n >= 2 && !memcmp(t.p, "if", 2)) || (t.n >= 2 && !memcmp(t.p, "el", 2))))
+            notes->conditional = 1;
+        first = 0;
+        if (is_sync_name(t.p, t.n))
+            notes->sync = 1;
+    }
 }
 
 typedef enum scope_kind { SC_OTHER, SC_EXTERN_C, SC_NAMESPACE, SC_KERNEL } scope_kind;
@@ -38,6 +51,7 @@ typedef enum scope_kind { SC_OTHER, SC_EXTERN_C, SC_NAMESPACE, SC_KERNEL } scope
 typedef struct scope {
     scope_kind kind;
     int kernel; /* SC_KERNEL: index in the output */
+    int line;   /* of its '{' */
 } scope;
 
 /* The scan over one source's tokens. */
@@ -118,9 +132,10 @@ static int was_declared_c(const scanner *st, const hkc_tok *name)
 static int scan_extra_sync(const char *text)
 {
     hkc_tokvec tv;
-    int found = 0;
-    if (hkc_tokenize(text, strlen(text), note_directive_sync, &found, &tv))
+    directive_notes notes = {0};
+    if (hkc_tokenize(text, strlen(text), note_directive, &notes, &tv))
         return 1; /* out of memory: stay conservative */
+    int found = notes.sync;
     for (int i = 0; i < tv.n && !found; i++)
         if (tv.v[i].kind == HKC_TOK_IDENT && is_sync_name(tv.v[i].p, tv.v[i].n))
             found = 1;
@@ -128,7 +143,7 @@ static int scan_extra_sync(const char *text)
     return found;
 }
 
-static int open_brace(scanner *sc)
+static int open_brace(scanner *sc, int line)
 {
     if (sc->depth == sc->cap) {
         int cap = sc->cap ? sc->cap * 2 : 16;
@@ -140,6 +155,7 @@ static int open_brace(scanner *sc)
     }
     sc->stack[sc->depth].kind = sc->pending;
     sc->stack[sc->depth].kernel = sc->pending_kernel;
+    sc->stack[sc->depth].line = line;
     sc->depth++;
     sc->pending = SC_OTHER;
     sc->pending_kernel = -1;
@@ -355,7 +371,7 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
     for (int i = 0; i < sc->n && !rc; i++) {
         const hkc_tok *t = &v[i];
         if (hkc_tok_punct(t, '{')) {
-            rc = open_brace(sc);
+            rc = open_brace(sc, t->line);
         } else if (hkc_tok_punct(t, '}')) {
             if (sc->depth > 0)
                 sc->depth--;
@@ -388,9 +404,11 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
     *count = 0;
     if (!src)
         src = "";
-    int rc = hkc_tokenize(src, strlen(src), note_directive_sync, &sc.outside_sync, &tv);
+    directive_notes notes = {0};
+    int rc = hkc_tokenize(src, strlen(src), note_directive, &notes, &tv);
     if (rc)
         return rc;
+    sc.outside_sync = notes.sync;
     if (extra_text && !sc.outside_sync)
         sc.outside_sync = scan_extra_sync(extra_text);
 
@@ -401,6 +419,13 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
     sc.pending_kernel = -1;
     if (!rc)
         rc = scan_tokens(&sc, err);
+    /* Said here, in the user's words: the compiler would report it inside
+     * the code appended after the source (the host kernel table). */
+    if (!rc && sc.depth > 0 && !notes.conditional) {
+        hkc_strbuf_printf(err, "the '{' at (line %d) is never closed: the source ends inside it",
+                          sc.stack[sc.depth - 1].line);
+        rc = HK_EINVAL;
+    }
     if (!rc && sc.outside_sync)
         for (int q = 0; q < sc.nk; q++)
             sc.k[q].uses_sync = 1;

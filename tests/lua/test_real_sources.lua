@@ -196,6 +196,12 @@ t.ok(not ok and tostring(err):find("inc.hip:1", 1, true) ~= nil and
      tostring(err):find("no_such_header.h", 1, true) ~= nil,
      "a missing header names the including file and line")
 
+ok, err = pcall(hk.compile, "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void k(float *v) {\n"
+    .. "  v[0] = 1;\n", {name = "brace.hip"})
+t.ok(not ok and tostring(err):find("brace.hip:2", 1, true) ~= nil and
+     tostring(err):find("kernel table", 1, true) == nil,
+     "a missing '}' is named at the user's line, not in hipkit's generated code: " .. tostring(err))
+
 -- A CUDA-style file compiled from its path: its folder is searched for its
 -- includes, errors name it.
 local dir = os.tmpname()
