@@ -1148,7 +1148,6 @@ static inline __half __float2half_rn(float __f) { return __half(__f); }
 static inline __half __double2half(double __d) { return __half(__d); }
 static inline float __half2float(__half __h) { return __hk_h2f(__h.__x); }
 static inline __half __int2half_rn(int __i) { return __half(__i); }
-static inline int __half2int_rz(__half __h) { return (int)__half2float(__h); }
 static inline int __half2int_rn(__half __h) { return (int)nearbyintf(__half2float(__h)); }
 static inline unsigned short __half_as_ushort(__half __h) { return __h.__x; }
 static inline short __half_as_short(__half __h) { return (short)__h.__x; }
@@ -1246,6 +1245,10 @@ static inline __hip_bfloat162 __float2bfloat162_rn(float __a)
 }
 static inline float __low2float(__hip_bfloat162 __h) { return float(__h.x); }
 static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
+
+#include "hipkit_host_half.h"
+#include "hipkit_host_math.h"
+#include "hipkit_host_intrinsics.h"
 
 /* ------------------------------------------------------------------------ */
 /* The kernel table the backend appends to every module:
