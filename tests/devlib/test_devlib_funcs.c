@@ -113,6 +113,86 @@ static void coverage_check(const fn_list *l, const missing_list *ml, const char 
            backend, n, l->n);
 }
 
+/* ------------------------------------------------------ half_extras.hip */
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *t = NULL;
+    long n = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (t = calloc((size_t)n + 1, 1)) && fread(t, 1, (size_t)n, f) != (size_t)n) {
+        free(t);
+        t = NULL;
+    }
+    if (f)
+        fclose(f);
+    return t;
+}
+
+/* Runs half_extras(out, in) on one block of 64 and checks its values;
+ * with cuda built, compiles it for sm_90 too. */
+static void test_half_extras(int have_cuda)
+{
+    static const double in[4] = {1.5, 2.25, 3.5, 4};
+    static const double want[14] = {2.25, 2.25, 3.5, 3.5, 4, 32, 2.25, 1.5, NAN, 1.5, 1.5, 1, 0.5,
+                                    0.8413447460685429};
+    enum { N = sizeof want / sizeof *want };
+    char *src = read_text(HK_DEVLIB_DIR "/half_extras.hip");
+    if (!tap_ok(src != NULL, "read half_extras.hip"))
+        return;
+    hk_module *m = NULL;
+    hk_kernel *k = tu_kernel(ctx, &m, src, "half_extras");
+    hk_buffer *dout = NULL, *din = NULL;
+    double out[N];
+    int r = k ? 0 : -1;
+    for (int i = 0; i < N; i++)
+        out[i] = -1;
+    if (r == 0)
+        r = hk_buffer_alloc(ctx, N, HK_F64, HK_MEM_DEVICE, &dout);
+    if (r == 0)
+        r = hk_buffer_alloc(ctx, 4, HK_F64, HK_MEM_DEVICE, &din);
+    if (r == 0)
+        r = hk_buffer_upload(din, 0, in, sizeof in);
+    if (r == 0)
+        r = hk_buffer_upload(dout, 0, out, sizeof out);
+    hk_launch_config cfg = tu_cfg(1, 1, 1, 64, 1, 1, 0);
+    hk_arg args[] = {hk_arg_buffer(dout), hk_arg_buffer(din)};
+    if (r == 0)
+        r = hk_launch(k, &cfg, args, 2);
+    if (r == 0)
+        r = hk_synchronize(ctx);
+    if (r == 0)
+        r = hk_buffer_download(dout, 0, out, sizeof out);
+    int bad = 0;
+    for (int i = 0; r == 0 && i < N; i++)
+        if (isnan(want[i]) ? !isnan(out[i]) : fabs(out[i] - want[i]) > 1e-6 * fabs(want[i])) {
+            tap_diag("half_extras out[%d] = %.9g, want %.9g", i, out[i], want[i]);
+            bad++;
+        }
+    tap_ok(r == 0 && bad == 0, "half_extras.hip on %s: HIP's __half conversions in overload "
+           "resolution, atomicAdd(__half *), __hmax/__hmin/__hmax_nan, bfloat16 math, normcdf",
+           tu_backend());
+    if (din)
+        hk_buffer_free(din);
+    if (dout)
+        hk_buffer_free(dout);
+    hk_module_free(m);
+    if (have_cuda) {
+        hk_compile_options o;
+        hk_compile_options_defaults(&o);
+        o.name = "half_extras.hip";
+        void *code = NULL;
+        size_t size = 0;
+        hk_code_origin origin;
+        r = hk_compile_for_target(ctx, "cuda", "sm_90", src, &o, &code, &size, &origin);
+        if (!tap_ok(r == 0, "half_extras.hip compiles for cuda sm_90"))
+            tap_diag("%s", hk_errmsg(ctx));
+        free(code);
+    }
+    free(src);
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(void)
@@ -153,6 +233,7 @@ int main(void)
     values_run(ctx, &l, found);
     if (cuda_n >= 0)
         values_compile_cuda(ctx, &l, found_cuda);
+    test_half_extras(have_cuda);
     free(found);
     free(found_cuda);
     missing_free(&ml);

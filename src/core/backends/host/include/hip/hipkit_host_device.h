@@ -1031,17 +1031,27 @@ struct __half2_raw {
     unsigned short x, y;
 };
 
+/* HIP's conversion rules: a __half is made from, and converts to, every
+ * arithmetic type through templates, so each conversion is an exact match
+ * to its own type (maxg(__half, double) picks the double overload of float
+ * and double ones, maxg(__half, int) the int one, as with HIP). */
 struct __half {
     unsigned short __x;
     __half() = default;
     constexpr __half(const __half_raw &__r) : __x(__r.x) {}
-    __half(float __f) : __x(__hk_f2h(__f)) {}
-    __half(double __d) : __x(__hk_d2h(__d)) {}
+    template <typename _Hk_F, std::enable_if_t<std::is_floating_point<_Hk_F>::value, int> = 0>
+    __half(_Hk_F __f) : __x(sizeof(_Hk_F) == sizeof(float) ? __hk_f2h((float)__f) : __hk_d2h((double)__f))
+    {
+    }
     template <typename _Hk_I, std::enable_if_t<std::is_integral<_Hk_I>::value, int> = 0>
     __half(_Hk_I __i) : __x(__hk_d2h((double)__i))
     {
     }
-    operator float() const { return __hk_h2f(__x); }
+    template <typename _Hk_T, std::enable_if_t<std::is_arithmetic<_Hk_T>::value, int> = 0>
+    operator _Hk_T() const
+    {
+        return (_Hk_T)__hk_h2f(__x);
+    }
     constexpr operator __half_raw() const { return __half_raw{__x}; }
     __half &operator=(const __half_raw &__r)
     {
