@@ -19,7 +19,12 @@ __hip_*, __make_mantissa*, ...). Both branches of every #if are read: the
 clang branch and the gcc branch declare the same names, and the list keeps
 each distinct signature once.
 
+With --cuda-simd CUDA_INCLUDE it lists instead CUDA's SIMD-in-a-word
+intrinsics (__vadd2 ... __vsubss4, from crt/device_functions.h), which HIP
+lacks but CUDA sources use: tests/devlib/cuda_simd_functions.txt.
+
 Usage: tools/devlib_list.py [--hip-include DIR] [-o FILE]
+       tools/devlib_list.py --cuda-simd /usr/local/cuda/include [-o FILE]
 """
 
 import argparse
@@ -43,8 +48,10 @@ DEVICE_MARKERS = {"__device__", "__DEVICE__", "__HOST_DEVICE__"}
 QUALIFIERS = {
     "static", "inline", "constexpr", "__forceinline__", "__host__", "extern",
     "__attribute__", "__inline__", "__noinline__", "__DEVICE__", "__device__",
-    "__HOST_DEVICE__", "__CG_QUALIFIER__", "__CG_STATIC_QUALIFIER__",
+    "__HOST_DEVICE__", "__CG_QUALIFIER__", "__CG_STATIC_QUALIFIER__", "__device_builtin__",
+    "__DEVICE_FUNCTIONS_DECL__",
 }
+SIMD_NAME = re.compile(r"^__v[a-z]+[24]$")
 # Macros that stand for a type.
 RENAME = {"__RETURN_TYPE": "bool"}
 # HIP's implementation, not its interface.
@@ -114,7 +121,7 @@ def split_params(toks):
     return out
 
 
-def declarations(toks):
+def declarations(toks, markers=DEVICE_MARKERS):
     """(name, signature) of every namespace-scope device function."""
     i, n = 0, len(toks)
     stmt = []
@@ -140,7 +147,7 @@ def declarations(toks):
             i = j
             continue
         if t == "(" and len(stmt) == 1 and re.match(r"^__?[A-Z][A-Z0-9_]*$", stmt[0]) \
-                and stmt[0] not in DEVICE_MARKERS:
+                and stmt[0] not in markers:
             # a macro that expands to declarations (__DEF_FUN1(double, acos)):
             # HIP's integer-argument overloads of the math functions
             i = skip_group(toks, i)
@@ -154,7 +161,7 @@ def declarations(toks):
             while k < n and toks[k] in ("const", "noexcept", "__attribute__"):
                 k = skip_group(toks, k + 1) if toks[k] == "__attribute__" else k + 1
             is_def = k < n and toks[k] in ("{", ";")
-            marked = any(w in DEVICE_MARKERS for w in head)
+            marked = any(w in markers for w in head)
             if is_def and marked and "operator" not in head and "typedef" not in head:
                 yield name, head, toks[i + 1 : j - 1]
             stmt = []
@@ -199,28 +206,53 @@ def hip_version(inc):
     return ver + (" (%s)" % m.group(1) if m else "")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--hip-include", default="/usr/include/hip")
-    ap.add_argument("-o", "--output", default="-")
-    args = ap.parse_args()
+def collect(inc, headers, markers, keep):
     rows, seen = [], set()
-    for rel in HEADERS:
-        path = os.path.join(args.hip_include, rel)
+    for rel in headers:
+        path = os.path.join(inc, rel)
         text = open(path, encoding="utf-8", errors="replace").read()
         toks = TOKEN.findall(strip_source(text))
-        for name, head, params in declarations(toks):
-            if INTERNAL.match(name):
+        for name, head, params in declarations(toks, markers):
+            if not keep(name, head):
                 continue
             sig = signature(name, head, params)
             if sig is None or (name, sig) in seen:
                 continue
             seen.add((name, sig))
             rows.append((os.path.basename(rel), name, sig))
+    return rows
+
+
+def cuda_version(inc):
+    try:
+        text = open(os.path.join(inc, "cuda.h"), encoding="utf-8", errors="replace").read()
+    except OSError:
+        return "unknown"
+    m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", text)
+    return "%d.%d" % (int(m.group(1)) // 1000, int(m.group(1)) % 1000 // 10) if m else "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hip-include", default="/usr/include/hip")
+    ap.add_argument("--cuda-simd", metavar="CUDA_INCLUDE")
+    ap.add_argument("-o", "--output", default="-")
+    args = ap.parse_args()
+    if args.cuda_simd:
+        headers = ["crt/device_functions.h"]
+        rows = collect(args.cuda_simd, headers, {"__DEVICE_FUNCTIONS_DECL__"},
+                       lambda name, head: SIMD_NAME.match(name) and "__device_builtin__" in head)
+        what = "CUDA's SIMD-in-a-word intrinsics"
+        origin = "%s, CUDA %s" % (args.cuda_simd, cuda_version(args.cuda_simd))
+    else:
+        headers = HEADERS
+        rows = collect(args.hip_include, headers, DEVICE_MARKERS,
+                       lambda name, head: not INTERNAL.match(name))
+        what = "HIP device functions"
+        origin = "%s, HIP %s" % (args.hip_include, hip_version(args.hip_include))
     out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
-    out.write("# HIP device functions, generated by tools/devlib_list.py; do not edit.\n")
-    out.write("# from %s, HIP %s: %s\n" % (args.hip_include, hip_version(args.hip_include),
-                                          " ".join(HEADERS)))
+    out.write("# %s, generated by tools/devlib_list.py; do not edit.\n" % what)
+    out.write("# from %s: %s\n" % (origin, " ".join(headers)))
     out.write("# %d overloads of %d names; header<TAB>name<TAB>signature\n"
               % (len(rows), len({r[1] for r in rows})))
     for r in rows:

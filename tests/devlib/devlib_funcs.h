@@ -40,6 +40,20 @@ static const char *memmem_find(const void *hay, size_t n, const char *needle, si
     return NULL;
 }
 
+/* tests/devlib/<file>: under the source folder the build names, else
+ * (a build folder carried to another machine) under the current one. */
+static FILE *devlib_open(const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", HK_DEVLIB_DIR, file);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(path, sizeof path, "tests/devlib/%s", file);
+        f = fopen(path, "rb");
+    }
+    return f;
+}
+
 /* ------------------------------------------------------------- the list */
 
 enum { MAX_PARAMS = 6 };
@@ -55,7 +69,7 @@ typedef struct {
 
 typedef struct {
     fn_entry *fn;
-    int n;
+    int n, cap;
 } fn_list;
 
 static void trim(char *s)
@@ -123,14 +137,14 @@ static int parse_sig(fn_entry *e)
     return 0;
 }
 
-static int fn_list_read(const char *path, fn_list *l)
+/* Appends the list in path to l (zeroed at first). */
+static int fn_list_read(const char *file, fn_list *l)
 {
-    memset(l, 0, sizeof *l);
-    FILE *f = fopen(path, "r");
+    FILE *f = devlib_open(file);
     if (!f)
         return -1;
     char line[512];
-    int cap = 0, bad = 0;
+    int bad = 0;
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n')
             continue;
@@ -139,9 +153,9 @@ static int fn_list_read(const char *path, fn_list *l)
             bad++;
             continue;
         }
-        if (l->n == cap) {
-            cap = cap ? cap * 2 : 256;
-            l->fn = realloc(l->fn, (size_t)cap * sizeof *l->fn);
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 256;
+            l->fn = realloc(l->fn, (size_t)l->cap * sizeof *l->fn);
         }
         fn_entry *e = &l->fn[l->n];
         memset(e, 0, sizeof *e);
@@ -228,10 +242,10 @@ typedef struct {
     int n;
 } missing_list;
 
-static int missing_read(const char *path, missing_list *ml)
+static int missing_read(const char *file, missing_list *ml)
 {
     memset(ml, 0, sizeof *ml);
-    FILE *f = fopen(path, "r");
+    FILE *f = devlib_open(file);
     if (!f)
         return -1;
     char line[640];

@@ -91,13 +91,13 @@ static int coverage_cuda(const fn_list *l, char *found)
     return 0;
 }
 
-/* Every absent overload is named in the missing file for that backend, and
- * every one named there is absent. */
-static void coverage_check(const fn_list *l, const missing_list *ml, const char *backend,
-                           const char *found, int *covered)
+/* Every absent overload of l->fn[from..to) is named in the missing file
+ * for that backend, and every one named there is absent. */
+static void coverage_check(const fn_list *l, int from, int to, const missing_list *ml,
+                           const char *backend, const char *found, int *covered)
 {
     int bad = 0, n = 0;
-    for (int i = 0; i < l->n; i++) {
+    for (int i = from; i < to; i++) {
         const char *why = missing_reason(ml, backend, l->fn[i].sig);
         n += found[i] != 0;
         if (!found[i] && !why) {
@@ -109,15 +109,15 @@ static void coverage_check(const fn_list *l, const missing_list *ml, const char 
         }
     }
     *covered = n;
-    tap_ok(bad == 0, "%s: %d of %d overloads present, every absent one named with its reason",
-           backend, n, l->n);
+    tap_ok(bad == 0, "%s: %d of %d %s present, every absent one named with its reason", backend, n,
+           to - from, from ? "of CUDA's SIMD intrinsics" : "HIP device function overloads");
 }
 
 /* ------------------------------------------------------ half_extras.hip */
 
-static char *read_text(const char *path)
+static char *read_text(const char *file)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = devlib_open(file);
     char *t = NULL;
     long n = 0;
     if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
@@ -138,7 +138,7 @@ static void test_half_extras(int have_cuda)
     static const double want[14] = {2.25, 2.25, 3.5, 3.5, 4, 32, 2.25, 1.5, NAN, 1.5, 1.5, 1, 0.5,
                                     0.8413447460685429};
     enum { N = sizeof want / sizeof *want };
-    char *src = read_text(HK_DEVLIB_DIR "/half_extras.hip");
+    char *src = read_text("half_extras.hip");
     if (!tap_ok(src != NULL, "read half_extras.hip"))
         return;
     hk_module *m = NULL;
@@ -204,20 +204,25 @@ int main(void)
     }
     tu_seed();
     ctx = tu_context();
-    fn_list l;
+    fn_list l = {0};
     missing_list ml;
-    int rl = fn_list_read(HK_DEVLIB_DIR "/hip_device_functions.txt", &l);
-    if (!tap_ok(rl == 0 && l.n > 500,
-                "the generated list of HIP's device functions reads (%d overloads)", l.n) ||
-        !tap_ok(missing_read(HK_DEVLIB_DIR "/hip_device_functions_missing.txt", &ml) == 0,
+    int rl = fn_list_read("hip_device_functions.txt", &l);
+    const int nhip = l.n;
+    rl |= fn_list_read("cuda_simd_functions.txt", &l);
+    if (!tap_ok(rl == 0 && nhip > 500 && l.n - nhip > 50,
+                "the generated lists read: %d overloads of HIP's device functions, %d of CUDA's "
+                "SIMD intrinsics", nhip, l.n - nhip) ||
+        !tap_ok(missing_read("hip_device_functions_missing.txt", &ml) == 0,
                 "the list of missing functions reads")) {
         hk_context_destroy(ctx);
         return tap_done();
     }
     char *found = calloc((size_t)l.n, 1), *found_cuda = calloc((size_t)l.n, 1);
-    int host_n = -1, cuda_n = -1;
-    if (tap_ok(coverage_run(&l, found) == 0, "coverage probe compiles and runs on %s", tu_backend()))
-        coverage_check(&l, &ml, tu_backend(), found, &host_n);
+    int host_n = -1, cuda_n = -1, host_v = -1, cuda_v = -1;
+    if (tap_ok(coverage_run(&l, found) == 0, "coverage probe compiles and runs on %s", tu_backend())) {
+        coverage_check(&l, 0, nhip, &ml, tu_backend(), found, &host_n);
+        coverage_check(&l, nhip, l.n, &ml, tu_backend(), found, &host_v);
+    }
     int have_cuda = 0;
     for (int i = 0; i < hk_backend_count(ctx); i++) {
         hk_backend_info bi;
@@ -227,9 +232,12 @@ int main(void)
     if (!have_cuda) {
         tap_skip("cuda coverage", "the cuda backend is not built");
     } else if (tap_ok(coverage_cuda(&l, found_cuda) == 0, "coverage probe compiles for cuda sm_90")) {
-        coverage_check(&l, &ml, "cuda", found_cuda, &cuda_n);
+        coverage_check(&l, 0, nhip, &ml, "cuda", found_cuda, &cuda_n);
+        coverage_check(&l, nhip, l.n, &ml, "cuda", found_cuda, &cuda_v);
     }
-    printf("# coverage %s %d of %d, cuda %d of %d\n", tu_backend(), host_n, l.n, cuda_n, l.n);
+    printf("# coverage %s %d of %d, cuda %d of %d\n", tu_backend(), host_n, nhip, cuda_n, nhip);
+    printf("# coverage of CUDA's SIMD intrinsics: %s %d of %d, cuda %d of %d\n", tu_backend(), host_v,
+           l.n - nhip, cuda_v, l.n - nhip);
     values_run(ctx, &l, found);
     if (cuda_n >= 0)
         values_compile_cuda(ctx, &l, found_cuda);

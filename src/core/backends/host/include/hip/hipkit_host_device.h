@@ -1259,6 +1259,7 @@ static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
 #include "hipkit_host_half.h"
 #include "hipkit_host_math.h"
 #include "hipkit_host_intrinsics.h"
+#include "hipkit_host_simd.h"
 
 /* ------------------------------------------------------------------------ */
 /* The kernel table the backend appends to every module:
