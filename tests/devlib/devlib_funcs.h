@@ -65,6 +65,7 @@ typedef struct {
     int nparams;
     char params[MAX_PARAMS][48]; /* as the probe spells them */
     int probed;                  /* every parameter type exists on all backends */
+    int host_only;               /* a parameter type only the host compiler has */
 } fn_entry;
 
 typedef struct {
@@ -83,10 +84,14 @@ static void trim(char *s)
     memmove(s, s + i, strlen(s + i) + 1);
 }
 
-/* The parameter types every backend has; others (clang's _Float16, the
- * OpenCL scope types) are not probed: the missing list names them. */
+/* The parameter types every backend has (1), the host compiler alone (2:
+ * _Float16, which NVIDIA's compiler parses but cannot generate code for);
+ * others (the OpenCL scope types) are not probed (0): the missing list
+ * names them. */
 static int known_type(const char *t)
 {
+    if (strstr(t, "_Float16"))
+        return 2;
     static const char *const words[] = {
         "const", "unsigned", "signed", "int", "long", "short", "char", "float", "double", "bool",
         "void", "size_t", "int32_t", "uint32_t", "uint64_t", "__half", "__half2", "float2",
@@ -131,7 +136,9 @@ static int parse_sig(fn_entry *e)
             p = "unsigned int"; /* HIP's typedef */
         if (e->nparams == MAX_PARAMS)
             return -1;
-        e->probed &= known_type(p);
+        int k = known_type(p);
+        e->probed &= k != 0;
+        e->host_only |= k == 2;
         snprintf(e->params[e->nparams++], sizeof e->params[0], "%s", p);
     }
     return 0;
@@ -203,6 +210,10 @@ static char *probe_source(const fn_list *l)
         const fn_entry *e = &l->fn[i];
         if (!e->probed)
             continue;
+        if (e->host_only)
+            text_addf(&t, "#ifndef __HIPKIT_HOST__\n"
+                          "template <typename _D> __device__ constexpr bool __hkt_p%d(int) { return false; }\n"
+                          "#else\n", i);
         if (e->nparams == 0) {
             text_addf(&t, "template <typename _D> __device__ constexpr bool __hkt_p%d(int) "
                           "{ return __hkt_real<decltype(%s())>::v; }\n", i, e->name);
@@ -215,6 +226,8 @@ static char *probe_source(const fn_list *l)
         text_addf(&t, "), true) { return true; }\n"
                       "template <typename _D> __device__ constexpr bool __hkt_p%d(...) { return false; }\n",
                   i);
+        if (e->host_only)
+            text_addf(&t, "#endif\n");
     }
     text_addf(&t, "}\nusing namespace __hkt_probe;\n"
                   "__device__ const char __hkt_cov[] = {'H', 'K', 'C', 'O', 'V', ':',\n");

@@ -147,7 +147,7 @@ static int value_classify(const fn_entry *e, value_case *c)
     for (int k = 0; k < NCLASS; k++)
         if (!strcmp(e->ret, class_types[k]))
             cls = k;
-    if (cls < 0 || e->nparams < 1 || !e->probed)
+    if (cls < 0 || e->nparams < 1 || !e->probed || e->host_only)
         return -1;
     for (int j = 0; j < e->nparams; j++)
         if (strcmp(e->params[j], class_types[cls]))

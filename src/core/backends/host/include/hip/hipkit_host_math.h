@@ -107,6 +107,16 @@ static inline double __hk_bessel_i(double __x, int __order)
 static inline double cyl_bessel_i0(double __x) { return __hk_bessel_i(fabs(__x), 0); }
 static inline double cyl_bessel_i1(double __x) { return copysign(__hk_bessel_i(fabs(__x), 1), __x); }
 
+/* clang's _Float16 overloads, where the host compiler has the type (g++ 12
+ * on x86-64 does): computed in double, the product exact, then rounded. */
+#ifdef __FLT16_MAX__
+static inline _Float16 fma(_Float16 __a, _Float16 __b, _Float16 __c)
+{
+    return (_Float16)((double)__a * (double)__b + (double)__c);
+}
+static inline _Float16 pow(_Float16 __x, int __n) { return (_Float16)pow((double)__x, (double)__n); }
+#endif
+
 #define __HK_MATHF1_(name) static inline float name##f(float __x) { return (float)name((double)__x); }
 __HK_MATHF1_(erfinv) __HK_MATHF1_(erfcinv) __HK_MATHF1_(erfcx) __HK_MATHF1_(normcdf)
 __HK_MATHF1_(normcdfinv) __HK_MATHF1_(sinpi) __HK_MATHF1_(cospi) __HK_MATHF1_(cyl_bessel_i0)
