@@ -38,4 +38,9 @@ __HKC_BF16_MIXED(float)
 __HKC_BF16_MIXED(double)
 #undef __HKC_BF16_MIXED
 
+/* HIP's hip_bfloat16 class has these as free functions. */
+static __device__ __forceinline__ bool isinf(__nv_bfloat16 __a) { return __hisinf(__a) != 0; }
+static __device__ __forceinline__ bool isnan(__nv_bfloat16 __a) { return __hisnan(__a); }
+static __device__ __forceinline__ bool iszero(__nv_bfloat16 __a) { return (__bfloat16_as_ushort(__a) & 0x7fffu) == 0; }
+
 #endif

@@ -33,4 +33,17 @@ __HKC_HALF_MIXED(float)
 __HKC_HALF_MIXED(double)
 #undef __HKC_HALF_MIXED
 
+/* HIP's half functions CUDA lacks: __hisinf2 (1.0 or 0.0 per lane) and
+ * AMD's v_dot2 of two halves onto a float (sat clamps to [0, 1]). */
+static __device__ __forceinline__ __half2 __hisinf2(__half2 __a)
+{
+    return __halves2half2(__float2half(__hisinf(__low2half(__a)) ? 1.0f : 0.0f),
+                          __float2half(__hisinf(__high2half(__a)) ? 1.0f : 0.0f));
+}
+static __device__ __forceinline__ float amd_mixed_dot(__half2 __a, __half2 __b, float __c, bool __sat)
+{
+    float __r = __low2float(__a) * __low2float(__b) + __high2float(__a) * __high2float(__b) + __c;
+    return __sat ? __saturatef(__r) : __r;
+}
+
 #endif

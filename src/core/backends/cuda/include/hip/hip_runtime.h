@@ -254,4 +254,6 @@ __device__ __forceinline__ _Hk_V operator~(const _Hk_V &__a)
 #undef __HKC_C
 #endif
 
+#include <hip/hipkit_cuda_intrinsics.h>
+
 #endif

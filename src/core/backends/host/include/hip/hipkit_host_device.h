@@ -1035,17 +1035,27 @@ struct __half2_raw {
     unsigned short x, y;
 };
 
+/* HIP's conversion rules: a __half is made from, and converts to, every
+ * arithmetic type through templates, so each conversion is an exact match
+ * to its own type (maxg(__half, double) picks the double overload of float
+ * and double ones, maxg(__half, int) the int one, as with HIP). */
 struct __half {
     unsigned short __x;
     __half() = default;
     constexpr __half(const __half_raw &__r) : __x(__r.x) {}
-    __half(float __f) : __x(__hk_f2h(__f)) {}
-    __half(double __d) : __x(__hk_d2h(__d)) {}
+    template <typename _Hk_F, std::enable_if_t<std::is_floating_point<_Hk_F>::value, int> = 0>
+    __half(_Hk_F __f) : __x(sizeof(_Hk_F) == sizeof(float) ? __hk_f2h((float)__f) : __hk_d2h((double)__f))
+    {
+    }
     template <typename _Hk_I, std::enable_if_t<std::is_integral<_Hk_I>::value, int> = 0>
     __half(_Hk_I __i) : __x(__hk_d2h((double)__i))
     {
     }
-    operator float() const { return __hk_h2f(__x); }
+    template <typename _Hk_T, std::enable_if_t<std::is_arithmetic<_Hk_T>::value, int> = 0>
+    operator _Hk_T() const
+    {
+        return (_Hk_T)__hk_h2f(__x);
+    }
     constexpr operator __half_raw() const { return __half_raw{__x}; }
     __half &operator=(const __half_raw &__r)
     {
@@ -1152,7 +1162,6 @@ static inline __half __float2half_rn(float __f) { return __half(__f); }
 static inline __half __double2half(double __d) { return __half(__d); }
 static inline float __half2float(__half __h) { return __hk_h2f(__h.__x); }
 static inline __half __int2half_rn(int __i) { return __half(__i); }
-static inline int __half2int_rz(__half __h) { return (int)__half2float(__h); }
 static inline int __half2int_rn(__half __h) { return (int)nearbyintf(__half2float(__h)); }
 static inline unsigned short __half_as_ushort(__half __h) { return __h.__x; }
 static inline short __half_as_short(__half __h) { return (short)__h.__x; }
@@ -1250,6 +1259,11 @@ static inline __hip_bfloat162 __float2bfloat162_rn(float __a)
 }
 static inline float __low2float(__hip_bfloat162 __h) { return float(__h.x); }
 static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
+
+#include "hipkit_host_half.h"
+#include "hipkit_host_math.h"
+#include "hipkit_host_intrinsics.h"
+#include "hipkit_host_simd.h"
 
 /* ------------------------------------------------------------------------ */
 /* The kernel table the backend appends to every module:
