@@ -58,7 +58,7 @@ run() { # name, command...
 
 echo "# backend $backend; build $build; $(date -u)"
 "$hipkit" info 2>&1 | sed 's/^/# /'
-for t in test_kernels test_memory test_gpu_faults test_devlib; do
+for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs; do
     run "$t" "$build/tests/$t"
 done
 # the AMD backend's own device test (launch, memory modes, mmap, events)
