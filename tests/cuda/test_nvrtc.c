@@ -1,5 +1,5 @@
 /* The NVIDIA backend's compiler and code-object reader, without a GPU:
- * cuda_compile.c (NVRTC with hipkit's HIP headers) and cuda_image.c on a
+ * cuda_compile.c (NVRTC with hipkit's HIP headers) and cuda_codeobj.c on a
  * fake backend with sm_90 and sm_80 devices. Every kernel source of the
  * other tests (copied unchanged into tests/cuda/kernels) and of
  * tests/host_lang must compile to a cubin for both, whose architecture and

@@ -1,6 +1,6 @@
 /* The NVIDIA backend: the CUDA driver API behind the vtable. Its files, by
  * job: cuda_device.c (contexts, faults, probe), cuda_memory.c, cuda_module.c,
- * cuda_launch.c (launches, events), cuda_compile.c (NVRTC), cuda_image.c
+ * cuda_launch.c (launches, events), cuda_compile.c (NVRTC), cuda_codeobj.c
  * (reading code objects without the driver), cuda_disasm.c. */
 #include "cuda_backend.h"
 

@@ -147,11 +147,11 @@ int hkc_cuda_find_tool(const char *tool, char *out, size_t cap);
 int hkc_cuda_compile_offline(hkc_backend *be, const char *const *targets, int ntargets,
                              const hkc_compile_job *job, void **code, size_t *code_size,
                              hkc_strbuf *log);
-/* cuda_image.c: the code_inspect slot (cubins; a fatbin is named, not opened). */
+/* cuda_codeobj.c: the code_inspect slot (cubins; a fatbin is named, not opened). */
 int hkc_cuda_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
                           hkc_strbuf *err);
 
-/* cuda_image.c: what a code object holds, read without the driver. */
+/* cuda_codeobj.c: what a code object holds, read without the driver. */
 typedef enum cuda_image_kind { CUDA_IMAGE_CUBIN, CUDA_IMAGE_PTX, CUDA_IMAGE_FATBIN, CUDA_IMAGE_UNKNOWN } cuda_image_kind;
 cuda_image_kind hkc_cuda_image_kind(const void *data, size_t size);
 /* For a cubin: its sm architecture (e.g. 90), 0 if unknown. */
