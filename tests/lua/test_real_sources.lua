@@ -202,6 +202,36 @@ t.ok(not ok and tostring(err):find("brace.hip:2", 1, true) ~= nil and
      tostring(err):find("kernel table", 1, true) == nil,
      "a missing '}' is named at the user's line, not in hipkit's generated code: " .. tostring(err))
 
+-- Dynamic shared memory is what the launch asked for: on the CPU backend
+-- an access past it faults as the kernel's fault, naming it, and the
+-- session goes on.
+if hk.device().backend == "host" then
+    local dyn = hk.compile([[
+#include <hip/hip_runtime.h>
+extern "C" __global__ void dyn(float *out, int extra) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = (float)threadIdx.x;
+    if (extra && threadIdx.x == 0) s[blockDim.x + extra] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+]], {name = "dyn.hip"})
+    local o = hk.alloc(37, "f32")
+    o:fill(0 / 0)
+    dyn.dyn{grid = {1}, block = {37}, shared = 37 * 4}(o, 0)
+    local good = true
+    for i = 1, 37 do good = good and o[i] == 37 - i end
+    t.ok(good, "37 floats of dynamic shared asked for: the block reverses through them")
+    t.errors("kernel dyn faulted", "launched with no dynamic shared memory, the kernel faults naming itself",
+             function() dyn.dyn{grid = {1}, block = {37}}(o, 0) end)
+    t.errors("past the 148 bytes of dynamic shared memory the launch asked for", "a write 1024 floats past what the launch asked for faults, saying so",
+             function() dyn.dyn{grid = {1}, block = {37}, shared = 37 * 4}(o, 1024) end)
+    dyn.dyn{grid = {1}, block = {37}, shared = 37 * 4}(o, 0)
+    t.ok(o[1] == 36, "the session goes on: the next launch runs")
+else
+    t.skip("dynamic shared bounds", "the guard page is the CPU backend's")
+end
+
 -- A CUDA-style file compiled from its path: its folder is searched for its
 -- includes, errors name it.
 local dir = os.tmpname()

@@ -63,10 +63,22 @@ static worker *worker_get(void)
     worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    if (posix_memalign(&w->dyn_shared, 64, HK_HOST_MAX_DYNAMIC_SHARED) != 0) {
+    /* The dynamic shared block ends at a guard page, and each launch's block
+     * is placed so that it ends there too: an access past the bytes the
+     * launch asked for (any access, when it asked for none) faults and is
+     * reported as a fault of the kernel, instead of reading or corrupting
+     * memory of the process. */
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t span = HK_HOST_MAX_DYNAMIC_SHARED + (size_t)pg;
+    char *region = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED ||
+        mprotect(region + HK_HOST_MAX_DYNAMIC_SHARED, (size_t)pg, PROT_NONE) != 0) {
+        if (region != MAP_FAILED)
+            munmap(region, span);
         free(w);
         return NULL;
     }
+    w->dyn_shared = region;
     const char *env = getenv("HIPKIT_HOST_STACK");
     size_t kib = env && atoi(env) > 0 ? (size_t)atoi(env) : 128;
     if (kib < 16) /* room for the start frame and the cache-line shift below */
@@ -98,7 +110,7 @@ void hkc_host_exec_thread_release(void)
     if (!w)
         return;
     release_fibers(w);
-    free(w->dyn_shared);
+    munmap(w->dyn_shared, HK_HOST_MAX_DYNAMIC_SHARED + (size_t)sysconf(_SC_PAGESIZE));
     free(w);
     self = NULL;
     hkc_fault_thread_release();
@@ -354,7 +366,12 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
     if (!L->msg[0]) {
         if (w->fault.signo > 0) {
             char addr[256] = "";
-            if (L->describe_addr)
+            char *guard = (char *)w->dyn_shared + HK_HOST_MAX_DYNAMIC_SHARED;
+            if ((char *)w->fault.addr >= guard &&
+                (char *)w->fault.addr < guard + sysconf(_SC_PAGESIZE))
+                snprintf(addr, sizeof addr, "(past the %llu bytes of dynamic shared memory the "
+                         "launch asked for)", (unsigned long long)L->shared_bytes);
+            else if (L->describe_addr)
                 L->describe_addr(L->describe_ctx, w->fault.addr, addr, sizeof addr);
             snprintf(L->msg, sizeof L->msg, "kernel %s faulted: %s at address %p%s%s in %s",
                      L->desc->name, hkc_fault_describe(w->fault.signo), w->fault.addr,
@@ -406,7 +423,9 @@ void hkc_host_exec_blocks(void *arg)
     b->dim = L->block;
     b->grid = L->grid;
     b->nthreads = L->block.x * L->block.y * L->block.z;
-    b->dynamic_shared = w->dyn_shared;
+    /* ends at the guard page, 16-byte aligned (the bytes asked for, rounded up) */
+    uint64_t asked = (L->shared_bytes + 15) / 16 * 16;
+    b->dynamic_shared = (char *)w->dyn_shared + HK_HOST_MAX_DYNAMIC_SHARED - asked;
     b->dynamic_shared_bytes = L->shared_bytes;
     b->kernel = L->desc->name;
     uint64_t gx = L->grid.x, gxy = (uint64_t)L->grid.x * L->grid.y;

@@ -45,7 +45,7 @@ typedef struct hk_host_block {
     hk_host_uint3 dim;    /* blockDim */
     hk_host_uint3 grid;   /* gridDim */
     uint32_t nthreads;    /* dim.x*dim.y*dim.z */
-    void *dynamic_shared; /* 16-byte aligned, HK_HOST_MAX_DYNAMIC_SHARED bytes */
+    void *dynamic_shared; /* 16-byte aligned: the bytes asked for, rounded up to 16, then a guard page */
     uint64_t dynamic_shared_bytes; /* what the launch asked for */
     const char *kernel;   /* name, for messages */
 } hk_host_block;
