@@ -133,7 +133,7 @@ static double ref_uint(const char *name, uint32_t a, uint32_t b, uint32_t c, uin
     uint64_t hilo = ((uint64_t)b << 32) | a, r = 0;
     if (!strcmp(name, "__bitextract_u32")) {
         for (uint32_t i = 0; i < (c & 31); i++)
-            r |= (uint64_t)((a >> ((b & 31) + i)) & 1 && (b & 31) + i < 32) << i;
+            r |= (uint64_t)((b & 31) + i < 32 && ((a >> ((b & 31) + i)) & 1)) << i;
         return (double)r;
     }
     if (!strcmp(name, "__bitinsert_u32")) {
