@@ -125,9 +125,59 @@ static double ref_simd(const char *name, double da, double db)
     return strstr(op, "sad") ? sum : r;
 }
 
+/* HIP's unsigned int intrinsics (AMD semantics), bit by bit where that is
+ * the clearest statement of them. NAN: no reference (the lane-dependent
+ * __mbcnt_*). */
+static double ref_uint(const char *name, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    uint64_t hilo = ((uint64_t)b << 32) | a, r = 0;
+    if (!strcmp(name, "__bitextract_u32")) {
+        for (uint32_t i = 0; i < (c & 31); i++)
+            r |= (uint64_t)((b & 31) + i < 32 && ((a >> ((b & 31) + i)) & 1)) << i;
+        return (double)r;
+    }
+    if (!strcmp(name, "__bitinsert_u32")) {
+        r = a;
+        for (uint32_t i = 0; i < (d & 31) && (c & 31) + i < 32; i++)
+            r = (r & ~(1ull << ((c & 31) + i))) | ((uint64_t)((b >> i) & 1) << ((c & 31) + i));
+        return (double)r;
+    }
+    if (!strcmp(name, "__brev")) {
+        for (int i = 0; i < 32; i++)
+            r |= (uint64_t)((a >> i) & 1) << (31 - i);
+        return (double)r;
+    }
+    if (!strcmp(name, "__byte_perm")) {
+        for (int i = 0; i < 4; i++)
+            r |= ((hilo >> (8 * ((c >> (4 * i)) & 7))) & 0xff) << (8 * i);
+        return (double)r;
+    }
+    if (!strcmp(name, "__ffs"))
+        return a ? __builtin_ctz(a) + 1 : 0;
+    if (!strcmp(name, "__popc"))
+        return __builtin_popcount(a);
+    if (!strcmp(name, "__funnelshift_l") || !strcmp(name, "__funnelshift_lc")) {
+        uint32_t s = name[15] == 'c' ? (c > 32 ? 32 : c) : c & 31;
+        return (double)(uint32_t)((hilo << s) >> 32);
+    }
+    if (!strcmp(name, "__funnelshift_r") || !strcmp(name, "__funnelshift_rc")) {
+        uint32_t s = name[15] == 'c' ? (c > 32 ? 32 : c) : c & 31;
+        return (double)(uint32_t)(hilo >> s);
+    }
+    if (!strcmp(name, "__uhadd"))
+        return (double)(((uint64_t)a + b) / 2);
+    if (!strcmp(name, "__urhadd"))
+        return (double)(((uint64_t)a + b + 1) / 2);
+    if (!strcmp(name, "__umulhi"))
+        return (double)(((uint64_t)a * b) >> 32);
+    if (!strcmp(name, "__usad"))
+        return (double)(uint32_t)((a > b ? a - b : b - a) + c);
+    return NAN;
+}
+
 enum { CLASS_H, CLASS_H2, CLASS_F, CLASS_D, CLASS_V, NCLASS };
 static const char *const class_names[NCLASS] = {"__half math", "__half2 math", "float math",
-                                                "double math", "SIMD in a word"};
+                                                "double math", "unsigned int intrinsics"};
 static const char *const class_types[NCLASS] = {"__half", "__half2", "float", "double",
                                                 "unsigned int"};
 
@@ -181,9 +231,11 @@ static int value_classify(const fn_entry *e, value_case *c)
         c->ref = ref_find(base + 1);
     c->e = e;
     c->cls = cls;
-    if (cls == CLASS_V) { /* only CUDA's __v<op><2|4> */
+    if (cls == CLASS_V) { /* CUDA's __v<op><2|4>, or one ref_uint knows */
         char last = e->name[strlen(e->name) - 1];
-        return !strncmp(e->name, "__v", 3) && (last == '2' || last == '4') ? 0 : -1;
+        if (!strncmp(e->name, "__v", 3) && (last == '2' || last == '4'))
+            return 0;
+        return isnan(ref_uint(e->name, 0, 0, 0, 0)) ? -1 : 0;
     }
     return c->ref ? 0 : -1;
 }
@@ -234,7 +286,17 @@ static int value_close(const value_case *c, double got, double want)
     static const double rel[NCLASS] = {1e-3, 1e-3, 2e-6, 1e-13, 0};
     static const double abs_[NCLASS] = {1e-4, 1e-4, 2e-6, 1e-14, 0};
     double r = c->fast ? 5e-3 : rel[c->cls], a = c->fast ? 1e-5 : abs_[c->cls];
-    return fabs(got - want) <= r * fabs(want) + a;
+    if (!(fabs(got - want) <= r * fabs(want) + a))
+        return 0;
+    /* float in a direction: on the right side of the reference, which in
+     * double is exact for + - * and within 2^-52 for the rest (the inputs
+     * are positive, so _rz is _rd) */
+    size_t n = strlen(c->e->name);
+    if (c->cls != CLASS_F || n < 4 || c->e->name[n - 3] != '_' || c->e->name[n - 2] != 'r')
+        return 1;
+    double slack = fabs(want) * 0x1p-52;
+    char d = c->e->name[n - 1];
+    return d == 'n' || (d == 'u' ? got >= want - slack : got <= want + slack);
 }
 
 /* Inputs k/256, k in [13, 1023]: exact in half and float, in [0.05, 4). */
@@ -249,9 +311,11 @@ static void values_check(const value_case *vc, int nc, const double *in, const d
             for (int i = 0; i < n; i++) {
                 double a = in[0 * n + i + 3 * n * lane], b = in[1 * n + i + 3 * n * lane],
                        cc = in[2 * n + i + 3 * n * lane];
-                double want = c->cls == CLASS_V
+                double want = c->cls != CLASS_V ? c->ref(a, b, cc)
+                              : !strncmp(c->e->name, "__v", 3)
                                   ? ref_simd(c->e->name, in[6 * n + i], in[7 * n + i])
-                                  : c->ref(a, b, cc);
+                                  : ref_uint(c->e->name, (uint32_t)in[6 * n + i], (uint32_t)in[7 * n + i],
+                                             (uint32_t)in[8 * n + i], (uint32_t)in[9 * n + i]);
                 if (c->cls == CLASS_H || c->cls == CLASS_H2) /* the result is a half */
                     want = fabs(want) > 65520 ? copysign(INFINITY, want) : want;
                 if (c->sat)
@@ -277,9 +341,9 @@ static int values_launch(hk_context *c, const char *src, const double *in, doubl
     if (r == 0)
         r = hk_buffer_alloc(c, (size_t)(n * slots), HK_F64, HK_MEM_DEVICE, &dout);
     if (r == 0)
-        r = hk_buffer_alloc(c, (size_t)(8 * n), HK_F64, HK_MEM_DEVICE, &din);
+        r = hk_buffer_alloc(c, (size_t)(10 * n), HK_F64, HK_MEM_DEVICE, &din);
     if (r == 0)
-        r = hk_buffer_upload(din, 0, in, (size_t)(8 * n) * sizeof *in);
+        r = hk_buffer_upload(din, 0, in, (size_t)(10 * n) * sizeof *in);
     hk_launch_config cfg = tu_cfg((uint32_t)n / 64, 1, 1, 64, 1, 1, 0);
     hk_arg args[] = {hk_arg_buffer(dout), hk_arg_buffer(din), hk_arg_int(n)};
     if (r == 0)
@@ -338,7 +402,7 @@ static void values_run(hk_context *c, const fn_list *l, const char *found)
     enum { N = 256 };
     value_case *vc = calloc((size_t)l->n, sizeof *vc);
     int slots, nc = values_cases(l, found, vc, &slots);
-    double *in = malloc(8 * N * sizeof *in), *out = malloc((size_t)(slots * N) * sizeof *out);
+    double *in = malloc(10 * N * sizeof *in), *out = malloc((size_t)(slots * N) * sizeof *out);
     for (int i = 0; i < 6 * N; i++)
         in[i] = (double)(13 + tu_next() % 1011) / 256.0;
     /* words for the SIMD class: random bytes, a third of them the edges */
@@ -351,6 +415,9 @@ static void values_run(hk_context *c, const fn_list *l, const char *found)
         }
         in[i] = w;
     }
+    /* and for offsets, widths and shift counts: 0 to 40 */
+    for (int i = 8 * N; i < 10 * N; i++)
+        in[i] = (double)(tu_next() % 41);
     for (int i = 0; i < slots * N; i++)
         out[i] = NAN;
     char *src = values_source(vc, nc);

@@ -130,32 +130,30 @@ static char *read_text(const char *file)
     return t;
 }
 
-/* Runs half_extras(out, in) on one block of 64 and checks its values;
- * with cuda built, compiles it for sm_90 too. */
-static void test_half_extras(int have_cuda)
+/* Runs kernel(out, in) of file on one block of 64 and checks its values
+ * (NaN: any NaN); with cuda built, compiles the file for sm_90 too. */
+static void test_extras(const char *file, const char *what, const double *in, int nin,
+                        const double *want, int n, int have_cuda)
 {
-    static const double in[4] = {1.5, 2.25, 3.5, 4};
-    static const double want[14] = {2.25, 2.25, 3.5, 3.5, 4, 32, 2.25, 1.5, NAN, 1.5, 1.5, 1, 0.5,
-                                    0.8413447460685429};
-    enum { N = sizeof want / sizeof *want };
-    char *src = read_text("half_extras.hip");
-    if (!tap_ok(src != NULL, "read half_extras.hip"))
+    char *src = read_text(file), kernel[64];
+    if (!tap_ok(src != NULL, "read %s", file))
         return;
+    snprintf(kernel, sizeof kernel, "%.*s", (int)(strchr(file, '.') - file), file);
     hk_module *m = NULL;
-    hk_kernel *k = tu_kernel(ctx, &m, src, "half_extras");
+    hk_kernel *k = tu_kernel(ctx, &m, src, kernel);
     hk_buffer *dout = NULL, *din = NULL;
-    double out[N];
+    double *out = malloc((size_t)n * sizeof *out);
     int r = k ? 0 : -1;
-    for (int i = 0; i < N; i++)
-        out[i] = -1;
+    for (int i = 0; i < n; i++)
+        out[i] = -12345;
     if (r == 0)
-        r = hk_buffer_alloc(ctx, N, HK_F64, HK_MEM_DEVICE, &dout);
+        r = hk_buffer_alloc(ctx, (size_t)n, HK_F64, HK_MEM_DEVICE, &dout);
     if (r == 0)
-        r = hk_buffer_alloc(ctx, 4, HK_F64, HK_MEM_DEVICE, &din);
+        r = hk_buffer_alloc(ctx, (size_t)nin, HK_F64, HK_MEM_DEVICE, &din);
     if (r == 0)
-        r = hk_buffer_upload(din, 0, in, sizeof in);
+        r = hk_buffer_upload(din, 0, in, (size_t)nin * sizeof *in);
     if (r == 0)
-        r = hk_buffer_upload(dout, 0, out, sizeof out);
+        r = hk_buffer_upload(dout, 0, out, (size_t)n * sizeof *out);
     hk_launch_config cfg = tu_cfg(1, 1, 1, 64, 1, 1, 0);
     hk_arg args[] = {hk_arg_buffer(dout), hk_arg_buffer(din)};
     if (r == 0)
@@ -163,34 +161,52 @@ static void test_half_extras(int have_cuda)
     if (r == 0)
         r = hk_synchronize(ctx);
     if (r == 0)
-        r = hk_buffer_download(dout, 0, out, sizeof out);
+        r = hk_buffer_download(dout, 0, out, (size_t)n * sizeof *out);
     int bad = 0;
-    for (int i = 0; r == 0 && i < N; i++)
+    for (int i = 0; r == 0 && i < n; i++)
         if (isnan(want[i]) ? !isnan(out[i]) : fabs(out[i] - want[i]) > 1e-6 * fabs(want[i])) {
-            tap_diag("half_extras out[%d] = %.9g, want %.9g", i, out[i], want[i]);
+            tap_diag("%s out[%d] = %.17g, want %.17g", file, i, out[i], want[i]);
             bad++;
         }
-    tap_ok(r == 0 && bad == 0, "half_extras.hip on %s: HIP's __half conversions in overload "
-           "resolution, atomicAdd(__half *), __hmax/__hmin/__hmax_nan, bfloat16 math, normcdf",
-           tu_backend());
+    tap_ok(r == 0 && bad == 0, "%s on %s: %s", file, tu_backend(), what);
     if (din)
         hk_buffer_free(din);
     if (dout)
         hk_buffer_free(dout);
     hk_module_free(m);
+    free(out);
     if (have_cuda) {
         hk_compile_options o;
         hk_compile_options_defaults(&o);
-        o.name = "half_extras.hip";
+        o.name = file;
         void *code = NULL;
         size_t size = 0;
         hk_code_origin origin;
         r = hk_compile_for_target(ctx, "cuda", "sm_90", src, &o, &code, &size, &origin);
-        if (!tap_ok(r == 0, "half_extras.hip compiles for cuda sm_90"))
+        if (!tap_ok(r == 0, "%s compiles for cuda sm_90", file))
             tap_diag("%s", hk_errmsg(ctx));
         free(code);
     }
     free(src);
+}
+
+static void test_half_extras(int have_cuda)
+{
+    static const double in[4] = {1.5, 2.25, 3.5, 4};
+    static const double want[14] = {2.25, 2.25, 3.5, 3.5, 4, 32, 2.25, 1.5, NAN, 1.5, 1.5, 1, 0.5,
+                                    0.8413447460685429};
+    test_extras("half_extras.hip", "HIP's __half conversions in overload resolution, "
+                "atomicAdd(__half *), __hmax/__hmin/__hmax_nan, bfloat16 math, normcdf",
+                in, 4, want, 14, have_cuda);
+}
+
+static void test_bits_extras(int have_cuda)
+{
+    static const double in[1] = {1 + 0x1p-30};
+    static const double want[20] = {0, 1, 1, 4, -1, 2, -1, 2, 15, 15, 0xf0000000000p0, 1, 2147483647,
+                                    1800, 18, 0x1p64 - 0x1p40, 0x1p64, 1, 1 + 0x1p-23, 1};
+    test_extras("bits_extras.hip", "__mbcnt, __ballot64, __lanemask_*, __fns, 64-bit bit fields, "
+                "amd_mixed_dot, directed conversions at their edges", in, 1, want, 20, have_cuda);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -242,6 +258,7 @@ int main(void)
     if (cuda_n >= 0)
         values_compile_cuda(ctx, &l, found_cuda);
     test_half_extras(have_cuda);
+    test_bits_extras(have_cuda);
     free(found);
     free(found_cuda);
     missing_free(&ml);
