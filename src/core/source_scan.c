@@ -92,6 +92,7 @@ void hkc_source_kernels_free(hkc_source_kernel *k, int count)
     for (int i = 0; i < count; i++) {
         free(k[i].name);
         free(k[i].symbol);
+        free(k[i].lower_as);
         free(k[i].unresolved);
         hkc_signature_free(&k[i].sig);
     }
@@ -579,6 +580,25 @@ static int no_such_template(const scanner *sc, const hkc_name_expr *e, hkc_strbu
     return HK_EINVAL;
 }
 
+/* e with the defaults of the parameters it leaves out written out:
+ * `scale<short>` is `scale<short, 2>`. */
+static char *full_expression(const scanner *sc, const hkc_name_expr *e, const tparam *tp, int np)
+{
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_strbuf_printf(&s, "%s<", e->qname);
+    for (int k = 0; k < np; k++) {
+        if (k)
+            hkc_strbuf_puts(&s, ", ");
+        if (k < e->nargs)
+            hkc_tokens_join(&e->tv.v[e->arg_begin[k]], e->arg_end[k] - e->arg_begin[k], &s);
+        else
+            hkc_tokens_join(&sc->v[tp[k].def_begin], tp[k].def_end - tp[k].def_begin, &s);
+    }
+    hkc_strbuf_puts(&s, ">");
+    return hkc_strbuf_take(&s);
+}
+
 /* The kernel `text` names: an instantiation of a template of the source,
  * with its parameter types as the arguments make them. */
 static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
@@ -636,6 +656,11 @@ static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
             sc->nk++;
     }
     free(params.v);
+    if (!rc && nargs < np) {
+        sk->lower_as = full_expression(sc, &e, tp, np);
+        if (!sk->lower_as)
+            rc = HK_ENOMEM; /* sk is counted: freed with the rest */
+    }
 done:
     hkc_name_expr_free(&e);
     return rc;

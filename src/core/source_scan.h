@@ -10,6 +10,9 @@
 typedef struct hkc_source_kernel {
     char *name;        /* `kern`, `ns::kern` or an instantiation `ns::reduce<float, 256>`
                         * (name_expr.h's spelling) */
+    char *lower_as;    /* an instantiation with its default arguments written out, given
+                        * to compilers that lower names (hiprtc 5 lowers no other), or
+                        * NULL: the name */
     char *symbol;      /* the compiler's symbol for name when it mangles it (set after
                         * the compile by backends that say so), or NULL */
     hkc_signature sig;
@@ -42,6 +45,11 @@ int hkc_source_scan(const char *src, const char *extra_text,
 int hkc_source_scan_instances(const char *src, const char *extra_text,
                               const char *const *instantiate_names, int ninstantiate,
                               hkc_source_kernel **out, int *count, hkc_strbuf *err);
+/* The name a compiler that lowers names is given for k. */
+static inline const char *hkc_lowering_name(const hkc_source_kernel *k)
+{
+    return k->lower_as ? k->lower_as : k->name;
+}
 void hkc_source_kernels_free(hkc_source_kernel *k, int count);
 
 #endif

@@ -299,7 +299,7 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     /* ns::kern and reduce<float, 4> get mangled symbols: NVRTC says which */
     for (int i = 0; i < job->nkernels && job->lowered; i++)
         if (hkc_name_is_expression(job->kernels[i].name) &&
-            (r = nvrtcAddNameExpression(prog, job->kernels[i].name)) != NVRTC_SUCCESS) {
+            (r = nvrtcAddNameExpression(prog, hkc_lowering_name(&job->kernels[i]))) != NVRTC_SUCCESS) {
             nvrtcDestroyProgram(&prog);
             return nvrtc_failed(log, name, "nvrtcAddNameExpression", r);
         }
@@ -378,7 +378,7 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     for (int i = 0; i < job->nkernels && job->lowered; i++) {
         const char *sym = NULL;
         if (hkc_name_is_expression(job->kernels[i].name) &&
-            nvrtcGetLoweredName(prog, job->kernels[i].name, &sym) == NVRTC_SUCCESS && sym)
+            nvrtcGetLoweredName(prog, hkc_lowering_name(&job->kernels[i]), &sym) == NVRTC_SUCCESS && sym)
             job->lowered[i] = strdup(sym);
     }
     r = ptx ? nvrtcGetPTX(prog, buf) : nvrtcGetCUBIN(prog, buf);

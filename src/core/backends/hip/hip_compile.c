@@ -118,7 +118,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     /* ns::kern and reduce<float, 4> get mangled symbols: hiprtc says which */
     for (int i = 0; i < job->nkernels && job->lowered; i++)
         if (hkc_name_is_expression(job->kernels[i].name) &&
-            (r = hiprtcAddNameExpression(prog, job->kernels[i].name)) != HIPRTC_SUCCESS) {
+            (r = hiprtcAddNameExpression(prog, hkc_lowering_name(&job->kernels[i]))) != HIPRTC_SUCCESS) {
             hiprtcDestroyProgram(&prog);
             return rtc_failed(log, name, "hiprtcAddNameExpression", r);
         }
@@ -161,7 +161,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     for (int i = 0; i < job->nkernels && job->lowered; i++) {
         const char *sym = NULL;
         if (hkc_name_is_expression(job->kernels[i].name) &&
-            hiprtcGetLoweredName(prog, job->kernels[i].name, &sym) == HIPRTC_SUCCESS && sym)
+            hiprtcGetLoweredName(prog, hkc_lowering_name(&job->kernels[i]), &sym) == HIPRTC_SUCCESS && sym)
             job->lowered[i] = strdup(sym);
     }
     r = hiprtcGetCode(prog, buf);
