@@ -346,6 +346,14 @@ typedef struct hk_kernel_info {
     int uses_barriers;      /* host backend: runs its threads as fibers */
 } hk_kernel_info;
 
+/* A buffer over the module variable `name` (a __device__, __constant__ or
+ * __managed__ variable at namespace scope, "ns::var" in a namespace on the
+ * CPU backend), as CuPy's get_global: its bytes as elements of dtype
+ * (HK_EINVAL when they do not divide). Kernels of the module read what is
+ * uploaded to it. The memory is the module's: hk_buffer_free frees only the
+ * handle, and the buffer must not be used after the module is freed.
+ * HK_ENOTFOUND (naming the variables the source has) when there is none. */
+HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_buffer **out);
 HK_API const char *hk_kernel_name(const hk_kernel *k);
 HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out);
 HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out);

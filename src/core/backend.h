@@ -60,6 +60,7 @@ struct hk_buffer {
     void *impl;
     hkc_mapping map; /* mmap mode */
     hk_buffer *parent; /* set for views: the memory is the parent's */
+    int borrowed;      /* a module variable's memory (hk_module_global): the module's */
 };
 
 struct hk_event {
@@ -135,6 +136,10 @@ typedef struct hkc_compile_job {
     /* kernels found in the source, for backends that generate entry code */
     const struct hkc_source_kernel *kernels;
     int nkernels;
+    /* module variables found in the source (qualified names), for backends
+     * that generate a table of them */
+    const char *const *globals;
+    int nglobals;
     /* Out, for backends with lowers_names: per kernel whose name is a name
      * expression (name_expr.h: `ns::kern`, `reduce<float, 4>`), the symbol
      * the compiler gave it (malloc'd); entries left NULL are the name. */
@@ -196,6 +201,11 @@ struct hkc_backend_ops {
     /* The kernels a loaded module holds; *metas is malloc'd. */
     int (*module_kernels)(hkc_backend *be, void *bmod, hkc_kernel_meta **metas,
                           int *count);
+    /* Optional: the module variable `name` of a loaded module: the address
+     * kernels use, a host view or NULL, its size. HK_ENOTFOUND when the
+     * module has no such variable. */
+    int (*module_global)(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                         void **hptr, size_t *bytes, hkc_strbuf *err);
     /* Finds a function and fills what the backend knows of info (registers,
      * shared and local bytes, max threads); sets *bfn. */
     int (*function_get)(hkc_backend *be, void *bmod, const char *name,

@@ -213,6 +213,8 @@ typedef struct compile_req {
     const char **flags;     /* the user's, then -D defines, then -I folders */
     const char *const *instantiate; /* template instantiations asked for */
     int ninstantiate;
+    char **globals;         /* module variables discovery found */
+    int nglobals;
     char **owned;           /* the flags made here */
     int nflags;
     include_set inc;
@@ -226,6 +228,7 @@ static void req_free(compile_req *q)
             free(q->owned[i]);
     free(q->owned);
     free(q->flags);
+    hkc_source_globals_free(q->globals, q->nglobals);
     hkc_strbuf_free(&q->inc.text);
     hkc_strbuf_free(&q->inc.paths);
 }
@@ -393,6 +396,7 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
     hkc_compile_job job = {
         .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
         .nflags = q->nflags, .kernels = kernels, .nkernels = nkernels, .lowered = lowered,
+        .globals = (const char *const *)q->globals, .nglobals = q->nglobals,
     };
     if (q->noffline)
         r = be->ops->compile_offline(be, q->offline_targets, q->noffline, &job, code, code_size,
@@ -491,16 +495,16 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     hkc_strbuf_init(&text);
     int r;
     if (!q->be->ops->preprocess) {
-        r = hkc_source_scan_instances(q->source, q->inc.text.data, q->instantiate,
-                                      q->ninstantiate, kernels, count, &msg);
+        r = hkc_source_scan_all(q->source, q->inc.text.data, q->instantiate, q->ninstantiate,
+                                kernels, count, &q->globals, &q->nglobals, &msg);
     } else {
         r = req_preprocessed(q, no_cache, &text, &msg);
         if (r != 0) {
             r = hkc_fail(q->ctx, r, "%s", msg.data);
             goto done;
         }
-        r = hkc_source_scan_instances(text.data, NULL, q->instantiate, q->ninstantiate, kernels,
-                                      count, &msg);
+        r = hkc_source_scan_all(text.data, NULL, q->instantiate, q->ninstantiate, kernels, count,
+                                &q->globals, &q->nglobals, &msg);
         char file[1024];
         for (int i = 0; r == 0 && i < *count; i++) {
             int line = hkc_pp_locate(text.data, (*kernels)[i].line, file, sizeof file);
@@ -599,6 +603,10 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     e->has_key = 1;
     e->src_kernels = kernels;
     e->nsrc_kernels = nkernels;
+    e->src_globals = q.globals;
+    e->nsrc_globals = q.nglobals;
+    q.globals = NULL;
+    q.nglobals = 0;
     name_metas(e);
     kernels = NULL;
     nkernels = 0;
@@ -828,6 +836,7 @@ static void entry_unload(hk_context *ctx, hkc_modentry **link)
     free(e->metas);
     free(e->code);
     hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
+    hkc_source_globals_free(e->src_globals, e->nsrc_globals);
     free(e);
     (void)ctx;
 }
@@ -1067,6 +1076,60 @@ HK_API int hk_module_kernel_sig(hk_module *m, const char *name, const char *sign
     if (!signature)
         return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "hk_module_kernel_sig: signature is NULL");
     return kernel_get(m, name, signature, out);
+}
+
+HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_buffer **out)
+{
+    if (!m || !name || !out)
+        return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "hk_module_global: module, name or out is NULL");
+    *out = NULL;
+    hkc_modentry *e = m->entry;
+    hkc_backend *be = e->dev->be;
+    if (!hk_dtype_name(dtype))
+        return hkc_fail(m->ctx, HK_EINVAL, "hk_module_global: invalid dtype %d", (int)dtype);
+    if (!be->ops->module_global)
+        return hkc_fail(m->ctx, HK_EUNSUPPORTED, "the %s backend cannot reach module variables",
+                        be->ops->name);
+    void *kptr = NULL, *hptr = NULL;
+    size_t bytes = 0;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = be->ops->module_global(be, e->bmod, name, &kptr, &hptr, &bytes, &err);
+    if (r != 0) {
+        hkc_strbuf s;
+        hkc_strbuf_init(&s);
+        for (int i = 0; i < e->nsrc_globals; i++)
+            hkc_strbuf_printf(&s, "%s%s", i ? ", " : "", e->src_globals[i]);
+        r = hkc_fail(m->ctx, r, "module '%s': %s (its __device__/__constant__ variables: %s)",
+                     m->name, err.data, s.len ? s.data : "none found in the source");
+        hkc_strbuf_free(&s);
+        hkc_strbuf_free(&err);
+        return r;
+    }
+    hkc_strbuf_free(&err);
+    size_t es = hk_dtype_size(dtype);
+    if (bytes % es || ((uintptr_t)kptr % es))
+        return hkc_fail(m->ctx, HK_EINVAL,
+                        "module variable '%s' is %zu bytes: not a whole number of %s elements", name,
+                        bytes, hk_dtype_name(dtype));
+    hk_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return hkc_fail(m->ctx, HK_ENOMEM, "out of memory");
+    b->ctx = m->ctx;
+    b->dev = e->dev;
+    for (int i = 0; i < m->ctx->ndevices; i++)
+        if (&m->ctx->devices[i] == e->dev)
+            b->device = i;
+    b->dtype = dtype;
+    b->mode = HK_MEM_DEVICE;
+    b->count = bytes / es;
+    b->bytes = bytes;
+    b->kptr = kptr;
+    b->hptr = hptr;
+    b->map.fd = -1;
+    b->borrowed = 1;
+    *out = b;
+    return 0;
 }
 
 HK_API const char *hk_kernel_name(const hk_kernel *k) { return k->name; }

@@ -77,6 +77,8 @@ typedef struct scanner {
     int pending_tmpl;     /* with SC_KERNEL: the template, or -1 */
     tmpl_rec *tmpl;       /* the kernel templates */
     int ntmpl, captmpl;
+    char **globals;       /* __device__ / __constant__ / __managed__ variables */
+    int nglobals, capglobals;
     hkc_source_kernel *k; /* the output */
     int nk, capk;
     char **declared_c;    /* names declared extern "C" without a body */
@@ -456,6 +458,96 @@ static int scan_kernel(scanner *sc, int i, int *rc, hkc_strbuf *err)
     return h.end - 1;
 }
 
+static int push_global(scanner *sc, const hkc_tok *name)
+{
+    if (sc->nglobals == sc->capglobals) {
+        int cap = sc->capglobals ? sc->capglobals * 2 : 8;
+        char **g = realloc(sc->globals, (size_t)cap * sizeof *g);
+        if (!g)
+            return HK_ENOMEM;
+        sc->globals = g;
+        sc->capglobals = cap;
+    }
+    char *q = qualified_name(sc, name);
+    if (!q)
+        return HK_ENOMEM;
+    sc->globals[sc->nglobals++] = q;
+    return 0;
+}
+
+static int is_space_word(const hkc_tok *t)
+{
+    return hkc_tok_is(t, "__device__") || hkc_tok_is(t, "__constant__") ||
+           hkc_tok_is(t, "__managed__");
+}
+
+/* v[i] is __device__, __constant__ or __managed__ at namespace scope: when
+ * it begins a variable declaration (no '(' in a declarator; templates,
+ * typedefs and __shared__ left out), records each declarator's name: the
+ * last word before its '[', '=', '{', ',' or ';'. Returns the index of the
+ * last token looked at. */
+static int scan_global(scanner *sc, int i, int *rc)
+{
+    const hkc_tok *v = sc->v;
+    if (i > 0 && is_space_word(&v[i - 1]))
+        return i; /* `__device__ __constant__`: seen from the first */
+    for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--)
+        if (hkc_tok_is(&v[j], "template") || hkc_tok_is(&v[j], "__shared__") ||
+            hkc_tok_is(&v[j], "typedef"))
+            return i;
+    int angle = 0, name = -1, named = 0, j;
+    for (j = i + 1; j < sc->n; j++) {
+        const hkc_tok *t = &v[j];
+        if (angle == 0 && (hkc_tok_punct(t, '(') || hkc_tok_is(t, "__shared__") ||
+                           hkc_tok_is(t, "operator")))
+            return i; /* a function, or no module variable */
+        if (hkc_tok_punct(t, '<')) {
+            angle++;
+        } else if (hkc_tok_punct(t, '>') && angle > 0) {
+            angle--;
+        } else if (angle > 0) {
+            continue;
+        } else if (t->kind == HKC_TOK_IDENT) {
+            name = j;
+        } else if (hkc_tok_punct(t, '[') || hkc_tok_punct(t, '=') || hkc_tok_punct(t, '{') ||
+                   hkc_tok_punct(t, ',') || hkc_tok_punct(t, ';')) {
+            if (!named && name >= 0 && (*rc = push_global(sc, &v[name])))
+                return j;
+            named = 1;
+            name = -1;
+            if (hkc_tok_punct(t, ';'))
+                return j - 1;
+            if (hkc_tok_punct(t, ','))
+                named = 0;
+            if (hkc_tok_punct(t, '=') || hkc_tok_punct(t, '{') || hkc_tok_punct(t, '[')) {
+                /* an initializer or a bound: skipped to the ',' or ';' (or
+                 * the ']') that ends it at its own level */
+                int depth = hkc_tok_punct(t, '=') ? 0 : 1;
+                for (j++; j < sc->n; j++) {
+                    const hkc_tok *u = &v[j];
+                    if (hkc_tok_punct(u, '(') || hkc_tok_punct(u, '[') || hkc_tok_punct(u, '{'))
+                        depth++;
+                    else if (hkc_tok_punct(u, ')') || hkc_tok_punct(u, ']') ||
+                             hkc_tok_punct(u, '}'))
+                        depth--;
+                    if (depth < 0 || (depth == 0 && (hkc_tok_punct(u, ',') ||
+                                                     hkc_tok_punct(u, ';') ||
+                                                     hkc_tok_punct(u, ']') ||
+                                                     hkc_tok_punct(u, '}'))))
+                        break;
+                }
+                if (j >= sc->n)
+                    return j - 1;
+                if (hkc_tok_punct(&v[j], ';'))
+                    return j - 1;
+                if (hkc_tok_punct(&v[j], ','))
+                    named = 0;
+            }
+        }
+    }
+    return j - 1;
+}
+
 /* One parameter of a `template <...>` list. */
 typedef struct tparam {
     const hkc_tok *name; /* NULL for an unnamed one (`typename`) */
@@ -666,6 +758,14 @@ done:
     return rc;
 }
 
+static int at_namespace_scope(const scanner *sc)
+{
+    for (int d = 0; d < sc->depth; d++)
+        if (sc->stack[d].kind != SC_NAMESPACE && sc->stack[d].kind != SC_EXTERN_C)
+            return 0;
+    return 1;
+}
+
 static int scan_tokens(scanner *sc, hkc_strbuf *err)
 {
     const hkc_tok *v = sc->v;
@@ -692,6 +792,8 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
             i++; /* the '{' is handled by the loop */
         } else if (hkc_tok_is(t, "__global__")) {
             i = scan_kernel(sc, i, &rc, err);
+        } else if (is_space_word(t) && at_namespace_scope(sc)) {
+            i = scan_global(sc, i, &rc);
         }
     }
     return rc;
@@ -707,6 +809,26 @@ int hkc_source_scan_instances(const char *src, const char *extra_text,
                               const char *const *instantiate_names, int ninstantiate,
                               hkc_source_kernel **out, int *count, hkc_strbuf *err)
 {
+    return hkc_source_scan_all(src, extra_text, instantiate_names, ninstantiate, out, count, NULL,
+                               NULL, err);
+}
+
+void hkc_source_globals_free(char **globals, int count)
+{
+    for (int i = 0; globals && i < count; i++)
+        free(globals[i]);
+    free(globals);
+}
+
+int hkc_source_scan_all(const char *src, const char *extra_text,
+                        const char *const *instantiate_names, int ninstantiate,
+                        hkc_source_kernel **out, int *count, char ***globals, int *nglobals,
+                        hkc_strbuf *err)
+{
+    if (globals) {
+        *globals = NULL;
+        *nglobals = 0;
+    }
     hkc_tokvec tv;
     scanner sc = {0};
     *out = NULL;
@@ -742,6 +864,13 @@ int hkc_source_scan_instances(const char *src, const char *extra_text,
         for (int q = 0; q < sc.nk; q++)
             sc.k[q].uses_sync = 1;
 
+    if (!rc && globals) {
+        *globals = sc.globals;
+        *nglobals = sc.nglobals;
+        sc.globals = NULL;
+        sc.nglobals = 0;
+    }
+    hkc_source_globals_free(sc.globals, sc.nglobals);
     for (int q = 0; q < sc.ntmpl; q++)
         free(sc.tmpl[q].qname);
     free(sc.tmpl);

@@ -45,6 +45,15 @@ int hkc_source_scan(const char *src, const char *extra_text,
 int hkc_source_scan_instances(const char *src, const char *extra_text,
                               const char *const *instantiate_names, int ninstantiate,
                               hkc_source_kernel **out, int *count, hkc_strbuf *err);
+/* As hkc_source_scan_instances, and the module variables the source
+ * defines at namespace scope (__device__, __constant__, __managed__; by
+ * qualified name, malloc'd strings) into *globals when it is not NULL. */
+int hkc_source_scan_all(const char *src, const char *extra_text,
+                        const char *const *instantiate_names, int ninstantiate,
+                        hkc_source_kernel **out, int *count, char ***globals, int *nglobals,
+                        hkc_strbuf *err);
+void hkc_source_globals_free(char **globals, int count);
+
 /* The name a compiler that lowers names is given for k. */
 static inline const char *hkc_lowering_name(const hkc_source_kernel *k)
 {

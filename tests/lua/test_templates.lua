@@ -126,6 +126,54 @@ t.errors("takes 3 template arguments (2 without a default), 1 given",
 t.errors("has no closing '>'", "a malformed name expression is refused",
          hk.compile, src, {instantiate = {"ops::axpb<float"}})
 
+-- module variables: m:global (as CuPy's get_global)
+local gm = hk.compile([[
+#include <hip/hip_runtime.h>
+#define TAPS 5
+__constant__ float taps[TAPS];
+__device__ int calls = 0, unused_after_comma[3] = {1, 2, 3};
+namespace cfg { __device__ double scale = 1.0; }
+extern "C" __global__ void fir(const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) atomicAdd(&calls, 1);
+    if (i >= n) return;
+    float s = 0;
+    for (int t = 0; t < TAPS; t++) s += (i - t >= 0 ? x[i - t] : 0.0f) * taps[t];
+    y[i] = s;
+}
+]], {name = "globals.hip"})
+local taps = gm:global("taps")
+t.ok(#taps == 5 and taps:dtype() == "f32", "m:global('taps'): 5 f32 of __constant__ memory")
+local tv = {}
+for i = 1, 5 do tv[i] = math.random() - 0.5 end
+taps:copy(hk.from(tv, "f32"))
+local nx = 777
+local xin, yout = hk.alloc(nx, "f32"), hk.alloc(nx + 1, "f32")
+xin:rand{lo = -1, hi = 1}
+yout:fill(0 / 0)
+gm.fir:launch(math.ceil(nx / 128), 128, xin, yout, nx)
+local xv, yv, tw = xin:totable(), yout:totable(), taps:totable()
+worst = 0
+for i = 1, nx do
+    local s = 0
+    for k = 1, 5 do if i - k + 1 >= 1 then s = s + xv[i - k + 1] * tw[k] end end
+    worst = math.max(worst, math.abs(yv[i] - s))
+end
+t.ok(worst <= 1e-5 and yv[nx + 1] ~= yv[nx + 1], "a 5-tap filter read from the __constant__ taps: worst error " .. worst)
+local calls = gm:global("calls", "i32")
+t.ok(calls[1] == 1, "a __device__ counter the kernel bumped reads 1")
+gm.fir:launch(1, 32, xin, yout, 3)
+t.ok(calls[1] == 2, "and 2 after a second launch")
+t.ok(gm:global("unused_after_comma", "i32")[3] == 3, "the second declarator of a line is found, initialised")
+t.errors("not a whole number of f64", "a 4-byte variable as f64 is refused", function() return gm:global("calls", "f64") end)
+t.errors("its __device__/__constant__ variables: taps, calls, unused_after_comma, cfg::scale",
+         "an unknown variable is named with those the source has", function() return gm:global("nothing") end)
+if hk.device().backend == "host" then
+    t.ok(gm:global("cfg::scale", "f64")[1] == 1, "a namespaced variable by its qualified name")
+else
+    t.skip("namespaced variable", "by qualified name on the CPU backend only (docs/lua-api.md)")
+end
+
 -- m:reload(): a file edited in the session is compiled again
 local path = os.tmpname() .. ".hip"
 local function write(text)

@@ -212,6 +212,18 @@ static int l_load(lua_State *L)
 static int module_close(lua_State *L)
 {
     hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    /* buffers over its variables go first: their memory is the module's */
+    if (um->m && lua_getiuservalue(L, 1, 1) == LUA_TTABLE &&
+        lua_getfield(L, -1, "globals") == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pop(L, 1);
+            if (luaL_getmetafield(L, -1, "__close") != LUA_TNIL) {
+                lua_pushvalue(L, -2);
+                lua_call(L, 1, 0);
+            }
+        }
+    }
     if (um->m) {
         hk_module_free(um->m);
         um->m = NULL;
@@ -327,6 +339,43 @@ static int module_kernel(lua_State *L)
     const char *name = luaL_checkstring(L, 2);
     const char *sig = luaL_optstring(L, 3, NULL);
     push_module_kernel(L, name, sig);
+    return 1;
+}
+
+/* m:global(name [, dtype = "f32"]): a buffer over the module variable (a
+ * __device__ or __constant__ variable of the source), as CuPy's get_global.
+ * It keeps the module alive; freeing the module frees it first (its memory
+ * is the module's). */
+static int module_global(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    hk_dtype dt = hkl_check_dtype(L, 3, "f32");
+    hk_buffer *b = NULL;
+    hkl_check(L, hk_module_global(um->m, name, dt, &b));
+    hkl_push_buffer(L, b, 1);
+    int buf = lua_gettop(L);
+    /* remembered (weakly) so that m:free() can free it first */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
+    if (lua_getfield(L, -1, "globals") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "globals");
+    }
+    lua_pushvalue(L, buf);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_settop(L, buf);
     return 1;
 }
 
@@ -778,6 +827,7 @@ static const luaL_Reg module_methods[] = {
     {"kernels", module_kernels},
     {"kernel", module_kernel},
     {"reload", module_reload},
+    {"global", module_global},
     {"free", module_close},
     {NULL, NULL},
 };

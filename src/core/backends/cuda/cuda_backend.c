@@ -34,6 +34,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .module_unload = hkc_cuda_module_unload,
     .module_kernels = hkc_cuda_module_kernels,
     .function_get = hkc_cuda_function_get,
+    .module_global = hkc_cuda_module_global,
     .launch = hkc_cuda_launch,
     .synchronize = hkc_cuda_synchronize,
     .event_create = hkc_cuda_event_create,

@@ -315,6 +315,26 @@ static int resolve_symbol(cuda_module *m, const char *name, CUfunction *fn, char
     return r;
 }
 
+int hkc_cuda_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                           void **hptr, size_t *bytes, hkc_strbuf *err)
+{
+    cuda_module *m = bmod;
+    int r = hkc_cuda_ensure_module(be, m, err);
+    if (r)
+        return r;
+    CUdeviceptr d = 0;
+    size_t size = 0;
+    CUresult e = cuModuleGetGlobal_v2(&d, &size, m->mod, name);
+    if (e != CUDA_SUCCESS) {
+        hkc_strbuf_printf(err, "no module variable '%s' (cuModuleGetGlobal: %d)", name, (int)e);
+        return e == CUDA_ERROR_NOT_FOUND ? HK_ENOTFOUND : HK_EBACKEND;
+    }
+    *kptr = (void *)(uintptr_t)d;
+    *hptr = NULL;
+    *bytes = size;
+    return 0;
+}
+
 int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
                              hk_kernel_info *info, hkc_strbuf *err)
 {

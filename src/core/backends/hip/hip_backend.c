@@ -32,6 +32,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .module_unload = hkc_hip_module_unload,
     .module_kernels = hkc_hip_module_kernels,
     .function_get = hkc_hip_function_get,
+    .module_global = hkc_hip_module_global,
     .launch = hkc_hip_launch,
     .synchronize = hkc_hip_synchronize,
     .event_create = hkc_hip_event_create,

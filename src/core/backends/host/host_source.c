@@ -259,9 +259,19 @@ static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkerne
     hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
 }
 
+/* The module variables, by name, address and size (hk_module_global). */
+static void put_global_table(const char *const *globals, int nglobals, hkc_strbuf *out)
+{
+    hkc_strbuf_puts(out, "HK_HOST_GLOBALS_BEGIN\n");
+    for (int g = 0; g < nglobals; g++)
+        hkc_strbuf_printf(out, "HK_HOST_GLOBAL(\"%s\", %s)\n", globals[g], globals[g]);
+    hkc_strbuf_puts(out, "HK_HOST_GLOBALS_END\n");
+}
+
 int hkc_host_source_prepare(const char *name, const char *source,
                             const struct hkc_source_kernel *kernels, int nkernels,
-                            hkc_strbuf *out, hkc_strbuf *err)
+                            const char *const *globals, int nglobals, hkc_strbuf *out,
+                            hkc_strbuf *err)
 {
     if (!name || !source || !out || nkernels < 0 || (nkernels && !kernels)) {
         if (err)
@@ -281,7 +291,14 @@ int hkc_host_source_prepare(const char *name, const char *source,
     int rc = rewrite_source(source, out);
     if (rc)
         return rc;
+    for (int g = 0; g < nglobals; g++)
+        if (!hkc_is_identifier(globals[g]) && !is_name_expression(globals[g])) {
+            if (err)
+                hkc_strbuf_printf(err, "%s: module variable %d has no valid name", name, g);
+            return HK_EINVAL;
+        }
     put_kernel_table(kernels, nkernels, out);
+    put_global_table(globals, nglobals, out);
     if (out->oom) {
         if (err)
             hkc_strbuf_puts(err, "out of memory writing the host translation unit");
