@@ -601,6 +601,18 @@ HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
                              const hk_arg *args, int nargs);
 
+/* The key an ahead-of-time image of a plugin source records (32 lowercase
+ * hex digits and a NUL in out): a hash of the source text, o's module name
+ * (default "module"), flags, defines and include folders, as the compile
+ * cache hashes them, without the backend, target and toolchain that an
+ * image names itself. Plugin sources are compiled under the name
+ * "plugin-FAMILY-SOURCE" and default options. An image whose toolchain tag
+ * ends in " source-key=KEY" (hkc-aot and `hipkit compile --plugin` write
+ * it) is used only when KEY is the key of the source the plugin embeds;
+ * otherwise it is stale, ignored with a warning, and the source compiled.
+ * o may be NULL (defaults). HK_EINVAL for a NULL source or out. */
+HK_API int hk_plugin_source_key(const char *source, const hk_compile_options *o, char out[33]);
+
 #ifdef __cplusplus
 }
 #endif
