@@ -228,7 +228,8 @@ int hkl_cmd_compile_plugin(int argc, char **argv)
     }
     for (int i = 0; i < job.nfiles; i++)
         if (access(job.files[i], R_OK) != 0) {
-            fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.files[i], strerror(errno));
+            fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.files[i],
+                    strerror(errno));
             return 1;
         }
     return write_table(&job);
