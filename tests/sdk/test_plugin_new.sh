@@ -133,6 +133,12 @@ done
 [ -f "$images" ] && [ -z "$missing" ] && grep -q 'source-key=' "$images"
 ok $? "hipkit compile --plugin embedded an image for every target of aot_targets, with its source key"
 [ -z "$missing" ] || echo "# missing:$missing"
+"$hipkit" compile --plugin stats --targets '' "$W/stats/stats.hip" -o "$T/none.c" >"$T/none.log" 2>&1 &&
+    grep -q 'const hk_plugin_image hk_stats_images\[\] = {' "$T/none.c" && ! grep -q image0 "$T/none.c"
+ok $? "compile --plugin --targets '' writes a table with no image"
+"$hipkit" compile --plugin stats --targets sm_90 "$W/stats/stats.hip" -o "$T/bad.c" >"$T/bad.log" 2>&1
+[ $? -eq 2 ] && grep -q 'is not BACKEND:TARGET' "$T/bad.log" && [ ! -e "$T/bad.c" ] && [ ! -e "$T/bad.c.tmp" ]
+ok $? "compile --plugin refuses a target that is not BACKEND:TARGET, and leaves no file"
 
 # 4. The installed hipkit loads it and matches a reference; the image that
 #    fits the device runs (the JIT would leave a cache entry).

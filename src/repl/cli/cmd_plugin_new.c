@@ -99,8 +99,11 @@ static int plugin_new(const char *name, const char *dir)
 int hkl_cmd_plugin(int argc, char **argv)
 {
     if (argc < 3 || strcmp(argv[2], "new"))
-        return hkl_cli_bad_usage("'plugin' takes 'new NAME [DIR]'%s", "");
-    if (argc < 4 || argc > 5)
-        return hkl_cli_bad_usage("'plugin new' takes NAME [DIR]%s", "");
+        return hkl_cli_bad_usage("'plugin' takes 'new NAME [DIR]', not '%s'",
+                                 argc < 3 ? "" : argv[2]);
+    if (argc < 4)
+        return hkl_cli_bad_usage("'%s' needs a NAME", "plugin new");
+    if (argc > 5)
+        return hkl_cli_bad_usage("'plugin new' takes NAME [DIR]; what is '%s'?", argv[5]);
     return plugin_new(argv[3], argc == 5 ? argv[4] : argv[3]);
 }
