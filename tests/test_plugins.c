@@ -221,6 +221,20 @@ static void test_refusals(void)
     hk_synchronize(ctx);
     hk_buffer_download(b, 0, &got, 4);
     tap_ok(r1 == HK_ELAUNCH && r2 == 0 && got == 1, "explicit geometry: refused without grid/block, runs with them");
+    /* an image built from an older source is ignored: the source runs */
+    hk_kernel *ks = NULL;
+    hk_kernel_info ki;
+    got = 0;
+    hk_buffer_upload(b, 0, &zero, 4);
+    int r3 = hk_plugin_launch(ctx, "stale", "put", &one, &arg, 1);
+    hk_synchronize(ctx);
+    hk_buffer_download(b, 0, &got, 4);
+    int r4 = hk_plugin_kernel(ctx, "stale", "put", &ks);
+    if (r4 == 0)
+        hk_kernel_get_info(ks, &ki);
+    tap_ok(r3 == 0 && got == 2 && r4 == 0 && ki.origin != HK_ORIGIN_AOT,
+           "a stale image is ignored: the embedded source runs (p[0] = %d, origin %s)", (int)got,
+           r4 == 0 && hk_code_origin_name(ki.origin) ? hk_code_origin_name(ki.origin) : "?");
     hk_buffer_free(b);
     hk_context_destroy(ctx);
 

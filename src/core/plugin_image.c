@@ -54,27 +54,31 @@ static const char *tag_source_key(const char *tag)
     return k;
 }
 
-/* Whether image im of src was built from the source text the plugin
- * embeds now, under the module name the loader compiles it as. An image
- * left over from an older source would run the old code: it is refused,
- * with a warning naming the plugin, the image and why. */
-static int image_is_current(hk_context *ctx, const pl_family *f, const pl_source *src,
-                            const pl_image *im, const char *name)
+/* Whether image im was built from the source text whose key is `have`
+ * (the key of what the plugin embeds now). An image left over from an
+ * older source would run the old code. Images with no key in their tag
+ * (hand-made) cannot be checked and count as current. */
+static int image_is_current(const pl_image *im, const char *have)
 {
     const char *want = tag_source_key(im->toolchain);
-    if (!want)
-        return 1;
-    hk_compile_options o;
-    hk_compile_options_defaults(&o);
-    o.name = name;
-    char have[33];
-    if (hk_plugin_source_key(src->text, &o, have) != 0 || !strncmp(have, want, 32))
-        return 1;
+    return !want || !have || !strncmp(have, want, 32);
+}
+
+/* Says that the stale image that would have been used is ignored, naming
+ * the plugin, the image and why, and what runs instead. */
+static void warn_stale(hk_context *ctx, const pl_family *f, const pl_source *src,
+                       const pl_image *stale, const char *have, const pl_image *used)
+{
+    char instead[160];
+    if (used)
+        snprintf(instead, sizeof instead, "using the %s %s image instead", used->backend,
+                 used->target);
+    else
+        snprintf(instead, sizeof instead, "compiling the source instead");
     hkc_warn(ctx, "plugin family '%s' (%s): the %s %s image of %s is stale (built from another "
-             "source: key %.32s, the embedded source's %s); compiling the source instead; "
-             "rebuild the plugin's images", f->name, f->path, im->backend, im->target, src->name,
-             want, have);
-    return 0;
+             "source: key %.32s, the embedded source's %s); %s; rebuild the plugin's images",
+             f->name, f->path, stale->backend, stale->target, src->name,
+             tag_source_key(stale->toolchain), have, instead);
 }
 
 /* How well an image for `target` fits a device whose target id is `dev`: 0
@@ -114,18 +118,29 @@ static int load_image(hk_context *ctx, const pl_family *f, const pl_source *src,
         return 1;
     hkc_device *dev = hkc_current_device(ctx);
     const char *backend = dev->be->ops->name, *target = dev->info.target;
-    const pl_image *best = NULL;
-    int best_fit = 0;
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = name;
+    char key[33];
+    const char *have = hk_plugin_source_key(src->text, &o, key) == 0 ? key : NULL;
+    const pl_image *best = NULL, *stale = NULL;
+    int best_fit = 0, stale_fit = 0;
     for (int i = 0; i < src->nimgs; i++) {
         const pl_image *im = &src->imgs[i];
         int fit = strcmp(im->backend, backend) ? 0
                                                : image_fit(dev->be, im->target, target);
-        /* only images that would be used are checked (and warned about) */
-        if (fit > best_fit && image_is_current(ctx, f, src, im, name)) {
+        int current = image_is_current(im, have);
+        if (current && fit > best_fit) {
             best = im;
             best_fit = fit;
+        } else if (!current && fit > stale_fit) {
+            stale = im;
+            stale_fit = fit;
         }
     }
+    /* one warning, for the stale image that would have won */
+    if (stale && stale_fit > best_fit)
+        warn_stale(ctx, f, src, stale, have, best);
     if (!best)
         return 1;
     hk_module *m;
