@@ -226,6 +226,14 @@ int hkl_cmd_compile_plugin(int argc, char **argv)
         snprintf(out, sizeof out, "%s_images.c", job.family);
         job.out = out;
     }
+    /* a source is named by its file's base name, which must be unique */
+    for (int i = 0; i < job.nfiles; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(base_name(job.files[i]), base_name(job.files[j]))) {
+                fprintf(stderr, "hipkit compile: '%s' and '%s' would both be source '%s'\n",
+                        job.files[j], job.files[i], base_name(job.files[i]));
+                return 2;
+            }
     for (int i = 0; i < job.nfiles; i++)
         if (access(job.files[i], R_OK) != 0) {
             fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job.files[i],
