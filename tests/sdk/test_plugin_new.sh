@@ -115,6 +115,11 @@ ok $? "plugin new never overwrites a file"
 "$hipkit" plugin new Bad-Name "$W/bad" >"$T/new3.log" 2>&1
 [ $? -eq 2 ] && [ ! -e "$W/bad" ]
 ok $? "plugin new refuses a name that is not [a-z0-9_]+"
+# --- Extension point (issue 18, items 1 and 9), part 1 ----------------------
+# Here the new plugin gains a per-row reduction op (one block per row,
+# dynamic shared memory) and a two-output kernel: edit $W/stats/stats.hip
+# and stats.c (kernels, add_kernel, add_op). Both builds below take them.
+# ----------------------------------------------------------------------------
 cp -R "$W/stats" "$W/stats-make" # the Makefile's copy (one build per folder)
 
 { "$MESON" setup "$W/stats/build" "$W/stats" && "$MESON" compile -C "$W/stats/build" &&
@@ -175,11 +180,10 @@ case ",$(pkgv aot_targets)," in
 *) skip "an AOT image ran" "no image for $device" ;;
 esac
 
-# --- Extension point (issue 18, items 1 and 9) ----------------------------
-# The plugin gains a per-row reduction op (one block per row, dynamic
-# shared memory) and a two-output kernel here, in $W/stats and
-# $W/stats-make, before the builds below; their checks go beside the
-# reference above.
+# --- Extension point (issue 18, items 1 and 9), part 2 ----------------------
+# Checks of the per-row reduction op and the two-output kernel against
+# their references go here (run_hk "$W/stats/build" ...), beside the one
+# above; the Makefile build below carries them too.
 # ----------------------------------------------------------------------------
 
 # 5. The Makefile builds the same plugin; its images are fresh.
