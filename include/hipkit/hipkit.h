@@ -616,6 +616,32 @@ HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
                              const hk_arg *args, int nargs);
 
+/* The key an ahead-of-time image of a plugin source records (32 lowercase
+ * hex digits and a NUL in out): a hash of the source text, o's module name
+ * (default "module"), flags, defines and include folders, as the compile
+ * cache hashes them, without the backend, target and toolchain that an
+ * image names itself. Plugin sources are compiled under the name
+ * "plugin-FAMILY-SOURCE" and default options. An image whose toolchain tag
+ * ends in " source-key=KEY" (hkc-aot and `hipkit compile --plugin` write
+ * it) is used only when KEY is the key of the source the plugin embeds;
+ * otherwise it is stale, ignored with a warning, and the source compiled.
+ * o may be NULL (defaults). HK_EINVAL for a NULL source or out. */
+HK_API int hk_plugin_source_key(const char *source, const hk_compile_options *o, char out[33]);
+
+/* Loads plugin `name` again from its file, after its author rebuilt it: a
+ * private copy of the file is dlopen'ed (the old library stays mapped), its
+ * init runs, and its families replace the old ones in the list, in their
+ * places; their kernels compile (or take their AOT images) on first use.
+ * name is one of the plugin's families or its file's NAME
+ * (hipkit-plugin-NAME.so); a plugin that was refused may be reloaded too.
+ * Kernels, ops and names taken from the old families stay valid until the
+ * context ends and run the old code; lookups by name (hk_plugin_launch,
+ * hk_plugin_call_op) find the new ones. On failure (HK_ENOTFOUND: no such
+ * plugin; HK_EFORMAT: the file cannot be loaded or exports no hipkit
+ * plugin ABI this hipkit takes; HK_EINVAL: its init failed) the loaded one
+ * stays, and hk_errmsg says why. */
+HK_API int hk_plugin_reload(hk_context *ctx, const char *name);
+
 #ifdef __cplusplus
 }
 #endif
