@@ -101,6 +101,8 @@ void hkc_plugins_unload(hk_context *ctx);
 /* A signature must agree with what the code object says of its parameters
  * (sizes, alignments and offsets where known): a wrong one would pack
  * arguments the kernel reads differently. HK_EARG naming the parameter. */
+/* Frees a looked-up kernel (module.c frees a module's, kernel.c a failed lookup). */
+void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
 
