@@ -82,7 +82,7 @@ HK_API int hk_plugin_check_kernel(hk_context *ctx, const char *family, const cha
     int fi = hk_plugin_find(ctx, family);
     if (fi < 0)
         return fi;
-    const pl_family *f = ctx->plugins->fams[fi];
+    pl_family *f = ctx->plugins->fams[fi];
     const pl_kernel *k = NULL;
     for (int i = 0; i < f->nks; i++)
         if (!strcmp(f->ks[i].name, kernel))
@@ -91,22 +91,35 @@ HK_API int hk_plugin_check_kernel(hk_context *ctx, const char *family, const cha
         hk_kernel *none;
         return hk_plugin_kernel(ctx, family, kernel, &none); /* the message lists the kernels */
     }
-    /* compiled from the source as plugin_image.c compiles it, so the
-     * memory table and the disk cache make a second check cheap */
-    char name[256];
-    snprintf(name, sizeof name, "plugin-%s-%s", f->name, f->srcs[k->src].name);
-    hk_compile_options o;
-    hk_compile_options_defaults(&o);
-    o.name = name;
-    hk_module *m = NULL;
-    int r = hk_module_compile(ctx, f->srcs[k->src].text, &o, &m);
+    /* the source's module of this device knows the declarations when it
+     * was compiled (not an image): then nothing is compiled again */
+    pl_source *src = &f->srcs[k->src];
+    hk_module *m = src->mods ? src->mods[ctx->current] : NULL;
+    int r = 0, keep = 1;
+    if (!m || !m->entry->nsrc_kernels) {
+        /* compiled as plugin_image.c compiles it; kept as the source's
+         * module when it has none yet (the same code a JIT gives) */
+        char name[256];
+        snprintf(name, sizeof name, "plugin-%s-%s", f->name, src->name);
+        hk_compile_options o;
+        hk_compile_options_defaults(&o);
+        o.name = name;
+        keep = !m;
+        size_t nd = ctx->ndevices ? (size_t)ctx->ndevices : 1;
+        if (keep && !src->mods && !(src->mods = calloc(nd, sizeof *src->mods)))
+            return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+        m = NULL;
+        r = hk_module_compile(ctx, src->text, &o, &m);
+    }
     if (r != 0) {
         char *why = strdup(hk_errmsg(ctx));
         hkc_fail(ctx, r, "plugin '%s': family '%s', source '%s': %s", plugin_of(f), f->name,
-                 f->srcs[k->src].name, why ? why : hk_strerror(r));
+                 src->name, why ? why : hk_strerror(r));
         free(why);
         return r;
     }
+    if (keep)
+        src->mods[ctx->current] = m;
     r = hkc_plugin_check_module(ctx, f, k, m);
     if (r == 1)
         r = hkc_fail(ctx, HK_ENOTFOUND,
@@ -114,6 +127,7 @@ HK_API int hk_plugin_check_kernel(hk_context *ctx, const char *family, const cha
                      "'%s' (a template or a name made by the preprocessor that the scan cannot "
                      "follow): not checked",
                      plugin_of(f), f->name, k->name, k->source);
-    hk_module_free(m);
+    if (!keep)
+        hk_module_free(m);
     return r;
 }
