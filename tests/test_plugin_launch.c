@@ -203,6 +203,32 @@ static void test_old_minor(hk_context *ctx)
     free(x), free(y);
 }
 
+/* badrule's init tries four wrong registrations; each reason is kept. */
+static void test_bad_rules(hk_context *ctx)
+{
+    const char *e = "(absent)";
+    for (int i = 0; i < hk_plugin_count(ctx); i++) {
+        hk_plugin_info p;
+        if (hk_plugin_get(ctx, i, &p) == 0 && !strcmp(p.name, "badrule"))
+            e = p.error;
+    }
+    tap_ok(has(e, "4 of 4 refused"), "badrule: every wrong registration is refused: %s", e);
+    tap_ok(has(e, "geometry kind 3 needs add_kernel_rule"), "a row kind through add_kernel is refused");
+    tap_ok(has(e, "extent 1 names parameter 2, not a pointer"), "an extent on a scalar is refused");
+    tap_ok(has(e, "extent factor parameter 0 (const float * x) is not an integer"),
+           "an extent factor that is a pointer is refused");
+    tap_ok(has(e, "its size (8) is under"), "a rule too short to hold its geometry is refused");
+    /* a warp-per-row block under one warp */
+    hk_buffer *x = fbuf(ctx, 8, NULL, 1), *o = fbuf(ctx, 2, NULL, 0);
+    hk_arg a[4] = {hk_arg_buffer(x), hk_arg_buffer(o), hk_arg_int(2), hk_arg_int(4)};
+    hk_launch_config c = tu_cfg(0, 1, 1, 1, 1, 1, 0);
+    int r = hk_plugin_launch(ctx, "stats", "row_max_f32", &c, a, 4);
+    tap_ok(r == HK_ELAUNCH && has(hk_errmsg(ctx), "at least one warp"),
+           "a warp-per-row launch with a block under a warp is refused: %s", hk_errmsg(ctx));
+    hk_buffer_free(x);
+    hk_buffer_free(o);
+}
+
 static void test_signature_check(hk_context *ctx)
 {
     hk_buffer *b = fbuf(ctx, 8, NULL, 1);
@@ -253,6 +279,7 @@ int main(void)
     test_explicit(ctx);
     test_old_minor(ctx);
     test_signature_check(ctx);
+    test_bad_rules(ctx);
     hk_context_destroy(ctx);
     printf("1..%d\n", tap_n);
     return tap_failed ? 1 : 0;
