@@ -36,9 +36,9 @@ void hkl_cli_print_plugins(hk_context *ctx, int kernels)
     }
 }
 
-/* One line per kernel of family `name`: ok, mismatch (the reason) or
- * unchecked (why), then a summary. 0 when no kernel mismatched and every
- * source compiled, else 1. */
+/* One line per kernel of family `name`: ok, mismatch (the reason),
+ * unchecked (why) or failed (its source did not compile), then a summary.
+ * 0 when every kernel is ok or unchecked, else 1. */
 static int check_family(hk_context *ctx, const char *name)
 {
     int fi = hk_plugin_find(ctx, name);
@@ -49,7 +49,7 @@ static int check_family(hk_context *ctx, const char *name)
     }
     printf("%s %s (%s): %d kernel%s against the source\n", p.name, p.version, p.path, p.nkernels,
            p.nkernels == 1 ? "" : "s");
-    int nok = 0, nbad = 0, nunchecked = 0;
+    int nok = 0, nbad = 0, nunchecked = 0, nfailed = 0;
     for (int k = 0; k < p.nkernels; k++) {
         hk_plugin_kernel_info ki;
         if (hk_plugin_kernel_get(ctx, fi, k, &ki) != 0)
@@ -65,13 +65,19 @@ static int check_family(hk_context *ctx, const char *name)
         } else if (r == HK_ENOTFOUND) {
             printf("  unchecked  %s: %s\n", ki.name, why);
             nunchecked++;
-        } else {
+        } else if (r == HK_EARG) {
             printf("  MISMATCH   %s: %s\n", ki.name, why);
             nbad++;
+        } else { /* the source did not compile, or memory ran out */
+            printf("  FAILED     %s: %s\n", ki.name, why);
+            nfailed++;
         }
     }
-    printf("%s: %d ok, %d mismatched, %d unchecked\n", p.name, nok, nbad, nunchecked);
-    return nbad ? 1 : 0;
+    printf("%s: %d ok, %d mismatched, %d unchecked", p.name, nok, nbad, nunchecked);
+    if (nfailed)
+        printf(", %d failed", nfailed);
+    printf("\n");
+    return nbad || nfailed ? 1 : 0;
 }
 
 /* `hipkit plugins [--check NAME]` */
