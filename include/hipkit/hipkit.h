@@ -582,7 +582,8 @@ typedef struct hk_plugin_kernel_info {
     const char *name;
     const char *signature;   /* as C: "float *y, float v, size_t n" */
     const char *doc;
-    int geometry;            /* 0 explicit, 1 one-dimensional, 2 two-dimensional */
+    int geometry;            /* 0 explicit, 1 one-dimensional, 2 two-dimensional, 3 a block
+                              * per row, 4 a warp per row (hk_plugin_geometry_kind) */
 } hk_plugin_kernel_info;
 
 /* Kernel i of entry `plugin` (an hk_plugin_get index). */
@@ -602,6 +603,15 @@ HK_API int hk_plugin_kernel(hk_context *ctx, const char *family, const char *ker
  * errors name the operand. */
 HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
                             const hk_launch_config *cfg, const hk_arg *args, int nargs);
+
+/* Compiles the source of a family's kernel (JIT or the disk cache, never an
+ * AOT image) and checks the kernel's declared signature against its
+ * declaration in the preprocessed source, pointer element types included.
+ * 0; HK_EARG naming plugin, kernel, parameter, declared and source type;
+ * HK_ENOTFOUND when discovery found no declaration of it (not checked).
+ * A plugin kernel is also checked this way when its source is first
+ * compiled for a launch. */
+HK_API int hk_plugin_check_kernel(hk_context *ctx, const char *family, const char *kernel);
 
 /* A family's host-side op (code in the plugin that runs several launches). */
 typedef struct hk_plugin_op_info {

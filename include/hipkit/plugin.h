@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 3
+#define HK_PLUGIN_ABI_MINOR 4
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -56,6 +56,10 @@ typedef enum hk_plugin_geometry_kind {
     HK_PLUGIN_GEOM_EXPLICIT = 0, /* the caller gives grid and block */
     HK_PLUGIN_GEOM_1D = 1,       /* over an element count */
     HK_PLUGIN_GEOM_2D = 2,       /* over rows and columns */
+    /* ABI 1.4, through add_kernel_rule only: per-row work over a rows x
+     * cols view (rows_param, cols_param) */
+    HK_PLUGIN_GEOM_ROW_BLOCK = 3, /* one block per row: grid.x = rows */
+    HK_PLUGIN_GEOM_ROW_WARP = 4,  /* one warp per row: grid.x = ceil(rows / (block / warpSize)) */
 } hk_plugin_geometry_kind;
 
 typedef struct hk_plugin_geometry {
@@ -73,6 +77,43 @@ typedef struct hk_plugin_geometry {
     unsigned block_x;
     unsigned block_y;
 } hk_plugin_geometry;
+
+/* ABI 1.4: the length an operand must have, as a function of the
+ * arguments: scale times the values of the integer parameters named in
+ * factors (per-row outputs: {out, {rows_param, -1, -1}, 1}; a gemm's C:
+ * {c, {m_param, n_param, -1}, 1}). */
+typedef struct hk_plugin_extent {
+    int param;                /* a pointer parameter (0-based) */
+    int factors[3];           /* integer parameters multiplied in; -1 ends the list */
+    unsigned long long scale; /* a constant factor; 0 counts as 1 */
+} hk_plugin_extent;
+
+/* ABI 1.4: a geometry with dynamic shared memory and operand extents, for
+ * add_kernel_rule. Grows only at the end: size says how much the plugin
+ * filled in, fields past it count as zero.
+ *
+ * geom.kind picks the grid:
+ *  - 1D, 2D: as hk_plugin_geometry says;
+ *  - ROW_BLOCK: grid.x = rows, a block of geom.block threads, or, when 0,
+ *    the smallest power of two >= cols, at least a warp and at most
+ *    max_block (0: 1024; never above the device's limit);
+ *  - ROW_WARP: a warp per row, geom.block threads a block (0: 256; rounded
+ *    down to whole warps), grid.x = ceil(rows / (block / warpSize));
+ *  - EXPLICIT: the caller gives grid and block (the shared formula and the
+ *    extents still apply).
+ * Dynamic shared memory is shared_per_thread * (threads of the block) +
+ * shared_fixed bytes, unless the caller gives a nonzero amount.
+ * Every pointer operand named in extents must hold its extent; under 1D,
+ * 2D and the row kinds the others must hold the count (rows x cols). */
+typedef struct hk_plugin_rule {
+    size_t size; /* sizeof(hk_plugin_rule) as the plugin was built */
+    hk_plugin_geometry geom;
+    unsigned shared_per_thread;
+    unsigned shared_fixed;
+    unsigned max_block;
+    const hk_plugin_extent *extents; /* nextents of them, copied (at most 8) */
+    int nextents;
+} hk_plugin_rule;
 
 typedef struct hk_plugin_api hk_plugin_api;
 
@@ -102,6 +143,13 @@ typedef struct hk_plugin_arg {
 /* One call of an op (opaque). */
 typedef struct hk_plugin_call hk_plugin_call;
 
+/* A launch configuration an op gives (ABI 1.4). */
+typedef struct hk_plugin_config {
+    unsigned grid[3];    /* blocks in x, y, z; all 0: the rule's grid */
+    unsigned block[3];   /* threads in x, y, z; all 0: the rule's block */
+    size_t shared_bytes; /* dynamic shared memory; 0: the rule's formula */
+} hk_plugin_config;
+
 /* What an op may do, handed to it at each call. Grows only at the end. */
 typedef struct hk_plugin_host {
     size_t size;
@@ -120,7 +168,24 @@ typedef struct hk_plugin_host {
         __attribute__((format(printf, 2, 3)))
 #endif
         ;
+
+    /* --- ABI 1.4: check HK_PLUGIN_HOST_HAS(host, field) first --- */
+
+    /* Launches a kernel of the op's family with an explicit configuration
+     * (hk_plugin_config): a zero grid lets the kernel's rule pick the grid
+     * for cfg's block, a zero block the rule's block, zero shared_bytes the
+     * rule's shared formula. Operands are checked as for launch. */
+    int (*launch_config)(const hk_plugin_call *call, const char *kernel,
+                         const hk_plugin_config *cfg, const hk_plugin_arg *args, int nargs);
+    /* The current device's warp (wavefront) size: 32 on NVIDIA, 32 or 64
+     * on AMD, the CPU backend's own. */
+    unsigned (*warp_size)(const hk_plugin_call *call);
 } hk_plugin_host;
+
+/* Whether the host table of an op call has `field` (added in a later
+ * minor). */
+#define HK_PLUGIN_HOST_HAS(host, field) \
+    ((host)->size >= offsetof(hk_plugin_host, field) + sizeof((host)->field))
 
 /* An op: 0, or the code host->launch or host->fail returned. */
 typedef int (*hk_plugin_op_fn)(const hk_plugin_host *host, const hk_plugin_call *call,
@@ -182,6 +247,15 @@ struct hk_plugin_api {
      * ("x, y, a, b"), doc says what it does. */
     int (*add_op)(const hk_plugin_api *api, const char *family, const char *name,
                   const char *usage, hk_plugin_op_fn fn, const char *doc) HK_PLUGIN_LATER;
+
+    /* --- minor 4 --- */
+
+    /* add_kernel with a full rule (hk_plugin_rule): the row geometries,
+     * dynamic shared memory as a formula of the block size, and operands
+     * whose length is a function of the arguments. */
+    int (*add_kernel_rule)(const hk_plugin_api *api, const char *family, const char *source_name,
+                           const char *kernel_name, const char *signature,
+                           const hk_plugin_rule *rule, const char *doc) HK_PLUGIN_LATER;
 };
 
 /* One embedded image, as tools/aot/embed_images.py writes them (a table

@@ -196,11 +196,35 @@ static int check_geom_param(pl_session *s, const hkc_signature *sig, int idx, co
     return 0;
 }
 
-/* A geometry rule must name integer parameters of the kernel's signature
- * and a block of at most 1024 threads. */
-static int check_geometry(pl_session *s, const char *kernel_name, const char *signature,
-                          const hk_plugin_geometry *g)
+/* The rule's extents: pointer operands, integer factors, at most
+ * PL_MAX_EXTENTS. */
+static int check_extents(pl_session *s, const hkc_signature *sig, const char *kernel,
+                         const hk_plugin_rule *rule)
 {
+    if (rule->nextents < 0 || rule->nextents > PL_MAX_EXTENTS || (rule->nextents && !rule->extents))
+        return API_FAIL(s, "add_kernel_rule: %s: %d extents (at most %d, and a table for them)",
+                        kernel, rule->nextents, PL_MAX_EXTENTS);
+    for (int e = 0; e < rule->nextents; e++) {
+        const hk_plugin_extent *x = &rule->extents[e];
+        if (x->param < 0 || x->param >= sig->count || sig->params[x->param].kind != HK_PARAM_POINTER)
+            return API_FAIL(s, "add_kernel_rule: %s: extent %d names parameter %d, not a pointer",
+                            kernel, e + 1, x->param);
+        for (int j = 0; j < 3 && x->factors[j] >= 0; j++) {
+            int r = check_geom_param(s, sig, x->factors[j], "extent factor", kernel);
+            if (r != 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+/* A geometry rule must name integer parameters of the kernel's signature
+ * and a block of at most 1024 threads; a row rule's block size may be left
+ * to the rule (0). */
+static int check_geometry(pl_session *s, const char *kernel_name, const char *signature,
+                          const hk_plugin_rule *rule)
+{
+    const hk_plugin_geometry *g = &rule->geom;
     hkc_signature sig;
     hkc_strbuf err;
     hkc_strbuf_init(&err);
@@ -215,16 +239,23 @@ static int check_geometry(pl_session *s, const char *kernel_name, const char *si
         r = check_geom_param(s, &sig, g->count_param, "count", kernel_name);
         if (r == 0 && (g->block == 0 || g->block > 1024))
             r = API_FAIL(s, "add_kernel: %s: block %u is not in 1..1024", kernel_name, g->block);
-    } else if (g->kind == HK_PLUGIN_GEOM_2D) {
+    } else if (g->kind == HK_PLUGIN_GEOM_2D || g->kind == HK_PLUGIN_GEOM_ROW_BLOCK ||
+               g->kind == HK_PLUGIN_GEOM_ROW_WARP) {
         r = check_geom_param(s, &sig, g->rows_param, "rows", kernel_name);
         if (r == 0)
             r = check_geom_param(s, &sig, g->cols_param, "cols", kernel_name);
-        if (r == 0 && (g->block_x == 0 || g->block_y == 0 || g->block_x * g->block_y > 1024))
+        if (r == 0 && g->kind == HK_PLUGIN_GEOM_2D &&
+            (g->block_x == 0 || g->block_y == 0 || g->block_x * g->block_y > 1024))
             r = API_FAIL(s, "add_kernel: %s: block %ux%u is not 1..1024 threads", kernel_name,
                          g->block_x, g->block_y);
+        if (r == 0 && g->kind != HK_PLUGIN_GEOM_2D && (g->block > 1024 || rule->max_block > 1024))
+            r = API_FAIL(s, "add_kernel_rule: %s: block %u (at most %u) is over 1024 threads",
+                         kernel_name, g->block, rule->max_block);
     } else if (g->kind != HK_PLUGIN_GEOM_EXPLICIT) {
         r = API_FAIL(s, "add_kernel: %s: unknown geometry kind %d", kernel_name, g->kind);
     }
+    if (r == 0)
+        r = check_extents(s, &sig, kernel_name, rule);
     hkc_signature_free(&sig);
     return r;
 }
@@ -266,17 +297,18 @@ static int api_add_op(const hk_plugin_api *api, const char *family, const char *
     return 0;
 }
 
-static int api_add_kernel(const hk_plugin_api *api, const char *family, const char *source_name,
-                          const char *kernel_name, const char *signature,
-                          const hk_plugin_geometry *geometry, const char *doc)
+/* add_kernel and add_kernel_rule: rule is complete (the caller's copy
+ * padded with zeros). */
+static int add_kernel(pl_session *s, const char *family, const char *source_name,
+                      const char *kernel_name, const char *signature, const hk_plugin_rule *rule,
+                      const char *doc)
 {
-    pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
     pl_family *f = own_family(s, family, "add_kernel");
     if (!f)
         return HK_EINVAL;
-    if (!kernel_name || !*kernel_name || !signature || !geometry)
+    if (!kernel_name || !*kernel_name || !signature)
         return API_FAIL(s, "add_kernel: family '%s': a kernel needs a name, a signature and a geometry",
                         family);
     int src = source_index(f, source_name);
@@ -287,7 +319,7 @@ static int api_add_kernel(const hk_plugin_api *api, const char *family, const ch
         if (!strcmp(f->ks[i].name, kernel_name))
             return API_FAIL(s, "add_kernel: family '%s' already has a kernel '%s'", family,
                             kernel_name);
-    int r = check_geometry(s, kernel_name, signature, geometry);
+    int r = check_geometry(s, kernel_name, signature, rule);
     if (r != 0)
         return r;
     pl_kernel *v = realloc(f->ks, (size_t)(f->nks + 1) * sizeof *v);
@@ -300,7 +332,13 @@ static int api_add_kernel(const hk_plugin_api *api, const char *family, const ch
     k->source = pl_dupstr(source_name);
     k->signature = pl_dupstr(signature);
     k->doc = pl_dupstr(doc);
-    k->geom = *geometry;
+    k->geom = rule->geom;
+    k->shared_per_thread = rule->shared_per_thread;
+    k->shared_fixed = rule->shared_fixed;
+    k->max_block = rule->max_block;
+    k->next = rule->nextents;
+    if (rule->nextents)
+        memcpy(k->ext, rule->extents, (size_t)rule->nextents * sizeof *k->ext);
     k->src = src;
     if (!k->name || !k->source || !k->signature || !k->doc) {
         free(k->name);
@@ -311,6 +349,47 @@ static int api_add_kernel(const hk_plugin_api *api, const char *family, const ch
     }
     f->nks++;
     return 0;
+}
+
+static int api_add_kernel(const hk_plugin_api *api, const char *family, const char *source_name,
+                          const char *kernel_name, const char *signature,
+                          const hk_plugin_geometry *geometry, const char *doc)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    if (!geometry)
+        return API_FAIL(s, "add_kernel: family '%s': a kernel needs a name, a signature and a geometry",
+                        family ? family : "(null)");
+    hk_plugin_rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.size = sizeof rule;
+    if (geometry) {
+        rule.geom = *geometry;
+        if (geometry->kind > HK_PLUGIN_GEOM_2D)
+            return API_FAIL(s, "add_kernel: %s: geometry kind %d needs add_kernel_rule",
+                            kernel_name ? kernel_name : "(null)", geometry->kind);
+    }
+    return add_kernel(s, family, source_name, kernel_name, signature, &rule, doc);
+}
+
+/* A rule from a plugin built for an older minor is shorter: what it lacks
+ * reads as zero. */
+static int api_add_kernel_rule(const hk_plugin_api *api, const char *family,
+                               const char *source_name, const char *kernel_name,
+                               const char *signature, const hk_plugin_rule *rule, const char *doc)
+{
+    pl_session *s = session_of(api);
+    if (!s->open)
+        return HK_ESTATE;
+    size_t min = offsetof(hk_plugin_rule, geom) + sizeof rule->geom;
+    if (!rule || rule->size < min)
+        return API_FAIL(s, "add_kernel_rule: %s: the rule is missing or its size (%zu) is under %zu",
+                        kernel_name ? kernel_name : "(null)", rule ? rule->size : 0, min);
+    hk_plugin_rule full;
+    memset(&full, 0, sizeof full);
+    memcpy(&full, rule, rule->size < sizeof full ? rule->size : sizeof full);
+    return add_kernel(s, family, source_name, kernel_name, signature, &full, doc);
 }
 
 /* Slots only ever grow at the end (plugin.h): size tells a plugin which
@@ -326,4 +405,5 @@ void hkc_plugin_api_fill(hk_plugin_api *api)
     api->error = api_error;
     api->add_image = api_add_image;
     api->add_op = api_add_op;
+    api->add_kernel_rule = api_add_kernel_rule;
 }

@@ -15,9 +15,17 @@
 #include "hipkit/plugin.h"
 #include "internal.h"
 
+/* At most this many operand extents a kernel (kept inline: nothing more to
+ * free). */
+#define PL_MAX_EXTENTS 8
+
 typedef struct pl_kernel {
     char *name, *source, *signature, *doc;
     hk_plugin_geometry geom;
+    /* the rest of its hk_plugin_rule (ABI 1.4; zero from add_kernel) */
+    unsigned shared_per_thread, shared_fixed, max_block;
+    hk_plugin_extent ext[PL_MAX_EXTENTS];
+    int next;
     int src;          /* index in the family's sources */
     hk_kernel **ks;   /* per device, looked up on first use */
 } pl_kernel;
@@ -111,6 +119,12 @@ int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src
 hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why);
 int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
                         const char *path, hkc_strbuf *why);
+
+/* plugin_check.c: k's declared signature against its declaration found in
+ * the source m was compiled from. 0, HK_EARG with the message, or 1 when m
+ * knows no declaration of k (an image, or a kernel discovery missed). */
+int hkc_plugin_check_module(hk_context *ctx, const pl_family *f, const pl_kernel *k,
+                            const hk_module *m);
 
 /* For tests and tools (tests/test_plugin_aot.c declares them itself). */
 int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,

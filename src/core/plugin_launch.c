@@ -48,6 +48,11 @@ static int get_kernel(hk_context *ctx, const char *family, const char *kernel, p
     int r = hkc_plugin_source_module(ctx, f, &f->srcs[k->src], &m);
     if (r != 0)
         return r;
+    /* a declared type the source contradicts is refused before any launch
+     * (an image carries no declarations: `hipkit plugins --check`) */
+    r = hkc_plugin_check_module(ctx, f, k, m);
+    if (r < 0)
+        return r;
     r = hk_module_kernel_sig(m, k->name, k->signature, &k->ks[dev]);
     if (r != 0)
         return r;
@@ -102,43 +107,139 @@ static int arg_count(const pl_launch *l, const hk_arg *a, int idx, uint64_t *out
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-/* The grid and block a 1D or 2D rule gives for these arguments, and the
- * elements (*need, named *need_what in messages) it covers. */
+static uint32_t threads_of(hk_dim3 b) { return b.x * b.y * b.z; }
+
+static uint32_t warp_of(const hk_context *ctx)
+{
+    int w = hkc_current_device(ctx)->info.warp_size;
+    return w > 0 ? (uint32_t)w : 32;
+}
+
+/* The block a row rule picks when the plugin and the caller leave it open:
+ * ROW_BLOCK the smallest power of two covering a row (at least a warp, at
+ * most max_block and the device's limit), ROW_WARP 256 threads in whole
+ * warps. */
+static uint32_t row_block(const pl_launch *l, uint64_t cols)
+{
+    const hkc_device *dev = hkc_current_device(l->ctx);
+    const hk_plugin_geometry *g = &l->pk->geom;
+    uint32_t warp = warp_of(l->ctx);
+    uint32_t cap = l->pk->max_block ? l->pk->max_block : 1024;
+    if (dev->info.max_threads_per_block > 0 && cap > (uint32_t)dev->info.max_threads_per_block)
+        cap = (uint32_t)dev->info.max_threads_per_block;
+    uint32_t b = g->block;
+    if (g->kind == HK_PLUGIN_GEOM_ROW_WARP) {
+        b = b ? b : 256;
+        b = b > cap ? cap : b;
+        return b < warp ? warp : b - b % warp;
+    }
+    if (b)
+        return b;
+    for (b = warp; b < cols && b < cap; b *= 2)
+        ;
+    return b > cap ? cap : b;
+}
+
+/* The grid, block and shared memory the rule gives for these arguments,
+ * starting from what the caller fixed in *c (a zero grid.x or block.x, or
+ * zero shared bytes, is left to the rule), and the elements (*need, named
+ * *need_what in messages) every operand without an extent must hold. */
 static int rule_config(const pl_launch *l, const hk_arg *args, hk_launch_config *c,
                        uint64_t *need, const char **need_what)
 {
     const hk_plugin_geometry *g = &l->pk->geom;
     int r;
+    *need = 0;
+    *need_what = "count";
     if (g->kind == HK_PLUGIN_GEOM_1D) {
         uint64_t n;
         if ((r = arg_count(l, &args[g->count_param], g->count_param, &n)) != 0)
             return r;
-        uint64_t blocks = n ? (n + g->block - 1) / g->block : 1;
+        if (!c->block.x)
+            c->block = (hk_dim3){g->block, 1, 1};
+        uint64_t per = threads_of(c->block), blocks = n ? (n + per - 1) / per : 1;
         if (g->max_blocks && blocks > g->max_blocks)
             blocks = g->max_blocks;
         if (blocks > 0x7fffffffu)
             blocks = 0x7fffffffu;
-        *c = (hk_launch_config){{(uint32_t)blocks, 1, 1}, {g->block, 1, 1}, 0};
+        if (!c->grid.x)
+            c->grid = (hk_dim3){(uint32_t)blocks, 1, 1};
         *need = n;
-        *need_what = "count";
-        return 0;
+    } else if (g->kind != HK_PLUGIN_GEOM_EXPLICIT) {
+        uint64_t rows, cols;
+        if ((r = arg_count(l, &args[g->rows_param], g->rows_param, &rows)) != 0 ||
+            (r = arg_count(l, &args[g->cols_param], g->cols_param, &cols)) != 0)
+            return r;
+        *need = rows * cols;
+        *need_what = "rows x cols";
+        if (g->kind == HK_PLUGIN_GEOM_2D) {
+            if (!c->block.x)
+                c->block = (hk_dim3){g->block_x, g->block_y, 1};
+            if (!c->grid.x)
+                c->grid = (hk_dim3){cols ? ceil_div(cols, c->block.x) : 1,
+                                    rows ? ceil_div(rows, c->block.y) : 1, 1};
+        } else {
+            if (!c->block.x)
+                c->block = (hk_dim3){row_block(l, cols), 1, 1};
+            uint32_t warp = warp_of(l->ctx);
+            uint64_t per = g->kind == HK_PLUGIN_GEOM_ROW_BLOCK ? 1 : threads_of(c->block) / warp;
+            if (per == 0)
+                return hkc_fail(l->ctx, HK_ELAUNCH,
+                                "%s.%s: a warp-per-row block needs at least one warp (%u "
+                                "threads); got %u",
+                                l->f->name, l->pk->name, warp, threads_of(c->block));
+            uint64_t blocks = rows ? (rows + per - 1) / per : 1;
+            if (blocks > 0x7fffffffu)
+                return hkc_fail(l->ctx, HK_ELAUNCH, "%s.%s: %llu rows is too many for one launch",
+                                l->f->name, l->pk->name, (unsigned long long)rows);
+            if (!c->grid.x)
+                c->grid = (hk_dim3){(uint32_t)blocks, 1, 1};
+        }
+    } else if (!c->grid.x || !c->block.x) {
+        return hkc_fail(l->ctx, HK_ELAUNCH, "%s.%s has explicit geometry: give grid and block",
+                        l->f->name, l->pk->name);
     }
-    uint64_t rows, cols;
-    if ((r = arg_count(l, &args[g->rows_param], g->rows_param, &rows)) != 0 ||
-        (r = arg_count(l, &args[g->cols_param], g->cols_param, &cols)) != 0)
-        return r;
-    *c = (hk_launch_config){{cols ? ceil_div(cols, g->block_x) : 1,
-                             rows ? ceil_div(rows, g->block_y) : 1, 1},
-                            {g->block_x, g->block_y, 1}, 0};
-    *need = rows * cols;
-    *need_what = "rows x cols";
+    if (!c->shared_bytes)
+        c->shared_bytes = (size_t)l->pk->shared_per_thread * threads_of(c->block) +
+                          l->pk->shared_fixed;
     return 0;
 }
 
-/* Every operand must hold the elements the rule covers, except, in a
- * strided kernel (candle's convention: a parameter named info holds the
- * shape and strides), the inputs and info itself: broadcasting reads fewer
- * elements than it writes. */
+/* The extent of operand `param`, if the rule gives it one: *len, and its
+ * formula for messages ("rows x k"). 0: none; 1: set; < 0: an error. */
+static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t *len,
+                     hkc_strbuf *what)
+{
+    const pl_kernel *pk = l->pk;
+    for (int e = 0; e < pk->next; e++) {
+        const hk_plugin_extent *x = &pk->ext[e];
+        if (x->param != param)
+            continue;
+        uint64_t v = x->scale ? x->scale : 1;
+        if (x->scale > 1)
+            hkc_strbuf_printf(what, "%llu", (unsigned long long)x->scale);
+        for (int j = 0; j < 3 && x->factors[j] >= 0; j++) {
+            uint64_t f;
+            int r = arg_count(l, &args[x->factors[j]], x->factors[j], &f);
+            if (r != 0)
+                return r;
+            if (__builtin_mul_overflow(v, f, &v))
+                return hkc_fail(l->ctx, HK_EARG, "%s.%s: the extent of argument %d overflows",
+                                l->f->name, pk->name, param + 1);
+            hk_param_info p;
+            hk_kernel_param(l->k, x->factors[j], &p);
+            hkc_strbuf_printf(what, "%s%s", what->len ? " x " : "", p.name);
+        }
+        *len = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* Every operand must hold its extent, or else the elements the rule covers,
+ * except, in a strided kernel (candle's convention: a parameter named info
+ * holds the shape and strides), the inputs and info itself: broadcasting
+ * reads fewer elements than it writes. */
 static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need,
                           const char *need_what)
 {
@@ -151,15 +252,24 @@ static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uin
             continue;
         hk_param_info p;
         hk_kernel_param(k, i, &p);
-        if (strided && p.is_const)
-            continue;
+        hkc_strbuf what;
+        hkc_strbuf_init(&what);
+        uint64_t want = need;
+        int r = extent_of(l, args, i, &want, &what);
         size_t len = hk_buffer_length(args[i].v.buf);
-        if (len < need) {
-            return hkc_fail(l->ctx, HK_EARG,
-                            "%s.%s: operand %s (argument %d) has %zu elements; the %s is %llu",
-                            l->f->name, l->pk->name, p.name, i + 1, len, need_what,
-                            (unsigned long long)need);
-        }
+        if (r == 1 && len < want)
+            r = hkc_fail(l->ctx, HK_EARG,
+                         "%s.%s: operand %s (argument %d) has %zu elements; its extent %s is %llu",
+                         l->f->name, l->pk->name, p.name, i + 1, len, what.data,
+                         (unsigned long long)want);
+        else if (r == 0 && !(strided && p.is_const) && len < need)
+            r = hkc_fail(l->ctx, HK_EARG,
+                         "%s.%s: operand %s (argument %d) has %zu elements; the %s is %llu",
+                         l->f->name, l->pk->name, p.name, i + 1, len, need_what,
+                         (unsigned long long)need);
+        hkc_strbuf_free(&what);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -180,20 +290,17 @@ HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *ker
     if (nargs != info.param_count)
         return hkc_fail(ctx, HK_EARG, "%s.%s(%s) takes %d arguments, got %d", f->name, pk->name,
                         pk->signature, info.param_count, nargs);
-    if (pk->geom.kind == HK_PLUGIN_GEOM_EXPLICIT) {
-        if (!cfg)
-            return hkc_fail(ctx, HK_ELAUNCH, "%s.%s has explicit geometry: give grid and block",
-                            f->name, pk->name);
-        return hk_launch(k, cfg, args, nargs);
-    }
     /* a rule kernel checks its operands even when the caller gives the
      * grid: the rule still says what the kernel touches */
     pl_launch l = {ctx, f, pk, k};
     hk_launch_config c;
+    memset(&c, 0, sizeof c);
+    if (cfg)
+        c = *cfg;
     uint64_t need;
     const char *need_what;
     if ((r = rule_config(&l, args, &c, &need, &need_what)) != 0 ||
         (r = check_operands(&l, args, nargs, need, need_what)) != 0)
         return r;
-    return hk_launch(k, cfg ? cfg : &c, args, nargs);
+    return hk_launch(k, &c, args, nargs);
 }

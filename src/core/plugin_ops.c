@@ -19,13 +19,49 @@ struct hk_plugin_call {
     const pl_op *op;
 };
 
+/* An op's messages start "family.op" once: a launch's error, or a text the
+ * op wrote with that start itself, is not prefixed again. */
+static int has_prefix(const hk_plugin_call *c, const char *msg)
+{
+    size_t nf = strlen(c->f->name), no = strlen(c->op->name);
+    return !strncmp(msg, c->f->name, nf) && msg[nf] == '.' && !strncmp(msg + nf + 1, c->op->name, no) &&
+           (msg[nf + 1 + no] == ':' || msg[nf + 1 + no] == '(');
+}
+
+static int op_launch(const hk_plugin_call *c, const char *kernel, const hk_launch_config *cfg,
+                     const hk_plugin_arg *args, int nargs)
+{
+    int r = hk_plugin_launch(c->ctx, c->f->name, kernel, cfg, (const hk_arg *)(const void *)args,
+                             nargs);
+    if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return r;
+}
+
 static int host_op_launch(const hk_plugin_call *c, const char *kernel, const hk_plugin_arg *args,
                           int nargs)
 {
-    int r = hk_plugin_launch(c->ctx, c->f->name, kernel, NULL, (const hk_arg *)(const void *)args, nargs);
-    if (r != 0)
-        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
-    return r;
+    return op_launch(c, kernel, NULL, args, nargs);
+}
+
+/* Zeros in cfg are the rule's to fill (plugin.h): hk_plugin_launch reads a
+ * zero grid.x, block.x or shared size that way. */
+static int host_op_launch_config(const hk_plugin_call *c, const char *kernel,
+                                 const hk_plugin_config *cfg, const hk_plugin_arg *args, int nargs)
+{
+    if (!cfg)
+        return op_launch(c, kernel, NULL, args, nargs);
+    hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
+                           {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
+                            cfg->block[2] ? cfg->block[2] : 1},
+                           cfg->shared_bytes};
+    return op_launch(c, kernel, &lc, args, nargs);
+}
+
+static unsigned host_op_warp_size(const hk_plugin_call *c)
+{
+    int w = hkc_current_device(c->ctx)->info.warp_size;
+    return w > 0 ? (unsigned)w : 32;
 }
 
 static size_t host_op_length(const hk_plugin_call *c, const void *buf)
@@ -48,7 +84,10 @@ static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
     va_start(ap, fmt);
     hkc_strbuf_vprintf(&m, fmt, ap);
     va_end(ap);
-    hkc_fail(c->ctx, HK_EARG, "%s.%s(%s): %s", c->f->name, c->op->name, c->op->usage, m.data);
+    if (has_prefix(c, m.data))
+        hkc_fail(c->ctx, HK_EARG, "%s", m.data);
+    else
+        hkc_fail(c->ctx, HK_EARG, "%s.%s(%s): %s", c->f->name, c->op->name, c->op->usage, m.data);
     hkc_strbuf_free(&m);
     return HK_EARG;
 }
@@ -59,6 +98,8 @@ static const hk_plugin_host host_table = {
     .length = host_op_length,
     .dtype = host_op_dtype,
     .fail = host_op_fail,
+    .launch_config = host_op_launch_config,
+    .warp_size = host_op_warp_size,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

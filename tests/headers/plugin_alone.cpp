@@ -10,6 +10,14 @@ int main()
     std::printf("ok 1 - plugin.h compiles alone in C++\n");
     std::printf("%s 2 - the table has its error field\n", HK_PLUGIN_API_HAS(&api, error) ? "ok" : "not ok");
     std::printf("%s 3 - the exported ABI is the header's\n", hk_plugin_alone_abi[1] == HK_PLUGIN_ABI_MINOR ? "ok" : "not ok");
-    std::printf("1..3\n");
+    /* ABI 1.4: a rule with an extent, and a host table as an older host
+     * would hand it (only up to fail) */
+    static const hk_plugin_extent ext[] = {{1, {3, -1, -1}, 1}};
+    hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_ROW_BLOCK, 0, 0, 0, 3, 4, 0, 0}, 4, 0, 0, ext, 1};
+    hk_plugin_host old_host = {offsetof(hk_plugin_host, launch_config), 0, 0, 0, 0, 0, 0};
+    std::printf("%s 4 - a rule names its extents\n", rule.extents[0].factors[0] == 3 && rule.nextents == 1 ? "ok" : "not ok");
+    std::printf("%s 5 - HK_PLUGIN_HOST_HAS sees an older host's table end\n",
+                !HK_PLUGIN_HOST_HAS(&old_host, launch_config) && HK_PLUGIN_HOST_HAS(&old_host, fail) ? "ok" : "not ok");
+    std::printf("1..5\n");
     return 0;
 }

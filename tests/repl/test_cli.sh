@@ -1,10 +1,12 @@
 #!/bin/sh
 # The hipkit program's command line, end to end (TAP). $1: the hipkit binary.
-# $2: the version it must report. Exact outputs are compared, so a change
-# of wording fails here first.
+# $2: the version it must report. $3: the folder of the test plugins of
+# tests/plugins/launch. Exact outputs are compared, so a change of wording
+# fails here first.
 set -u
 HIPKIT=$1
 VERSION=$2
+TEST_PLUGINS=$3
 T=$(mktemp -d "${TMPDIR:-/tmp}/hipkit-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 export HOME="$T/home" XDG_STATE_HOME="$T/state"
@@ -185,6 +187,26 @@ if [ "$rc" -eq 0 ] && grep -q '^      fill_f32(float \*y, float v, size_t n)$' "
 else
     ok 1 "plugins: every family's kernels with signature and doc line"; show
 fi
+
+# plugins --check: each kernel's declared signature against its source.
+HIPKIT_PLUGIN_PATH=$TEST_PLUGINS run plugins --check badsig
+cat >"$T/want" <<EOF
+badsig 1 ($TEST_PLUGINS/hipkit-plugin-badsig.so): 2 kernels against the source
+  MISMATCH   scale_f32: parameter 1 'x' is declared 'const double *', but the source (badsig.hip, line 3) has 'const float *'
+  ok         ok_f32
+badsig: 1 ok, 1 mismatched, 0 unchecked
+EOF
+expect "plugins --check: a wrong pointer type is a mismatch naming both types, status 1" 1 "$T/want"
+HIPKIT_PLUGIN_PATH=$TEST_PLUGINS run plugins --check stats
+if [ "$rc" -eq 0 ] && grep -qx '  ok         row_stats_f32' "$T/out" &&
+    grep -qx 'stats: 5 ok, 0 mismatched, 0 unchecked' "$T/out"; then
+    ok 0 "plugins --check: every kernel of a right family is ok, status 0"
+else
+    ok 1 "plugins --check: every kernel of a right family is ok, status 0"; show
+fi
+run plugins --check nosuch
+if [ "$rc" -eq 1 ] && grep -q "no plugin family 'nosuch'" "$T/err"; then
+    ok 0 "plugins --check: an unknown family is an error"; else ok 1 "plugins --check: an unknown family is an error"; show; fi
 
 # hipkit cache in a private folder.
 export HIPKIT_CACHE_DIR="$T/cache"

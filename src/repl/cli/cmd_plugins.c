@@ -1,6 +1,10 @@
 /* `hipkit plugins`: every kernel family with its kernels, their signatures
- * and doc lines; `hipkit info` prints the short form. */
+ * and doc lines; `hipkit info` prints the short form. `hipkit plugins
+ * --check NAME` compiles a family's sources and checks every kernel's
+ * declared signature against the source. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -32,15 +36,69 @@ void hkl_cli_print_plugins(hk_context *ctx, int kernels)
     }
 }
 
-/* `hipkit plugins`: every family with its kernels and their doc lines. */
+/* One line per kernel of family `name`: ok, mismatch (the reason),
+ * unchecked (why) or failed (its source did not compile), then a summary.
+ * 0 when every kernel is ok or unchecked, else 1. */
+static int check_family(hk_context *ctx, const char *name)
+{
+    int fi = hk_plugin_find(ctx, name);
+    hk_plugin_info p;
+    if (fi < 0 || hk_plugin_get(ctx, fi, &p) != 0) {
+        fprintf(stderr, "hipkit: %s\n", hk_errmsg(ctx));
+        return 1;
+    }
+    printf("%s %s (%s): %d kernel%s against the source\n", p.name, p.version, p.path, p.nkernels,
+           p.nkernels == 1 ? "" : "s");
+    int nok = 0, nbad = 0, nunchecked = 0, nfailed = 0;
+    for (int k = 0; k < p.nkernels; k++) {
+        hk_plugin_kernel_info ki;
+        if (hk_plugin_kernel_get(ctx, fi, k, &ki) != 0)
+            continue;
+        int r = hk_plugin_check_kernel(ctx, name, ki.name);
+        /* the message names plugin and kernel: the line says them already */
+        const char *why = hk_errmsg(ctx), *at = strstr(why, ki.name);
+        if (at && !strncmp(at + strlen(ki.name), ": ", 2))
+            why = at + strlen(ki.name) + 2;
+        if (r == 0) {
+            printf("  ok         %s\n", ki.name);
+            nok++;
+        } else if (r == HK_ENOTFOUND) {
+            printf("  unchecked  %s: %s\n", ki.name, why);
+            nunchecked++;
+        } else if (r == HK_EARG) {
+            printf("  MISMATCH   %s: %s\n", ki.name, why);
+            nbad++;
+        } else { /* the source did not compile, or memory ran out */
+            printf("  FAILED     %s: %s\n", ki.name, why);
+            nfailed++;
+        }
+    }
+    printf("%s: %d ok, %d mismatched, %d unchecked", p.name, nok, nbad, nunchecked);
+    if (nfailed)
+        printf(", %d failed", nfailed);
+    printf("\n");
+    return nbad || nfailed ? 1 : 0;
+}
+
+/* `hipkit plugins [--check NAME]` */
 int hkl_cmd_plugins(int argc, char **argv)
 {
-    if (argc > 2)
-        return hkl_cli_bad_usage("'plugins' takes no arguments: '%s'", argv[2]);
+    int check = argc > 2 && !strcmp(argv[2], "--check");
+    if (check && argc != 4)
+        return hkl_cli_bad_usage("'plugins --check' takes one family name%s", "");
+    if (!check && argc > 2)
+        return hkl_cli_bad_usage("'plugins' takes no arguments but --check NAME: '%s'", argv[2]);
+    /* images carry no declarations: every source is compiled to be checked */
+    if (check)
+        setenv("HIPKIT_PLUGIN_AOT", "off", 1);
     hk_context *ctx = hkl_cli_context();
     if (ctx == NULL)
         return 1;
-    hkl_cli_print_plugins(ctx, 1);
+    int rc = 0;
+    if (check)
+        rc = check_family(ctx, argv[3]);
+    else
+        hkl_cli_print_plugins(ctx, 1);
     hk_context_destroy(ctx);
-    return 0;
+    return rc;
 }

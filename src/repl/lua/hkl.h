@@ -76,6 +76,9 @@ int hkl_npy_load(lua_State *L);
 /* Modules, kernels and launches (module.c): registers metatables and
  * adds compile and load to the table on top of the stack. */
 void hkl_module_register(lua_State *L);
+/* Pushes plugin kernel k (hk_plugin_kernel: the context keeps it) as the
+ * kernel object hk.compile's modules give (module.c). */
+void hkl_push_plugin_kernel(lua_State *L, hk_kernel *k);
 /* A grid or block at idx: a number, or {x, y, z} / {x=, y=, z=}. */
 hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what);
 /* Converts Lua values [first, first+n) to kernel arguments as k:launch

@@ -19,8 +19,12 @@ typedef struct hkl_module {
 
 typedef struct hkl_kernel {
     hk_kernel *k;
-    hkl_module *owner; /* its module userdata (kept alive as user value 1) */
+    hkl_module *owner; /* its module userdata (kept alive as user value 1); NULL for a
+                        * plugin kernel, which the context keeps */
 } hkl_kernel;
+
+/* Was the kernel's module freed (m:free, or collected)? */
+static int kernel_gone(const hkl_kernel *uk) { return uk->owner && !uk->owner->m; }
 
 typedef struct hkl_launcher {
     hkl_kernel *kernel; /* kept alive as user value 1 */
@@ -254,6 +258,14 @@ static void push_kernel(lua_State *L, int module_idx, hk_kernel *k)
     luaL_setmetatable(L, HKL_KERNEL);
 }
 
+void hkl_push_plugin_kernel(lua_State *L, hk_kernel *k)
+{
+    hkl_kernel *uk = lua_newuserdatauv(L, sizeof *uk, 1);
+    uk->k = k;
+    uk->owner = NULL;
+    luaL_setmetatable(L, HKL_KERNEL);
+}
+
 /* Pushes a compile of module 1's source with its options and `extra`
  * (when not NULL) added to their instantiate list: l_compile's arguments
  * as its recipe (user value 1) says. Returns 0 when module 1 has no recipe
@@ -466,7 +478,7 @@ static int module_index(lua_State *L)
 static hkl_kernel *check_kernel(lua_State *L, int idx)
 {
     hkl_kernel *uk = luaL_checkudata(L, idx, HKL_KERNEL);
-    if (!uk->owner->m)
+    if (kernel_gone(uk))
         luaL_error(L, "the kernel's module was freed");
     return uk;
 }
@@ -659,7 +671,7 @@ static int kernel_launch(lua_State *L)
     }
     if (!uk)
         uk = check_kernel(L, 1); /* raises the usual argument error */
-    if (!uk->owner->m)
+    if (kernel_gone(uk))
         return luaL_error(L, "the kernel's module was freed");
     hk_launch_config cfg;
     cfg.grid = hkl_check_dim3(L, 2, "grid");
@@ -698,7 +710,7 @@ static int kernel_call(lua_State *L)
 static int launcher_call(lua_State *L)
 {
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
-    if (!ul->kernel->owner->m)
+    if (kernel_gone(ul->kernel))
         return luaL_error(L, "the kernel's module was freed");
     return do_launch(L, ul->kernel->k, &ul->cfg, 2);
 }
@@ -707,7 +719,7 @@ static int launcher_tostring(lua_State *L)
 {
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
     lua_pushfstring(L, "hk.launcher %s grid {%d, %d, %d} block {%d, %d, %d} shared %d",
-                    ul->kernel->owner->m ? hk_kernel_name(ul->kernel->k) : "(freed)",
+                    !kernel_gone(ul->kernel) ? hk_kernel_name(ul->kernel->k) : "(freed)",
                     (int)ul->cfg.grid.x, (int)ul->cfg.grid.y, (int)ul->cfg.grid.z,
                     (int)ul->cfg.block.x, (int)ul->cfg.block.y, (int)ul->cfg.block.z,
                     (int)ul->cfg.shared_bytes);
@@ -793,7 +805,7 @@ static int kernel_disasm(lua_State *L)
 static int kernel_tostring(lua_State *L)
 {
     hkl_kernel *uk = luaL_checkudata(L, 1, HKL_KERNEL);
-    if (!uk->owner->m) {
+    if (kernel_gone(uk)) {
         lua_pushliteral(L, "hk.kernel (module freed)");
         return 1;
     }

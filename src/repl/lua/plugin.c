@@ -1,6 +1,8 @@
 /* Plugins from Lua: hk.plugins() lists the families and their kernels;
  * hk.ops.FAMILY.KERNEL(...) launches one with the geometry its plugin
- * declared (an explicit-geometry kernel takes grid and block first). */
+ * declared (an explicit-geometry kernel takes grid and block first), and
+ * hk.ops.FAMILY.kernels.KERNEL is its kernel object (k:info(), k:disasm(),
+ * k{grid=, block=, shared=}(...)). */
 #include <string.h>
 
 #include "hkl.h"
@@ -15,7 +17,7 @@ typedef struct plugin_ref {
 
 static void push_kernel(lua_State *L, int k, void *ud)
 {
-    static const char *const geoms[] = {"explicit", "1d", "2d"};
+    static const char *const geoms[] = {"explicit", "1d", "2d", "row_block", "row_warp"};
     const plugin_ref *p = ud;
     hk_plugin_kernel_info ki;
     hkl_check(L, hk_plugin_kernel_get(p->ctx, p->plugin, k, &ki));
@@ -23,7 +25,7 @@ static void push_kernel(lua_State *L, int k, void *ud)
     hkl_set_str(L, "name", ki.name);
     hkl_set_str(L, "signature", ki.signature);
     hkl_set_str(L, "doc", ki.doc);
-    hkl_set_str(L, "geometry", ki.geometry >= 0 && ki.geometry <= 2 ? geoms[ki.geometry] : "?");
+    hkl_set_str(L, "geometry", ki.geometry >= 0 && ki.geometry <= 4 ? geoms[ki.geometry] : "?");
 }
 
 static void push_op(lua_State *L, int o, void *ud)
@@ -95,36 +97,125 @@ static int op_call(lua_State *L)
     return 0;
 }
 
-/* hk.ops.FAMILY.OP(out, in1, in2, ..., scalars...): when a family has no
- * kernel named OP but kernels OP_<types> (add_f32, cast_f32_bf16, ...), the
- * call picks the contiguous one whose pointer parameters take these buffers'
- * dtypes: const pointers take the input buffers in order, the one writable
- * pointer takes out, the size_t count takes #out, and other scalars take the
- * remaining values in order. */
+/* How one OP_<types> kernel takes a dtype-picking call: its writable
+ * pointers take the first buffers (the outputs, in order), its const
+ * pointers the other buffers (the inputs, in order), its size_t parameter
+ * the first output's length, and its other scalars the remaining values in
+ * order. */
+typedef struct pick {
+    hk_buffer *bufs[MAX_ARGS];
+    int nbufs, scal[MAX_ARGS], nscal;
+    int nout, count_param;
+} pick;
+
+/* Does kernel k take the call's buffers and values? Sets p->nout and
+ * p->count_param. */
+static int pick_fits(hk_kernel *k, pick *p)
+{
+    hk_kernel_info info;
+    hk_kernel_get_info(k, &info);
+    int nconst = 0, nout = 0, nother = 0;
+    p->count_param = -1;
+    for (int a = 0; a < info.param_count; a++) { /* the last size_t is the count */
+        hk_param_info pi;
+        hk_kernel_param(k, a, &pi);
+        if (pi.kind == HK_PARAM_SCALAR && !strcmp(pi.type, "size_t"))
+            p->count_param = a;
+    }
+    for (int a = 0; a < info.param_count; a++) {
+        hk_param_info pi;
+        hk_kernel_param(k, a, &pi);
+        if (a == p->count_param)
+            continue;
+        if (pi.kind == HK_PARAM_POINTER && pi.is_const)
+            nconst++;
+        else if (pi.kind == HK_PARAM_POINTER)
+            nout++;
+        else
+            nother++;
+    }
+    if (nout < 1 || nconst + nout != p->nbufs || nother != p->nscal || p->count_param < 0)
+        return 0;
+    int ci = nout, oi = 0;
+    for (int a = 0; a < info.param_count; a++) {
+        hk_param_info pi;
+        hk_kernel_param(k, a, &pi);
+        if (pi.kind == HK_PARAM_POINTER &&
+            pi.dtype != hk_buffer_dtype(p->bufs[pi.is_const ? ci++ : oi++]))
+            return 0;
+    }
+    p->nout = nout;
+    return 1;
+}
+
+/* Launches k as p says; its outputs stay on the stack as the results. */
+static int pick_launch(lua_State *L, const char *family, const char *op, hk_kernel *k, pick *p)
+{
+    hk_kernel_info info;
+    hk_kernel_get_info(k, &info);
+    hk_arg args[MAX_ARGS];
+    double vecs[MAX_ARGS][4];
+    int ci = p->nout, oi = 0, si = 0;
+    size_t n = hk_buffer_length(p->bufs[0]);
+    for (int a = 0; a < info.param_count; a++) {
+        hk_param_info pi;
+        hk_kernel_param(k, a, &pi);
+        if (pi.kind == HK_PARAM_POINTER) {
+            args[a] = hk_arg_buffer(p->bufs[pi.is_const ? ci++ : oi++]);
+        } else if (a == p->count_param) {
+            args[a] = hk_arg_uint(n);
+        } else if (pi.kind == HK_PARAM_VECTOR) {
+            int idx = p->scal[si++];
+            luaL_checktype(L, idx, LUA_TTABLE);
+            hkl_check_vector(L, idx, a + 1, &pi, vecs[a]);
+            args[a] = hk_arg_vector(vecs[a]);
+        } else {
+            int idx = p->scal[si++];
+            if (lua_isinteger(L, idx))
+                args[a] = hk_arg_int(lua_tointeger(L, idx));
+            else if (lua_type(L, idx) == LUA_TBOOLEAN)
+                args[a] = hk_arg_bool(lua_toboolean(L, idx));
+            else
+                args[a] = hk_arg_float(luaL_checknumber(L, idx));
+        }
+    }
+    for (int b = 1; b < p->nbufs; b++)
+        if (hk_buffer_length(p->bufs[b]) < n)
+            return luaL_error(L, "%s.%s: %s %d has %d elements, the first output %d", family, op,
+                              b < p->nout ? "output" : "input", b < p->nout ? b + 1 : b - p->nout + 1,
+                              (int)hk_buffer_length(p->bufs[b]), (int)n);
+    hkl_check(L, hk_plugin_launch(hkl_ctx(L), family, info.name, NULL, args, info.param_count));
+    lua_settop(L, p->nout); /* the outputs come first: returned, for chaining */
+    return p->nout;
+}
+
+/* hk.ops.FAMILY.OP(out..., in..., scalars...): when a family has no kernel
+ * named OP but kernels OP_<types> (add_f32, cast_f32_bf16, ...), the call
+ * picks the contiguous 1-D one that takes these buffers' dtypes (pick
+ * above). */
 static int dispatch_call(lua_State *L)
 {
     const char *family = lua_tostring(L, lua_upvalueindex(2));
     const char *op = lua_tostring(L, lua_upvalueindex(3));
     hk_context *ctx = hkl_ctx(L);
     int top = lua_gettop(L);
-    hk_buffer *out = hkl_check_buffer(L, 1);
-    hk_buffer *ins[MAX_ARGS];
-    int nins = 0, scal[MAX_ARGS], nscal = 0;
-    for (int i = 2; i <= top && nins < MAX_ARGS && nscal < MAX_ARGS; i++) {
+    pick p = {.nbufs = 0};
+    hkl_check_buffer(L, 1);
+    for (int i = 1; i <= top && p.nbufs < MAX_ARGS && p.nscal < MAX_ARGS; i++) {
         if (hkl_test_buffer(L, i))
-            ins[nins++] = hkl_check_buffer(L, i);
+            p.bufs[p.nbufs++] = hkl_check_buffer(L, i);
         else
-            scal[nscal++] = i;
+            p.scal[p.nscal++] = i;
     }
     int fi = hk_plugin_find(ctx, family);
     if (fi < 0)
         return hkl_error(L, fi, NULL);
-    hk_plugin_info p;
-    hkl_check(L, hk_plugin_get(ctx, fi, &p));
+    hk_plugin_info info;
+    hkl_check(L, hk_plugin_get(ctx, fi, &info));
     size_t oplen = strlen(op);
     luaL_Buffer tried;
     luaL_buffinit(L, &tried);
-    for (int k = 0; k < p.nkernels; k++) {
+    for (int k = 0; k < info.nkernels; k++) {
         hk_plugin_kernel_info ki;
         hkl_check(L, hk_plugin_kernel_get(ctx, fi, k, &ki));
         if (strncmp(ki.name, op, oplen) || ki.name[oplen] != '_' || strstr(ki.name, "_strided") ||
@@ -132,70 +223,18 @@ static int dispatch_call(lua_State *L)
             continue;
         hk_kernel *kern;
         hkl_check(L, hk_plugin_kernel(ctx, family, ki.name, &kern));
-        hk_kernel_info info;
-        hk_kernel_get_info(kern, &info);
-        int count_param = -1, nconst = 0, nout = 0, nother = 0, fits = 1;
-        for (int a = 0; a < info.param_count; a++) {
-            hk_param_info pi;
-            hk_kernel_param(kern, a, &pi);
-            if (pi.kind == HK_PARAM_SCALAR && !strcmp(pi.type, "size_t"))
-                count_param = a;
-        }
-        for (int a = 0; a < info.param_count && fits; a++) {
-            hk_param_info pi;
-            hk_kernel_param(kern, a, &pi);
-            if (pi.kind == HK_PARAM_POINTER && pi.is_const)
-                fits = nconst < nins && pi.dtype == hk_buffer_dtype(ins[nconst]) && ++nconst;
-            else if (pi.kind == HK_PARAM_POINTER)
-                fits = nout++ == 0 && pi.dtype == hk_buffer_dtype(out);
-            else if (a != count_param)
-                nother++;
-        }
-        if (!fits || nconst != nins || nout != 1 || nother != nscal || count_param < 0) {
-            luaL_addstring(&tried, luaL_bufflen(&tried) ? ", " : "");
-            luaL_addstring(&tried, ki.name);
-            continue;
-        }
-        hk_arg args[MAX_ARGS];
-        double vecs[MAX_ARGS][4];
-        int ci = 0, si = 0;
-        for (int a = 0; a < info.param_count; a++) {
-            hk_param_info pi;
-            hk_kernel_param(kern, a, &pi);
-            if (pi.kind == HK_PARAM_POINTER)
-                args[a] = hk_arg_buffer(pi.is_const ? ins[ci++] : out);
-            else if (a == count_param)
-                args[a] = hk_arg_uint(hk_buffer_length(out));
-            else if (pi.kind == HK_PARAM_VECTOR) {
-                int idx = scal[si++];
-                luaL_checktype(L, idx, LUA_TTABLE);
-                hkl_check_vector(L, idx, a + 1, &pi, vecs[a]);
-                args[a] = hk_arg_vector(vecs[a]);
-            } else {
-                int idx = scal[si++];
-                if (lua_isinteger(L, idx))
-                    args[a] = hk_arg_int(lua_tointeger(L, idx));
-                else if (lua_type(L, idx) == LUA_TBOOLEAN)
-                    args[a] = hk_arg_bool(lua_toboolean(L, idx));
-                else
-                    args[a] = hk_arg_float(luaL_checknumber(L, idx));
-            }
-        }
-        for (int b = 0; b < nins; b++)
-            if (hk_buffer_length(ins[b]) < hk_buffer_length(out))
-                return luaL_error(L, "%s.%s: input %d has %d elements, out has %d", family, op, b + 1,
-                                  (int)hk_buffer_length(ins[b]), (int)hk_buffer_length(out));
-        hkl_check(L, hk_plugin_launch(ctx, family, ki.name, NULL, args, info.param_count));
-        lua_settop(L, 1);
-        return 1; /* out, for chaining */
+        if (pick_fits(kern, &p))
+            return pick_launch(L, family, op, kern, &p);
+        luaL_addstring(&tried, luaL_bufflen(&tried) ? ", " : "");
+        luaL_addstring(&tried, ki.name);
     }
     luaL_pushresult(&tried); /* the names of the kernels that did not fit; stays below */
     const char *have = lua_tostring(L, -1);
-    lua_pushfstring(L, "%s.%s: no kernel writes %s", family, op, hk_dtype_name(hk_buffer_dtype(out)));
-    for (int b = 0; b < nins; b++)
-        lua_pushfstring(L, "%s%s", b ? ", " : " from ", hk_dtype_name(hk_buffer_dtype(ins[b])));
-    lua_pushfstring(L, " with %d more value(s); it has: %s", nscal, have);
-    lua_concat(L, nins + 2);
+    lua_pushfstring(L, "%s.%s: no kernel writes %s", family, op, hk_dtype_name(hk_buffer_dtype(p.bufs[0])));
+    for (int b = 1; b < p.nbufs; b++)
+        lua_pushfstring(L, "%s%s", b > 1 ? ", " : " from ", hk_dtype_name(hk_buffer_dtype(p.bufs[b])));
+    lua_pushfstring(L, " with %d more value(s); it has: %s", p.nscal, have);
+    lua_concat(L, p.nbufs + 1);
     return lua_error(L);
 }
 
@@ -212,12 +251,42 @@ static int host_op_call(lua_State *L)
     return 0;
 }
 
+/* hk.ops.FAMILY.kernels.NAME: the kernel object (as hk.compile's modules
+ * give), compiled on first access and kept in the kernels table (upvalue 1
+ * is the family). */
+static int kernels_index(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 2);
+    hk_kernel *k;
+    hkl_check(L, hk_plugin_kernel(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(1)), name, &k));
+    hkl_push_plugin_kernel(L, k);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 1, name);
+    return 1;
+}
+
+/* hk.ops.FAMILY.kernels, kept in the family table. */
+static int push_kernels_table(lua_State *L, const char *family)
+{
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushstring(L, family);
+    lua_pushcclosure(L, kernels_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 1, "kernels");
+    return 1;
+}
+
 /* hk.ops.FAMILY.KERNEL: made on first access and kept in the family table. */
 static int family_index(lua_State *L)
 {
     const char *kernel = luaL_checkstring(L, 2);
     lua_getfield(L, 1, "__family");
     const char *family = lua_tostring(L, -1);
+    if (!strcmp(kernel, "kernels"))
+        return push_kernels_table(L, family);
     hk_context *ctx = hkl_ctx(L);
     int fi = hk_plugin_find(ctx, family);
     if (fi < 0)
