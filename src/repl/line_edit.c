@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include <readline/readline.h>
 #endif
 
+#include "interrupt.h"
 #include "line_edit.h"
 
 #define HISTORY_MAX 1000
@@ -30,13 +32,51 @@
 /* ------------------------------------------------------------ plain input */
 
 static int interactive; /* stdin is a terminal: show prompts */
+static int cut;         /* the last line read was cut short by Ctrl-C */
 
-/* Plain input: the whole line however long, without its newline. */
+int hkl_line_interrupted(void)
+{
+    int was = cut;
+    cut = 0;
+    return was;
+}
+
+/* Waits for input on a terminal. A Ctrl-C ends the wait (poll is never
+ * restarted): 1 to read, 0 for a Ctrl-C, -1 for a signal that ends the
+ * session. */
+static int wait_input(void)
+{
+    for (;;) {
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        int n = poll(&p, 1, -1);
+        if (hki_quit_signal())
+            return -1;
+        if (n > 0)
+            return 1;
+        if (n < 0 && errno == EINTR && hki_take())
+            return 0;
+    }
+}
+
+/* Plain input: the whole line however long, without its newline. A
+ * Ctrl-C gives an empty line and hkl_line_interrupted() true. */
 static char *read_plain(const char *prompt)
 {
     if (interactive) {
         fputs(prompt, stdout);
         fflush(stdout);
+        /* A terminal in canonical mode hands over one line per read, so
+         * stdio holds nothing between lines and poll sees what is left. */
+        int w = wait_input();
+        if (w <= 0) {
+            fputs(w == 0 ? "^C\n" : "\n", stdout);
+            fflush(stdout);
+            if (w == 0) {
+                cut = 1;
+                return strdup("");
+            }
+            return NULL;
+        }
     }
     size_t cap = 256, len = 0;
     char *buf = malloc(cap);
@@ -416,6 +456,7 @@ static void readline_setup(lua_State *L)
 {
     complete_L = L;
     rl_readline_name = "hipkit";
+    rl_catch_signals = 0; /* interrupt.c's handlers, and wait_input, take them */
     rl_attempted_completion_function = complete;
     /* No '.' or ':': the word to complete is the whole `a.b:c`. */
     rl_completer_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^~#";
@@ -433,9 +474,47 @@ void hkl_line_init(lua_State *L, int tty)
         readline_setup(L);
 }
 
+/* Readline's alternate interface, so that a Ctrl-C can end the wait for a
+ * key (readline() itself would go on reading the same line). */
+static char *got_line;
+static int got_done;
+
+static void rl_take_line(char *line)
+{
+    got_line = line;
+    got_done = 1;
+    rl_callback_handler_remove(); /* the terminal is the program's again */
+}
+
+static char *read_readline(const char *prompt)
+{
+    got_line = NULL;
+    got_done = 0;
+    rl_callback_handler_install(prompt, rl_take_line);
+    while (!got_done) {
+        int w = wait_input();
+        if (w > 0) {
+            rl_callback_read_char();
+            continue;
+        }
+        /* What was typed is dropped; the prompt comes back on a new line. */
+        rl_replace_line("", 0);
+        rl_free_line_state();
+        rl_callback_sigcleanup();
+        rl_callback_handler_remove();
+        fputs(w == 0 ? "^C\n" : "\n", stdout);
+        fflush(stdout);
+        if (w < 0)
+            return NULL;
+        cut = 1;
+        return strdup("");
+    }
+    return got_line;
+}
+
 char *hkl_line_read(const char *prompt)
 {
-    return use_readline ? readline(prompt) : read_plain(prompt);
+    return use_readline ? read_readline(prompt) : read_plain(prompt);
 }
 
 void hkl_line_save(const char *entry)

@@ -8,6 +8,7 @@
  *   hipkit compile FILE.hip --cuda-arch ... | --offload-arch ...
  *   hipkit inspect FILE
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "lua/hkl.h"
+#include "interrupt.h"
 #include "line_edit.h"
 #include "repl.h"
 
@@ -122,13 +124,51 @@ static void create_arg_table(lua_State *L, const options *o)
 
 /* Runs the chunk under its narg arguments (or reports the load error on
  * top when status is not LUA_OK) with a traceback, as scripts want. */
+static int signalled; /* the exit status a signal asks for, 0 if none */
+
 static int run_chunk(lua_State *L, int status, int narg)
 {
-    if (status == LUA_OK)
+    if (status == LUA_OK) {
+        hki_begin(L);
         status = hkr_call(L, narg, 0, 1);
+        if (hki_end(L) && status != LUA_OK)
+            signalled = 128 + (hki_quit_signal() ? hki_quit_signal() : SIGINT);
+    }
     if (status != LUA_OK)
         hkr_report(L, "hipkit: ");
     return status;
+}
+
+/* os.exit closes the state by default, as a script's end does: buffers
+ * and modules are freed and the context removes its temporary folder. */
+static int os_exit_closing(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, 0);
+    return 0;
+}
+
+static void wrap_os_exit(lua_State *L)
+{
+    lua_getglobal(L, "os");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "exit");
+        lua_pushcclosure(L, os_exit_closing, 1);
+        lua_setfield(L, -2, "exit");
+    }
+    lua_pop(L, 1);
+}
+
+/* A GPU's work cannot be stopped: Ctrl-C says that it is waited for. */
+static void note_device(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    hk_device_info d;
+    if (ctx != NULL && hk_device_get(ctx, hk_device_current(ctx), &d) == 0)
+        hki_set_gpu(strcmp(d.backend, "host") != 0);
 }
 
 static int run_script(lua_State *L, const options *o)
@@ -165,29 +205,31 @@ static int pmain(lua_State *L)
     lua_setfield(L, -2, "hk"); /* require "hk" gives the same table */
     lua_settop(L, 0);
     create_arg_table(L, o);
+    wrap_os_exit(L);
+    note_device(L);
+    hki_install(1);
 
     for (int i = 0; i < o->nexprs; i++) {
         const char *e = o->exprs[i];
         int status = luaL_loadbuffer(L, e, strlen(e), "=(command line)");
         if (run_chunk(L, status, 0) != LUA_OK) {
-            o->status = 1;
+            o->status = signalled ? signalled : 1;
             return 0;
         }
     }
     if (o->script && run_script(L, o) != LUA_OK) {
-        o->status = 1;
+        o->status = signalled ? signalled : 1;
         return 0;
     }
-    if (o->interactive) {
+    if (o->interactive || (o->script == 0 && o->nexprs == 0 && isatty(STDIN_FILENO))) {
+        hki_install(0);
         hkr_repl(L, o->quiet);
+        if (hki_quit_signal())
+            o->status = 128 + hki_quit_signal();
     } else if (o->script == 0 && o->nexprs == 0) {
-        if (isatty(STDIN_FILENO)) {
-            hkr_repl(L, o->quiet);
-        } else {
-            int status = luaL_loadfile(L, NULL);
-            if (run_chunk(L, status, 0) != LUA_OK)
-                o->status = 1;
-        }
+        int status = luaL_loadfile(L, NULL);
+        if (run_chunk(L, status, 0) != LUA_OK)
+            o->status = signalled ? signalled : 1;
     }
     return 0;
 }
@@ -284,6 +326,9 @@ int main(int argc, char **argv)
         free(o.exprs);
         return rc;
     }
+
+    /* Folders of sessions that were killed before they could clean up. */
+    hk_tempdirs_sweep();
 
     lua_State *L = luaL_newstate();
     if (L == NULL) {

@@ -14,6 +14,7 @@
 #include <lualib.h>
 
 #include "lua/hkl.h"
+#include "interrupt.h"
 #include "line_edit.h"
 #include "repl.h"
 
@@ -112,16 +113,27 @@ static char *join_lines(char *a, const char *b)
     return s;
 }
 
-/* Reads one entry: returns the text typed (to free) with its compiled
- * chunk or its error message on the stack and *status set, or NULL at end
- * of input with nothing pushed. */
-static char *read_entry(lua_State *L, int *status)
+/* Reads lines until one is not blank; a Ctrl-C there just gives a fresh
+ * prompt. NULL at the end of input. */
+static char *read_first(void)
 {
     char *text = hkl_line_read(PROMPT);
     while (text != NULL && is_blank(text)) {
+        hkl_line_interrupted();
         hkl_line_free(text);
         text = hkl_line_read(PROMPT);
     }
+    return text;
+}
+
+/* Reads one entry: returns the text typed (to free) with its compiled
+ * chunk or its error message on the stack and *status set, or NULL at end
+ * of input with nothing pushed. A Ctrl-C at a continuation prompt drops
+ * the chunk begun and starts over. */
+static char *read_entry(lua_State *L, int *status)
+{
+again:;
+    char *text = read_first();
     if (text == NULL)
         return NULL;
 
@@ -143,6 +155,11 @@ static char *read_entry(lua_State *L, int *status)
         if (more == NULL)
             return text; /* input ended inside a chunk: report the error */
         lua_pop(L, 1);
+        if (hkl_line_interrupted()) {
+            hkl_line_free(more);
+            free(text);
+            goto again;
+        }
         text = join_lines(text, more);
         hkl_line_free(more);
         if (text == NULL) {
@@ -178,6 +195,7 @@ void hkr_repl(lua_State *L, int quiet)
     while ((text = read_entry(L, &status)) != NULL) {
         hkl_line_save(text);
         free(text);
+        hki_begin(L);
         if (status == LUA_OK)
             status = hkr_call(L, 0, LUA_MULTRET, 0);
         if (status == LUA_OK) {
@@ -189,9 +207,12 @@ void hkr_repl(lua_State *L, int quiet)
                 status = hkr_call(L, n, 0, 0);
             }
         }
+        hki_end(L);
         if (status != LUA_OK)
             hkr_report(L, "");
         lua_settop(L, top);
+        if (hki_quit_signal())
+            break;
     }
     hkl_line_end();
 }

@@ -1,0 +1,111 @@
+/* The REPL in a real terminal, the keys beyond typing lines: Ctrl-C at the
+ * prompt, at a continuation prompt, in a Lua loop and during kernels on the
+ * CPU backend. The session must survive each with its globals and buffers,
+ * and leave no temporary folder behind when it ends.
+ *
+ * argv[1]: the hipkit binary. */
+#include <dirent.h>
+
+#include "pty_session.h"
+
+/* Types line and Enter, waits a moment for it to be running, then Ctrl-C;
+ * checks the screen up to the next prompt holds want. */
+static void interrupt(session *s, const char *line, const char *want, const char *name)
+{
+    type(s, line);
+    type(s, "\r");
+    wait_for(s, "\n", 1);
+    usleep(300000);
+    type(s, "\x03");
+    const char *got = wait_for(s, "hk> ", 0);
+    int ok = strstr(got, want) != NULL;
+    tap_ok(ok, "%s", name);
+    if (!ok)
+        show("got", got);
+}
+
+/* Folders hipkit made under dir. */
+static int count_folders(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, "hipkit-", 7) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    tap_init();
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_repl_keys HIPKIT\n");
+        return 2;
+    }
+    hipkit = argv[1];
+    snprintf(tmp, sizeof tmp, "%s/hipkit-keys.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(tmp) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/home", tmp);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/tmp", tmp);
+    mkdir(dir, 0700);
+    setenv("TMPDIR", dir, 1); /* the session's folders land here */
+
+    session *s = calloc(1, sizeof *s);
+    start2(s, "-q", "--backend=host");
+    wait_for(s, "hk> ", 0);
+    exchange(s, "x = 42", "x = 42\nhk> ", "a global");
+    type(s, "y = 'half typed");
+    wait_for(s, "typed", 1);
+    type(s, "\x03");
+    const char *got = wait_for(s, "hk> ", 0);
+    tap_ok(strcmp(got, "^C\nhk> ") == 0, "Ctrl-C at the prompt: ^C, and a fresh prompt");
+    exchange(s, "y", "y\nnil\nhk> ", "the line typed was dropped, not run");
+    exchange(s, "for i = 1, 3 do", "for i = 1, 3 do\n>> ", "a chunk begun");
+    type(s, "\x03");
+    got = wait_for(s, "hk> ", 0);
+    tap_ok(strcmp(got, "^C\nhk> ") == 0, "Ctrl-C at a continuation prompt drops the chunk");
+    interrupt(s, "while true do end", "interrupted\nhk> ", "Ctrl-C in a Lua loop: interrupted, back at the prompt");
+    exchange(s, "x", "x\n42\nhk> ", "the session goes on with its globals");
+
+    exchange(s, "m = hk.compile([[", "m = hk.compile([[\n>> ", "a kernel source");
+    exchange(s, "extern \"C\" __global__ void spin(float *v, int n) { float a = 0;",
+             "extern \"C\" __global__ void spin(float *v, int n) { float a = 0;\n>> ", "spin, line 1");
+    exchange(s, "  for (int k = 0; k < n; k++) a = a * 0.999f + 1.0f; v[blockIdx.x] = a; }",
+             "  for (int k = 0; k < n; k++) a = a * 0.999f + 1.0f; v[blockIdx.x] = a; }\n>> ",
+             "spin, line 2");
+    exchange(s, "extern \"C\" __global__ void wait(float *v, int n) {",
+             "extern \"C\" __global__ void wait(float *v, int n) {\n>> ", "a kernel of barriers, line 1");
+    exchange(s, "  for (int k = 0; k < n; k++) __syncthreads(); v[0] = -1; }",
+             "  for (int k = 0; k < n; k++) __syncthreads(); v[0] = -1; }\n>> ",
+             "a kernel of barriers, line 2");
+    exchange(s, "]])", "]])\nhk> ", "they compile");
+    exchange(s, "v = hk.from({1, 2, 3}, 'f32')", "v = hk.from({1, 2, 3}, 'f32')\nhk> ", "a buffer");
+    exchange(s, "w = hk.alloc(100000, 'f32')", "w = hk.alloc(100000, 'f32')\nhk> ", "a big one");
+    interrupt(s, "m.spin:launch(100000, 32, w, 100000)", " of 100000 blocks ran to their end\nhk> ",
+              "Ctrl-C during a kernel: the launch stops between blocks and says how far it got");
+    interrupt(s, "m.wait:launch(1, 64, v, 2000000000)",
+              "kernel wait interrupted: 0 of 1 blocks ran to their end\nhk> ",
+              "Ctrl-C during a kernel: a block stops at a barrier");
+    exchange(s, "v", "v\nhk.buffer<f32>[3] device on host:0 {1, 2, 3}\nhk> ", "the buffers are intact");
+    exchange(s, "m.spin:launch(3, 1, v, 1)", "m.spin:launch(3, 1, v, 1)\nhk> ", "the next launch runs");
+    exchange(s, "v", "v\nhk.buffer<f32>[3] device on host:0 {1, 1, 1}\nhk> ", "whole");
+
+    const char *rest;
+    int status = finish(s, &rest);
+    tap_ok(status == 0, "Ctrl-D exits 0 (got %d)", status);
+    tap_ok(count_folders(dir) == 0, "no temporary folder is left behind");
+    free(s);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        tap_diag("could not remove %s", tmp);
+    return tap_done();
+}
