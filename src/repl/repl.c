@@ -64,14 +64,15 @@ void hkr_report(lua_State *L, const char *prefix)
     lua_pop(L, 1);
 }
 
-/* Prints its arguments with tostring, tab separated. Called protected, as a
- * __tostring metamethod may fail. */
+/* Prints its arguments with tostring, tables readably (hkr_show), tab
+ * separated. Called protected, as a __tostring metamethod may fail. */
 static int print_values(lua_State *L)
 {
     int n = lua_gettop(L);
     for (int i = 1; i <= n; i++) {
         size_t len;
-        const char *s = luaL_tolstring(L, i, &len);
+        hkr_show(L, i);
+        const char *s = lua_tolstring(L, -1, &len);
         if (i > 1)
             fputc('\t', stdout);
         fwrite(s, 1, len, stdout);

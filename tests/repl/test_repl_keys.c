@@ -86,6 +86,15 @@ int main(int argc, char **argv)
              "  for (int k = 0; k < n; k++) __syncthreads(); v[0] = -1; }\n>> ",
              "a kernel of barriers, line 2");
     exchange(s, "]])", "]])\nhk> ", "they compile");
+    exchange(s, "m:kernels()", "m:kernels()\n2 kernels: spin, wait\nhk> ", "m:kernels() prints as a report");
+    exchange(s, "{3, 1, b = {x = 1, [2] = true}, a = 's\\n'}",
+             "{3, 1, b = {x = 1, [2] = true}, a = 's\\n'}\n{3, 1, a = \"s\\n\", b = {[2] = true, x = 1}}\nhk> ",
+             "a table prints nested, keys sorted after the array part");
+    exchange(s, "t = {} for i = 1, 30 do t[i] = i * i end", "t = {} for i = 1, 30 do t[i] = i * i end\nhk> ",
+             "a long table");
+    exchange(s, "t, 'x'", "t, 'x'\n{\n  1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225, 256,\n"
+             "  289, 324, 361, 400,\n  ... (10 more)\n}\tx\nhk> ",
+             "prints its first 20 values, lines filled, and how many more");
     exchange(s, "v = hk.from({1, 2, 3}, 'f32')", "v = hk.from({1, 2, 3}, 'f32')\nhk> ", "a buffer");
     exchange(s, "w = hk.alloc(100000, 'f32')", "w = hk.alloc(100000, 'f32')\nhk> ", "a big one");
     interrupt(s, "m.spin:launch(100000, 32, w, 100000)", " of 100000 blocks ran to their end\nhk> ",

@@ -129,6 +129,7 @@ static void push_device_i(lua_State *L, int i, void *ud)
 static int l_devices(lua_State *L)
 {
     hkl_push_list(L, hk_device_count(hkl_ctx(L)), push_device_i, NULL);
+    hkl_report(L, "devices");
     return 1;
 }
 
@@ -172,6 +173,7 @@ static int l_backends(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
     hkl_push_list(L, hk_backend_count(ctx), push_backend, ctx);
+    hkl_report(L, "backends");
     return 1;
 }
 
@@ -418,5 +420,6 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_module_register(L);
     hkl_bench_register(L);
     hkl_plugin_register(L);
+    hkl_report_register(L);
     return 1;
 }

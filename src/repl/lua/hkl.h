@@ -97,6 +97,15 @@ void hkl_plugin_register(lua_State *L);
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
 
+/* Result tables (report.c): hkl_report gives the table on top the
+ * metatable "hk.<kind>" (kind: kernels, kernel_info, stats, bench, devices,
+ * backends, plugins), whose __tostring prints it as a short aligned
+ * report; hkl_report_register creates them. */
+void hkl_report(lua_State *L, const char *kind);
+void hkl_report_register(lua_State *L);
+/* A byte count as "1.5 KiB", "80 GiB" (powers of 1024). */
+void hkl_format_bytes(double n, char *out, size_t cap);
+
 /* Long work: a progress line on stderr after about a second, when stderr is
  * a terminal (progress.c). end() erases it. */
 void hkl_progress_begin(const char *what);

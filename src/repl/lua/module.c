@@ -211,6 +211,7 @@ static int module_kernels(lua_State *L)
         lua_pushstring(L, hk_module_kernel_name(um->m, i));
         lua_rawseti(L, -2, i + 1);
     }
+    hkl_report(L, "kernels");
     return 1;
 }
 
@@ -595,6 +596,7 @@ static int kernel_info(lua_State *L)
     lua_setfield(L, -2, "compile_ms");
     lua_pushboolean(L, info.uses_barriers);
     lua_setfield(L, -2, "uses_barriers");
+    hkl_report(L, "kernel_info");
     return 1;
 }
 

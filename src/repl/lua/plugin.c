@@ -60,6 +60,7 @@ static int l_plugins(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
     hkl_push_list(L, hk_plugin_count(ctx), push_plugin, ctx);
+    hkl_report(L, "plugins");
     return 1;
 }
 
