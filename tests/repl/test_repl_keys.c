@@ -106,6 +106,29 @@ int main(int argc, char **argv)
     exchange(s, "m.spin:launch(3, 1, v, 1)", "m.spin:launch(3, 1, v, 1)\nhk> ", "the next launch runs");
     exchange(s, "v", "v\nhk.buffer<f32>[3] device on host:0 {1, 1, 1}\nhk> ", "whole");
 
+    exchange(s, "help(hk.alloc)", "help(hk.alloc)\nhk.alloc(n [, dtype [, mode]]) -> buffer\n"
+             "  n elements of dtype (default f32) in mode device, managed or host\nhk> ",
+             "help(f): signature and doc line");
+    type(s, "help(v)\r");
+    got = wait_for(s, "hk> ", 0);
+    tap_ok(strstr(got, "\nhk.buffer<f32>[3] device on host:0 {1, 1, 1}\nmethods:\n") != NULL &&
+               strstr(got, "\n  b:fill      sets every element to v\n") != NULL,
+           "help(buffer): the buffer, then its methods with their doc lines");
+    exchange(s, "help(m.wait)", "help(m.wait)\nwait(float *v, int n)\nmethods:\n"
+             "  k:launch  runs the kernel; grid and block are numbers or {x, y, z}\n"
+             "  k:info    signature, parameters, registers, shared and local memory, origin\n"
+             "  k:disasm  the kernel's machine code\nhk> ", "help(kernel): its signature and methods");
+    type(s, "help(hk.ops.binary.add_f32)\r");
+    got = wait_for(s, "hk> ", 0);
+    tap_ok(strstr(got, "\nhk.ops.binary.add_f32(const float *a, const float *b, float *c, size_t n)\n  c[0..n) = ") != NULL,
+           "help of a family's kernel: its signature and the plugin's doc");
+    type(s, "hk\r");
+    got = wait_for(s, "hk> ", 0);
+    tap_ok(strncmp(got, "hk\nhk: hipkit's module.", 23) == 0 && strstr(got, "\n  Devices             hk.backends") != NULL,
+           "`hk` alone prints the module's sections");
+    if (strncmp(got, "hk\nhk: hipkit's module.", 23) != 0)
+        show("got", got);
+
     const char *rest;
     int status = finish(s, &rest);
     tap_ok(status == 0, "Ctrl-D exits 0 (got %d)", status);

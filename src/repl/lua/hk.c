@@ -421,5 +421,6 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_bench_register(L);
     hkl_plugin_register(L);
     hkl_report_register(L);
+    hkl_help_register(L);
     return 1;
 }

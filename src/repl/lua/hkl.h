@@ -106,6 +106,11 @@ void hkl_report_register(lua_State *L);
 /* A byte count as "1.5 KiB", "80 GiB" (powers of 1024). */
 void hkl_format_bytes(double n, char *out, size_t cap);
 
+/* help() (help.c): adds hk.docs to the hk table on top of the stack,
+ * gives it a __tostring that lists its sections, and sets the global
+ * `help`. */
+void hkl_help_register(lua_State *L);
+
 /* Long work: a progress line on stderr after about a second, when stderr is
  * a terminal (progress.c). end() erases it. */
 void hkl_progress_begin(const char *what);
