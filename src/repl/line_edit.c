@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +47,32 @@ int hkl_line_interrupted(void)
  * session. */
 static int wait_input(void)
 {
+    /* The signals stay blocked but inside ppoll: one that came while a key
+     * was handled is seen here, not lost until the next key. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int r;
     for (;;) {
+        if (hki_quit_signal()) {
+            r = -1;
+            break;
+        }
+        if (hki_take()) {
+            r = 0;
+            break;
+        }
         struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-        int n = poll(&p, 1, -1);
-        if (hki_quit_signal())
-            return -1;
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno == EINTR && hki_take())
-            return 0;
+        if (ppoll(&p, 1, NULL, &old) > 0) {
+            r = 1;
+            break;
+        }
     }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return r;
 }
 
 /* Plain input: the whole line however long, without its newline. A
@@ -331,9 +348,51 @@ static int to_index_table(lua_State *L)
     return 1;
 }
 
+/* hipkit's objects whose fields an __index function makes (a module's
+ * kernels, hk.ops's families and their kernels) say so with a metatable
+ * field __complete: a function of the object listing the names it has.
+ * Pushes that metatable's field `what` when the value on top has
+ * __complete, else nothing; returns whether it pushed. */
+static int completable(lua_State *L, const char *what)
+{
+    if (!lua_getmetatable(L, -1))
+        return 0;
+    lua_pushliteral(L, "__complete");
+    lua_rawget(L, -2);
+    int ok = lua_type(L, -1) == LUA_TFUNCTION;
+    lua_pop(L, 1);
+    if (ok) {
+        lua_pushstring(L, what);
+        lua_rawget(L, -2);
+        ok = lua_type(L, -1) == LUA_TFUNCTION;
+        if (!ok)
+            lua_pop(L, 1);
+    }
+    lua_remove(L, ok ? -2 : -1);
+    return ok;
+}
+
+/* The field name of such an object, through its __index function (called
+ * protected: hipkit's own code, which fails cleanly). Replaces the value on
+ * top with it and returns 1, or leaves the stack as it was and returns 0. */
+static int index_call(lua_State *L, const char *name, size_t len)
+{
+    if (!completable(L, "__index"))
+        return 0;
+    lua_pushvalue(L, -2);
+    lua_pushlstring(L, name, len);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK || lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
 /* Replaces the value on top with its field name, read raw (completion must
  * never run Lua code that could fail or have effects), following __index
- * tables. Returns 0 with nothing pushed when there is no such field. */
+ * tables, or through index_call for hipkit's objects. Returns 0 with
+ * nothing pushed when there is no such field. */
 static int get_field(lua_State *L, const char *name, size_t len)
 {
     for (int depth = 0; depth < 8; depth++) {
@@ -346,11 +405,37 @@ static int get_field(lua_State *L, const char *name, size_t len)
             }
             lua_pop(L, 1);
         }
+        if (depth == 0 && index_call(L, name, len))
+            return 1;
         if (!to_index_table(L))
             return 0;
     }
     lua_pop(L, 1);
     return 0;
+}
+
+/* Adds the names the __complete of the value on top lists that start with
+ * word (the value stays). */
+static void add_listed(lua_State *L, const char *prefix, size_t plen, const char *word, size_t wlen)
+{
+    if (!completable(L, "__complete"))
+        return;
+    lua_pushvalue(L, -2);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        size_t klen;
+        if (lua_rawgeti(L, -1, i) == LUA_TSTRING) {
+            const char *k = lua_tolstring(L, -1, &klen);
+            if (klen >= wlen && memcmp(k, word, wlen) == 0 && is_ident(k, klen))
+                cand_add(prefix, plen, k, klen);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
 }
 
 /* Adds the string keys of the table on top (and of its __index tables)
@@ -421,6 +506,7 @@ static void collect(lua_State *L, const char *text)
         if (to_index_table(L))
             add_keys(L, text, sep, word, wlen, 1);
     } else {
+        add_listed(L, text, sep, word, wlen);
         add_keys(L, text, sep, word, wlen, 0);
     }
     lua_settop(L, top);

@@ -665,6 +665,8 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -3, "methods"); /* for the REPL's completion */
     lua_pushcclosure(L, module_index, 1);
     lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, module_kernels); /* the REPL completes m. with them */
+    lua_setfield(L, -2, "__complete");
     lua_pushcfunction(L, module_close);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, module_close);
