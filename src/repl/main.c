@@ -29,9 +29,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: hipkit [options] [SCRIPT [args]]\n"
-        "       hipkit info\n"
+        "       hipkit info [--json]\n"
         "       hipkit cache stats|clear|prune [MAX]\n"
-        "       hipkit plugins\n"
+        "       hipkit plugins [NAME]\n"
         "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
         "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
         "       hipkit inspect FILE [--kernel NAME] [--disasm] | --extract ENTRY -o OUT\n"
@@ -52,8 +52,10 @@ static void usage(FILE *f)
         "  --               stop handling options\n"
         "\n"
         "subcommands:\n"
-        "  info             backends, devices, the compile cache, plugins\n"
-        "  plugins          kernel families with their kernels and doc lines\n"
+        "  info             backends, devices, the compile cache, plugins; --json\n"
+        "                   for scripts\n"
+        "  plugins [NAME]   kernel families with their kernels and doc lines; NAME:\n"
+        "                   that family, or the kernels whose names hold it\n"
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
@@ -75,18 +77,22 @@ static void usage(FILE *f)
         "  HIPKIT_CACHE         compile cache mode: rw, ro or off\n"
         "  HIPKIT_CACHE_DIR     compile cache folder\n"
         "  HIPKIT_CACHE_MAX     compile cache cap in bytes (512M, 1.5G, 2GiB: powers of 1024)\n"
+        "  HIPKIT_FULL_LOG      1: compile errors keep the lines about hipkit's own headers\n"
         "  HIPKIT_HIPCC         the compiler of `compile --offload-arch` (default: hipcc,\n"
         "                       else amdclang++ or clang++, in ROCM_PATH, PATH, /opt/rocm)\n"
         "  XDG_STATE_HOME       the REPL's history is $XDG_STATE_HOME/hipkit/history\n"
         "                       (default ~/.local/state/hipkit/history)\n");
 }
 
+/* What went wrong in one line, then one line of usage: the whole text is
+ * for --help. */
 int hkl_cli_bad_usage(const char *fmt, const char *what)
 {
     fprintf(stderr, "%s: ", progname);
     fprintf(stderr, fmt, what);
     fputs("\n", stderr);
-    usage(stderr);
+    fputs("usage: hipkit [options] [SCRIPT [args]] | hipkit info|cache|plugins|compile|inspect ...;"
+          " 'hipkit --help' says more\n", stderr);
     return 2;
 }
 

@@ -113,10 +113,12 @@ static int device_tostring(lua_State *L)
     lua_getfield(L, 1, "compute_units");
     lua_getfield(L, 1, "warp_size");
     lua_getfield(L, 1, "current");
-    lua_pushfstring(L, "%s:%d %s (%s), %f GiB, %d compute units, warp %d%s", lua_tostring(L, 2),
-                    (int)lua_tointeger(L, 3), lua_tostring(L, 4), lua_tostring(L, 5),
-                    (double)lua_tointeger(L, 6) / (1024.0 * 1024 * 1024), (int)lua_tointeger(L, 7),
-                    (int)lua_tointeger(L, 8), lua_toboolean(L, 9) ? " [current]" : "");
+    char mem[32]; /* "79.1 GiB", not 79.103027343750 */
+    hkl_format_bytes((double)lua_tointeger(L, 6), mem, sizeof mem);
+    lua_pushfstring(L, "%s:%d %s (%s), %s, %d compute units, warp %d%s", lua_tostring(L, 2),
+                    (int)lua_tointeger(L, 3), lua_tostring(L, 4), lua_tostring(L, 5), mem,
+                    (int)lua_tointeger(L, 7), (int)lua_tointeger(L, 8),
+                    lua_toboolean(L, 9) ? " [current]" : "");
     return 1;
 }
 
@@ -421,6 +423,7 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_bench_register(L);
     hkl_plugin_register(L);
     hkl_report_register(L);
+    hkl_elementwise_register(L);
     hkl_help_register(L);
     return 1;
 }

@@ -90,6 +90,12 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
  * double holds exactly; the wrong count or type is a Lua error naming the
  * parameter and the lane. */
 void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
+/* Buffer arithmetic (elementwise.c): + - * / on the buffer metatable and
+ * the in-place methods add, sub, mul, div, through hk.ops.binary. */
+void hkl_elementwise_register(lua_State *L);
+/* Raises the error of a failed hk_module_compile: a compile log without
+ * the lines about hipkit's own headers (compile_log.c). */
+int hkl_compile_failed(lua_State *L, int rc);
 /* Plugins (plugin.c): adds plugins and ops to the table on top of the
  * stack. */
 void hkl_plugin_register(lua_State *L);

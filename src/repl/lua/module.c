@@ -127,6 +127,22 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
     return lua_tostring(L, -1);
 }
 
+/* One word ending in a source file's extension, with no newline, brace
+ * or parenthesis: a file name given where the source goes. */
+static int looks_like_path(const char *s)
+{
+    static const char *const exts[] = {".hip", ".cu", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuh"};
+    if (strpbrk(s, "\n{}(); ") != NULL)
+        return 0;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(s + n - e, exts[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int l_compile(lua_State *L)
 {
     const char *path = NULL, *src;
@@ -139,6 +155,9 @@ static int l_compile(lua_State *L)
         lua_replace(L, 2);
     } else {
         src = luaL_checkstring(L, 1);
+        if (looks_like_path(src))
+            return luaL_error(L, "hk.compile: '%s' looks like a file name, and a string is the source "
+                              "itself: hk.compile{path = \"%s\"} compiles a file", src, src);
         lua_settop(L, 2);
         lua_pushnil(L);
     }
@@ -178,7 +197,8 @@ static int l_compile(lua_State *L)
     hkl_progress_begin(what);
     int r = hk_module_compile(ctx, src, &o, &m);
     hkl_progress_end();
-    hkl_check(L, r);
+    if (r != 0)
+        return hkl_compile_failed(L, r);
     push_module(L, m);
     return 1;
 }
