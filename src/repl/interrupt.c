@@ -34,6 +34,22 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
  * own "interrupted" that says how far it got). */
 #define STOP_MASK LUA_MASKCOUNT
 
+static volatile sig_atomic_t hits; /* Ctrl-Cs since the code began */
+
+static void say(const char *msg)
+{
+    ssize_t w = write(STDERR_FILENO, msg, strlen(msg));
+    (void)w;
+}
+
+static void default_sigint(void)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &dfl, NULL);
+}
+
 static void on_signal(int sig)
 {
     int saved = errno;
@@ -45,21 +61,22 @@ static void on_signal(int sig)
     lua_State *L = running;
     if (L != NULL) {
         lua_sethook(L, stop_hook, STOP_MASK, 1);
-        if (gpu_notice && sig == SIGINT) {
-            static const char msg[] = "\n(interrupt: back at the prompt once the GPU has finished "
-                                      "the work in flight; a GPU kernel cannot be stopped)\n";
-            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-            (void)w;
+        int n = sig == SIGINT ? ++hits : 0;
+        if (n == 1 && gpu_notice)
+            say("\n(interrupt: back at the prompt once the GPU has finished the work in flight; "
+                "a GPU kernel cannot be stopped)\n");
+        else if (n == 2)
+            say("\n(still running: a CPU block between barriers, or a GPU's work, ends first; "
+                "Ctrl-C once more ends hipkit)\n");
+        else if (n >= 3) { /* the way out of a kernel that never ends */
+            default_sigint();
+            raise(SIGINT); /* delivered as this handler returns */
         }
     }
     /* In a script, as in lua.c, a second Ctrl-C before the first took
-     * effect (a long wait in C) ends the process. */
-    if (script_mode && sig == SIGINT) {
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        sigaction(SIGINT, &dfl, NULL);
-    }
+     * effect (a long wait in C) ends the process; in the REPL a third. */
+    if (script_mode && sig == SIGINT)
+        default_sigint();
     errno = saved;
 }
 
@@ -83,6 +100,7 @@ void hki_set_gpu(int gpu) { gpu_notice = gpu; }
 void hki_begin(lua_State *L)
 {
     pending = 0;
+    hits = 0;
     hk_interrupt_reset();
     lua_sethook(L, NULL, 0, 0);
     running = L;
@@ -93,6 +111,7 @@ void hki_begin(lua_State *L)
 int hki_end(lua_State *L)
 {
     running = NULL;
+    hits = 0;
     lua_sethook(L, NULL, 0, 0);
     int was = pending || quit_sig;
     pending = 0;

@@ -208,9 +208,17 @@ void hkr_repl(lua_State *L, int quiet)
                 status = hkr_call(L, n, 0, 0);
             }
         }
-        hki_end(L);
+        int interrupted = hki_end(L);
+        const char *msg = status != LUA_OK ? lua_tostring(L, -1) : NULL;
+        if (status != LUA_OK && interrupted && msg != NULL && strstr(msg, "interrupted") == NULL) {
+            /* a compiler that the Ctrl-C ended fails with a log that says little */
+            lua_pushfstring(L, "%s\n(interrupted)", msg);
+            lua_remove(L, -2);
+        }
         if (status != LUA_OK)
             hkr_report(L, "");
+        else if (interrupted) /* no Lua ran after the call the Ctrl-C came in */
+            fputs("(interrupted: the call ran to its end)\n", stderr);
         lua_settop(L, top);
         if (hki_quit_signal())
             break;

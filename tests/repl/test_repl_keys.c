@@ -58,6 +58,7 @@ int main(int argc, char **argv)
     setenv("TMPDIR", dir, 1); /* the session's folders land here */
 
     session *s = calloc(1, sizeof *s);
+    int ok;
     start2(s, "-q", "--backend=host");
     wait_for(s, "hk> ", 0);
     exchange(s, "x = 42", "x = 42\nhk> ", "a global");
@@ -109,6 +110,21 @@ int main(int argc, char **argv)
               "kernel wait interrupted: 0 of 1 blocks ran to their end\nhk> ",
               "Ctrl-C during a kernel: a block stops at a barrier");
     exchange(s, "v", "v\nhk.buffer<f32>[3] device on host:0 {1, 2, 3}\nhk> ", "the buffers are intact");
+    /* One block with no barrier cannot be stopped: a second Ctrl-C says so,
+     * and the prompt comes back when it ends. */
+    type(s, "m.spin:launch(1, 1, v, 300000000)\r");
+    wait_for(s, "\n", 1);
+    usleep(200000);
+    type(s, "\x03");
+    usleep(100000);
+    type(s, "\x03");
+    got = wait_for(s, "hk> ", 0);
+    ok = strstr(got, "\n(still running: a CPU block between barriers, or a GPU's work, ends first; "
+                     "Ctrl-C once more ends hipkit)\n") != NULL &&
+         strstr(got, "\n(interrupted: the call ran to its end)\nhk> ") != NULL;
+    tap_ok(ok, "a block that runs on: a second Ctrl-C says so, the prompt comes back after it");
+    if (!ok)
+        show("got", got);
     exchange(s, "m.spin:launch(3, 1, v, 1)", "m.spin:launch(3, 1, v, 1)\nhk> ", "the next launch runs");
     exchange(s, "v", "v\nhk.buffer<f32>[3] device on host:0 {1, 1, 1}\nhk> ", "whole");
 
@@ -161,6 +177,31 @@ int main(int argc, char **argv)
     int status = finish(s, &rest);
     tap_ok(status == 0, "Ctrl-D exits 0 (got %d)", status);
     tap_ok(count_folders(dir) == 0, "no temporary folder is left behind");
+
+    /* A kernel that never ends: the third Ctrl-C ends hipkit, as Ctrl-C
+     * did before there was any other way. */
+    start2(s, "-q", "--backend=host");
+    wait_for(s, "hk> ", 0);
+    type(s, "f = hk.compile('extern \"C\" __global__ void forever(volatile int *v) { while (v[0] == 0) {} }')\r");
+    wait_for(s, "hk> ", 0);
+    type(s, "f.forever:launch(1, 1, hk.alloc(1, 'i32'):fill(0))\r");
+    wait_for(s, "\n", 1);
+    usleep(300000);
+    for (int i = 0; i < 3; i++) {
+        type(s, "\x03");
+        usleep(200000);
+    }
+    long end = now_ms() + TIMEOUT_MS;
+    int wstatus = 0;
+    while (waitpid(s->pid, &wstatus, WNOHANG) != s->pid && now_ms() < end)
+        pump(s, 50);
+    ok = WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGINT;
+    tap_ok(ok, "the third Ctrl-C ends a session stuck in a kernel");
+    if (!ok) {
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, &wstatus, 0);
+    }
+    close(s->fd);
     free(s);
 
     char cmd[600];
