@@ -265,6 +265,13 @@ typedef struct hk_compile_options {
      * (hk_compile_offline) compile that file itself, so their messages name
      * it and its own folder is searched for its quoted includes. */
     const char *path;
+    /* Kernel template instantiations to compile and list as kernels, by
+     * name expression as CuPy's name_expressions: "reduce<float, 256>",
+     * "ns::scale<double>". Each is launched by that name (hk_module_kernel
+     * normalises spacing) with its parameter types as the arguments make
+     * them. Kernels in namespaces need no entry: they are "ns::kern". */
+    const char *const *instantiate;
+    int ninstantiate;
 } hk_compile_options;
 
 HK_API void hk_compile_options_defaults(hk_compile_options *o);

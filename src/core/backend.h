@@ -96,6 +96,7 @@ double hkc_now_ms(void);
  * user-given signature; -1 nparams means unknown. */
 typedef struct hkc_kernel_meta {
     char name[256];
+    char symbol[256];          /* the code object's symbol when it is not name, or "" */
     int nparams;
     uint32_t param_size[64];
     uint32_t param_align[64];  /* 0: unknown (AMD .args give offsets, not alignment) */
@@ -134,6 +135,10 @@ typedef struct hkc_compile_job {
     /* kernels found in the source, for backends that generate entry code */
     const struct hkc_source_kernel *kernels;
     int nkernels;
+    /* Out, for backends with lowers_names: per kernel whose name is a name
+     * expression (name_expr.h: `ns::kern`, `reduce<float, 4>`), the symbol
+     * the compiler gave it (malloc'd); entries left NULL are the name. */
+    char **lowered;
 } hkc_compile_job;
 
 struct hkc_backend_ops {
@@ -142,6 +147,11 @@ struct hkc_backend_ops {
     /* Alignment of 32-byte vectors passed by value (double4, long4, ...):
      * HIP's compilers use 32, CUDA's 16. Signatures are laid out with it. */
     uint32_t wide_vector_align;
+    /* Nonzero: compile mangles kernels named by expressions and reports
+     * their symbols in job->lowered (NVRTC's and hiprtc's name expressions);
+     * the core keeps them beside the cached code object. Zero: the code
+     * object lists such kernels by their names (the host's kernel table). */
+    int lowers_names;
 
     /* Finds devices. Returns the count (>= 0); 0 with `reason` filled when
      * the backend is present but unusable. Sets be->impl. */

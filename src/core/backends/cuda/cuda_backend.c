@@ -10,6 +10,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .name = "cuda",
     .code_ext = "cubin",
     .wide_vector_align = 16,
+    .lowers_names = 1,
     .probe = hkc_cuda_probe,
     .destroy = hkc_cuda_destroy,
     .device_info = hkc_cuda_device_info,

@@ -257,6 +257,8 @@ int hkc_cuda_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas
         if (strlen(name) >= sizeof mt->name)
             continue; /* cannot be named through the core */
         snprintf(mt->name, sizeof mt->name, "%s", name);
+        if (name != syms[i] && strlen(syms[i]) < sizeof mt->symbol)
+            snprintf(mt->symbol, sizeof mt->symbol, "%s", syms[i]);
         size_t end;
         mt->nparams = param_info(fns[i], mt->param_size, mt->param_align, 64, &end);
         mt->uses_sync = 0;

@@ -14,6 +14,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .name = "hip",
     .code_ext = "hsaco",
     .wide_vector_align = 32,
+    .lowers_names = 1,
     .probe = hkc_hip_probe,
     .destroy = hkc_hip_destroy,
     .device_info = hkc_hip_device_info,

@@ -9,6 +9,7 @@
  * directives; braces tell a function body from a namespace (or extern "C")
  * block. */
 #include "host_source.h"
+#include "name_expr.h"
 #include "pp_text.h"
 
 #include <stdlib.h>
@@ -218,6 +219,21 @@ static int rewrite_source(const char *source, hkc_strbuf *out)
     return rc;
 }
 
+/* A name discovery gives a kernel that is no identifier: `ns::kern` or a
+ * template instantiation, in name_expr.h's spelling (it goes into the C++
+ * table as it is, and into a string: no quote, backslash or newline). */
+static int is_name_expression(const char *name)
+{
+    hkc_strbuf norm, err;
+    hkc_strbuf_init(&norm);
+    hkc_strbuf_init(&err);
+    int ok = name && !strpbrk(name, "\"\\\n") && hkc_name_expr_normalize(name, &norm, &err) == 0 &&
+             !strcmp(norm.data, name);
+    hkc_strbuf_free(&norm);
+    hkc_strbuf_free(&err);
+    return ok;
+}
+
 /* The table hip_runtime.h's HK_HOST_KERNEL... macros turn into the list of
  * launchable kernels. */
 static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkernels,
@@ -225,12 +241,21 @@ static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkerne
 {
     hkc_strbuf_puts(out, "\n");
     hkc_pp_line_directive(out, 1, "<hipkit kernel table>");
-    for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name,
-                          kernels[k].uses_sync ? 1 : 0);
+    for (int k = 0; k < nkernels; k++) {
+        int sync = kernels[k].uses_sync ? 1 : 0;
+        if (hkc_is_identifier(kernels[k].name))
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name, sync);
+        else /* ns::kern, reduce<float, 4>: the C++ names it, the string is its name */
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_AS(__hk_expr_%d, %d, %s)\n", k, sync,
+                              kernels[k].name);
+    }
     hkc_strbuf_puts(out, "HK_HOST_KERNEL_TABLE_BEGIN\n");
     for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
+        if (hkc_is_identifier(kernels[k].name))
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
+        else
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY_AS(__hk_expr_%d, \"%s\")\n", k,
+                              kernels[k].name);
     hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
 }
 
@@ -244,7 +269,7 @@ int hkc_host_source_prepare(const char *name, const char *source,
         return HK_EINVAL;
     }
     for (int k = 0; k < nkernels; k++)
-        if (!hkc_is_identifier(kernels[k].name)) {
+        if (!hkc_is_identifier(kernels[k].name) && !is_name_expression(kernels[k].name)) {
             if (err)
                 hkc_strbuf_printf(err, "%s: kernel %d has no valid name (\"%s\")", name, k,
                                   kernels[k].name ? kernels[k].name : "(null)");

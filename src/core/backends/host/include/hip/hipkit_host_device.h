@@ -1272,6 +1272,12 @@ static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
  *   HK_HOST_KERNEL_TABLE_BEGIN
  *   HK_HOST_KERNEL_ENTRY(axpy)
  *   HK_HOST_KERNEL_TABLE_END(1)
+ *
+ * A kernel whose name is no identifier (`ns::kern`, `reduce<float, 4>`) is
+ * given one (`__hk_expr_0`) and its name as a string:
+ *
+ *   HK_HOST_KERNEL_AS(__hk_expr_0, 1, reduce<float, 4>)
+ *   HK_HOST_KERNEL_ENTRY_AS(__hk_expr_0, "reduce<float, 4>")
  */
 
 /* After the loop: a store the compiler sees makes the loop's own stores to the
@@ -1381,15 +1387,21 @@ __attribute__((visibility("default"))) extern const hk_host_kernel_desc hk_host_
 #define HK_HOST_KERNEL(name, sync)                                                       \
     typedef __hk_kernel_impl<decltype(&name), &name, (sync)> __hk_kernel_##name;
 
+/* The name is the rest of the arguments: a template-id's commas split it. */
+#define HK_HOST_KERNEL_AS(id, sync, ...)                                                 \
+    typedef __hk_kernel_impl<decltype(&__VA_ARGS__), &__VA_ARGS__, (sync)> __hk_kernel_##id;
+
 #define HK_HOST_KERNEL_TABLE_BEGIN extern "C" const hk_host_kernel_desc hk_host_kernels[] = {
 
-#define HK_HOST_KERNEL_ENTRY(name)                                                       \
-    {#name,                                                                              \
-     &__hk_kernel_##name::run_block,                                                  \
-     __hk_kernel_##name::nparams,                                                     \
-     __hk_kernel_##name::__sizes,                                                       \
-     __hk_kernel_##name::__aligns,                                                      \
-     __hk_kernel_##name::uses_sync},
+#define HK_HOST_KERNEL_ENTRY(name) HK_HOST_KERNEL_ENTRY_AS(name, #name)
+
+#define HK_HOST_KERNEL_ENTRY_AS(id, str)                                                 \
+    {str,                                                                                \
+     &__hk_kernel_##id::run_block,                                                       \
+     __hk_kernel_##id::nparams,                                                          \
+     __hk_kernel_##id::__sizes,                                                          \
+     __hk_kernel_##id::__aligns,                                                         \
+     __hk_kernel_##id::uses_sync},
 
 #define HK_HOST_KERNEL_TABLE_END(__n)                                                      \
     {nullptr, nullptr, 0, nullptr, nullptr, 0}                                           \
