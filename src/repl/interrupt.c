@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include <hipkit/hipkit.h>
-#include <lauxlib.h>
 
 #include "interrupt.h"
 
 static volatile sig_atomic_t pending;    /* a Ctrl-C not yet taken */
 static volatile sig_atomic_t quit_sig;   /* SIGTERM or SIGHUP: end the session */
 static volatile sig_atomic_t gpu_notice; /* say that a GPU's work is waited for */
+static volatile sig_atomic_t hits;       /* Ctrl-Cs since the code began */
 static lua_State *volatile running;      /* Lua runs code of the user's */
 static int script_mode;
 
@@ -33,8 +33,6 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
  * REPL's message handler and replace the error being reported (a launch's
  * own "interrupted" that says how far it got). */
 #define STOP_MASK LUA_MASKCOUNT
-
-static volatile sig_atomic_t hits; /* Ctrl-Cs since the code began */
 
 static void say(const char *msg)
 {
