@@ -47,7 +47,8 @@ extern "C" {
     X(FORMAT, 12, "unrecognised code object")                               \
     X(STATE, 13, "object in the wrong state")                               \
     X(BACKEND, 14, "backend error")                                         \
-    X(RANGE, 15, "value out of range")
+    X(RANGE, 15, "value out of range")                                      \
+    X(INTR, 16, "interrupted")
 
 typedef enum hk_error {
     HK_OK = 0,
@@ -425,6 +426,22 @@ HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg,
 
 /* Waits for all work on the current device. */
 HK_API int hk_synchronize(hk_context *ctx);
+
+/* Asks every launch on the host backend to stop at its next safe point:
+ * blocks not yet started are skipped, blocks waiting at a barrier or warp
+ * operation end there, blocks running between barriers finish. The launch
+ * then returns HK_EINTR saying how many blocks ran; buffers stay valid.
+ * Launches that start while the request stands fail at once the same way.
+ * A GPU cannot be stopped: its work runs to its end. Async-signal-safe, so
+ * a SIGINT handler may call it. The request stands until
+ * hk_interrupt_reset(). */
+HK_API void hk_interrupt(void);
+HK_API void hk_interrupt_reset(void);
+
+/* Removes the private folders hipkit makes under $TMPDIR (or /tmp) that
+ * belong to the user and to a process that no longer exists (killed before
+ * it could clean up). Returns how many it removed. */
+HK_API int hk_tempdirs_sweep(void);
 
 /* ---------------------------------------------------------------- events */
 

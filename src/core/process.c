@@ -1,5 +1,6 @@
 /* External programs: finding them, running them, and the private folders
  * through which files reach them (see process.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -8,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <hipkit/hipkit.h>
 
 #include "process.h"
 
@@ -120,10 +124,17 @@ int hkc_run_capture(char *const argv[], const char *envset, hkc_strbuf *out)
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-int hkc_tempdir_create(const char *what, char *dir, size_t cap)
+static const char *temp_root(void)
 {
     const char *td = getenv("TMPDIR");
-    int n = snprintf(dir, cap, "%s/hipkit-%s-XXXXXX", td && *td ? td : "/tmp", what);
+    return td && *td ? td : "/tmp";
+}
+
+int hkc_tempdir_create(const char *what, char *dir, size_t cap)
+{
+    /* The pid in the name lets hk_tempdirs_sweep tell a folder whose owner
+     * was killed from one in use. */
+    int n = snprintf(dir, cap, "%s/hipkit-%s-%ld-XXXXXX", temp_root(), what, (long)getpid());
     if (n < 0 || (size_t)n >= cap)
         return -ENAMETOOLONG;
     return mkdtemp(dir) ? 0 : -errno;
@@ -185,4 +196,51 @@ void hkc_tempdir_remove(const char *dir)
 {
     if (dir && *dir)
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The pid of a name hkc_tempdir_create makes, "hipkit-WHAT-PID-XXXXXX"
+ * (WHAT lower-case letters), or 0 for any other name. */
+static long tempdir_owner(const char *name)
+{
+    if (strncmp(name, "hipkit-", 7) != 0)
+        return 0;
+    const char *p = name + 7, *what = p;
+    while (*p >= 'a' && *p <= 'z')
+        p++;
+    if (p == what || *p++ != '-')
+        return 0;
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *p < '1' || *p > '9' || *end != '-' || strlen(end + 1) != 6)
+        return 0;
+    return pid;
+}
+
+int hk_tempdirs_sweep(void)
+{
+    const char *root = temp_root();
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        long pid = tempdir_owner(e->d_name);
+        if (pid <= 0 || pid == (long)getpid())
+            continue;
+        char path[4096];
+        struct stat st;
+        int n = snprintf(path, sizeof path, "%s/%s", root, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof path || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != getuid())
+            continue;
+        /* EPERM means the process exists (another user's): only ESRCH is
+         * proof the owner is gone. */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        hkc_tempdir_remove(path);
+        removed += access(path, F_OK) != 0;
+    }
+    closedir(d);
+    return removed;
 }

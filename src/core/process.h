@@ -32,7 +32,9 @@ int hkc_find_program(const char *name, const char *const *first, const char *con
 int hkc_run_capture(char *const argv[], const char *envset, hkc_strbuf *out);
 
 /* A new folder only the user can read, under $TMPDIR or /tmp, named
- * "hipkit-<what>-XXXXXX"; its path into dir. 0, or -errno. */
+ * "hipkit-<what>-<pid>-XXXXXX" (<what> lower-case letters); its path into
+ * dir. 0, or -errno. hk_tempdirs_sweep removes those of a process that no
+ * longer exists. */
 int hkc_tempdir_create(const char *what, char *dir, size_t cap);
 /* Writes data as dir/relpath, making the folders relpath names. 0, or -errno. */
 int hkc_tempdir_write(const char *dir, const char *relpath, const void *data, size_t size);

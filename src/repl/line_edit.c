@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include <readline/readline.h>
 #endif
 
+#include "interrupt.h"
 #include "line_edit.h"
 
 #define HISTORY_MAX 1000
@@ -30,13 +33,67 @@
 /* ------------------------------------------------------------ plain input */
 
 static int interactive; /* stdin is a terminal: show prompts */
+static int cut;         /* the last line read was cut short by Ctrl-C */
 
-/* Plain input: the whole line however long, without its newline. */
+int hkl_line_interrupted(void)
+{
+    int was = cut;
+    cut = 0;
+    return was;
+}
+
+/* Waits for input on a terminal. A Ctrl-C ends the wait (poll is never
+ * restarted): 1 to read, 0 for a Ctrl-C, -1 for a signal that ends the
+ * session. */
+static int wait_input(void)
+{
+    /* The signals stay blocked but inside ppoll: one that came while a key
+     * was handled is seen here, not lost until the next key. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int r;
+    for (;;) {
+        if (hki_quit_signal()) {
+            r = -1;
+            break;
+        }
+        if (hki_take()) {
+            r = 0;
+            break;
+        }
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        if (ppoll(&p, 1, NULL, &old) > 0) {
+            r = 1;
+            break;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
+/* Plain input: the whole line however long, without its newline. A
+ * Ctrl-C gives an empty line and hkl_line_interrupted() true. */
 static char *read_plain(const char *prompt)
 {
     if (interactive) {
         fputs(prompt, stdout);
         fflush(stdout);
+        /* A terminal in canonical mode hands over one line per read, so
+         * stdio holds nothing between lines and poll sees what is left. */
+        int w = wait_input();
+        if (w <= 0) {
+            fputs(w == 0 ? "^C\n" : "\n", stdout);
+            fflush(stdout);
+            if (w == 0) {
+                cut = 1;
+                return strdup("");
+            }
+            return NULL;
+        }
     }
     size_t cap = 256, len = 0;
     char *buf = malloc(cap);
@@ -291,9 +348,51 @@ static int to_index_table(lua_State *L)
     return 1;
 }
 
+/* hipkit's objects whose fields an __index function makes (a module's
+ * kernels, hk.ops's families and their kernels) say so with a metatable
+ * field __complete: a function of the object listing the names it has.
+ * Pushes that metatable's field `what` when the value on top has
+ * __complete, else nothing; returns whether it pushed. */
+static int completable(lua_State *L, const char *what)
+{
+    if (!lua_getmetatable(L, -1))
+        return 0;
+    lua_pushliteral(L, "__complete");
+    lua_rawget(L, -2);
+    int ok = lua_type(L, -1) == LUA_TFUNCTION;
+    lua_pop(L, 1);
+    if (ok) {
+        lua_pushstring(L, what);
+        lua_rawget(L, -2);
+        ok = lua_type(L, -1) == LUA_TFUNCTION;
+        if (!ok)
+            lua_pop(L, 1);
+    }
+    lua_remove(L, ok ? -2 : -1);
+    return ok;
+}
+
+/* The field name of such an object, through its __index function (called
+ * protected: hipkit's own code, which fails cleanly). Replaces the value on
+ * top with it and returns 1, or leaves the stack as it was and returns 0. */
+static int index_call(lua_State *L, const char *name, size_t len)
+{
+    if (!completable(L, "__index"))
+        return 0;
+    lua_pushvalue(L, -2);
+    lua_pushlstring(L, name, len);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK || lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
 /* Replaces the value on top with its field name, read raw (completion must
  * never run Lua code that could fail or have effects), following __index
- * tables. Returns 0 with nothing pushed when there is no such field. */
+ * tables, or through index_call for hipkit's objects. Returns 0 with
+ * nothing pushed when there is no such field. */
 static int get_field(lua_State *L, const char *name, size_t len)
 {
     for (int depth = 0; depth < 8; depth++) {
@@ -306,11 +405,37 @@ static int get_field(lua_State *L, const char *name, size_t len)
             }
             lua_pop(L, 1);
         }
+        if (depth == 0 && index_call(L, name, len))
+            return 1;
         if (!to_index_table(L))
             return 0;
     }
     lua_pop(L, 1);
     return 0;
+}
+
+/* Adds the names the __complete of the value on top lists that start with
+ * word (the value stays). */
+static void add_listed(lua_State *L, const char *prefix, size_t plen, const char *word, size_t wlen)
+{
+    if (!completable(L, "__complete"))
+        return;
+    lua_pushvalue(L, -2);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        size_t klen;
+        if (lua_rawgeti(L, -1, i) == LUA_TSTRING) {
+            const char *k = lua_tolstring(L, -1, &klen);
+            if (klen >= wlen && memcmp(k, word, wlen) == 0 && is_ident(k, klen))
+                cand_add(prefix, plen, k, klen);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
 }
 
 /* Adds the string keys of the table on top (and of its __index tables)
@@ -381,6 +506,7 @@ static void collect(lua_State *L, const char *text)
         if (to_index_table(L))
             add_keys(L, text, sep, word, wlen, 1);
     } else {
+        add_listed(L, text, sep, word, wlen);
         add_keys(L, text, sep, word, wlen, 0);
     }
     lua_settop(L, top);
@@ -416,6 +542,7 @@ static void readline_setup(lua_State *L)
 {
     complete_L = L;
     rl_readline_name = "hipkit";
+    rl_catch_signals = 0; /* interrupt.c's handlers, and wait_input, take them */
     rl_attempted_completion_function = complete;
     /* No '.' or ':': the word to complete is the whole `a.b:c`. */
     rl_completer_word_break_characters = " \t\n\"'`@$><=;|&{}()[],+-*/%^~#";
@@ -433,9 +560,47 @@ void hkl_line_init(lua_State *L, int tty)
         readline_setup(L);
 }
 
+/* Readline's alternate interface, so that a Ctrl-C can end the wait for a
+ * key (readline() itself would go on reading the same line). */
+static char *got_line;
+static int got_done;
+
+static void rl_take_line(char *line)
+{
+    got_line = line;
+    got_done = 1;
+    rl_callback_handler_remove(); /* the terminal is the program's again */
+}
+
+static char *read_readline(const char *prompt)
+{
+    got_line = NULL;
+    got_done = 0;
+    rl_callback_handler_install(prompt, rl_take_line);
+    while (!got_done) {
+        int w = wait_input();
+        if (w > 0) {
+            rl_callback_read_char();
+            continue;
+        }
+        /* What was typed is dropped; the prompt comes back on a new line. */
+        rl_replace_line("", 0);
+        rl_free_line_state();
+        rl_callback_sigcleanup();
+        rl_callback_handler_remove();
+        fputs(w == 0 ? "^C\n" : "\n", stdout);
+        fflush(stdout);
+        if (w < 0)
+            return NULL;
+        cut = 1;
+        return strdup("");
+    }
+    return got_line;
+}
+
 char *hkl_line_read(const char *prompt)
 {
-    return use_readline ? readline(prompt) : read_plain(prompt);
+    return use_readline ? read_readline(prompt) : read_plain(prompt);
 }
 
 void hkl_line_save(const char *entry)

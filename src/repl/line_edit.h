@@ -13,6 +13,10 @@ void hkl_line_init(lua_State *L, int tty);
  * input. The line is malloc'd: the caller may realloc it, and frees it with
  * hkl_line_free (or free). */
 char *hkl_line_read(const char *prompt);
+/* Nonzero (once) when the last hkl_line_read was cut short by Ctrl-C: it
+ * returned an empty line and the screen shows "^C" and a fresh line. A
+ * SIGTERM or SIGHUP while reading ends input (NULL). */
+int hkl_line_interrupted(void);
 /* Adds a whole entry (it may span lines) to the history; empty ones are
  * skipped. */
 void hkl_line_save(const char *entry);

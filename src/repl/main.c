@@ -10,6 +10,7 @@
  *   hipkit inspect FILE
  *   hipkit plugin new NAME [DIR]
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "cli/cli.h"
 #include "lua/hkl.h"
+#include "interrupt.h"
 #include "line_edit.h"
 #include "repl.h"
 
@@ -29,9 +31,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: hipkit [options] [SCRIPT [args]]\n"
-        "       hipkit info\n"
+        "       hipkit info [--json]\n"
         "       hipkit cache stats|clear|prune [MAX]\n"
-        "       hipkit plugins [--check NAME]\n"
+        "       hipkit plugins [NAME] | --check NAME\n"
         "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
         "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
         "       hipkit compile --plugin FAMILY FILE.hip... [-o OUT.c] [--targets BACKEND:TARGET,...] [--symbol NAME]\n"
@@ -54,8 +56,10 @@ static void usage(FILE *f)
         "  --               stop handling options\n"
         "\n"
         "subcommands:\n"
-        "  info             backends, devices, the compile cache, plugins\n"
-        "  plugins          kernel families with their kernels and doc lines\n"
+        "  info             backends, devices, the compile cache, plugins; --json\n"
+        "                   for scripts\n"
+        "  plugins [NAME]   kernel families with their kernels and doc lines; NAME:\n"
+        "                   that family, or the kernels whose names hold it\n"
         "  plugins --check NAME  compile family NAME and check each kernel's declared\n"
         "                   signature against its source (status 1 on a mismatch)\n"
         "  plugin new NAME [DIR]  a plugin folder to start from (DIR, default NAME):\n"
@@ -84,18 +88,22 @@ static void usage(FILE *f)
         "  HIPKIT_CACHE         compile cache mode: rw, ro or off\n"
         "  HIPKIT_CACHE_DIR     compile cache folder\n"
         "  HIPKIT_CACHE_MAX     compile cache cap in bytes (512M, 1.5G, 2GiB: powers of 1024)\n"
+        "  HIPKIT_FULL_LOG      1: compile errors keep the lines about hipkit's own headers\n"
         "  HIPKIT_HIPCC         the compiler of `compile --offload-arch` (default: hipcc,\n"
         "                       else amdclang++ or clang++, in ROCM_PATH, PATH, /opt/rocm)\n"
         "  XDG_STATE_HOME       the REPL's history is $XDG_STATE_HOME/hipkit/history\n"
         "                       (default ~/.local/state/hipkit/history)\n");
 }
 
+/* What went wrong in one line, then one line of usage: the whole text is
+ * for --help. */
 int hkl_cli_bad_usage(const char *fmt, const char *what)
 {
     fprintf(stderr, "%s: ", progname);
     fprintf(stderr, fmt, what);
     fputs("\n", stderr);
-    usage(stderr);
+    fputs("usage: hipkit [options] [SCRIPT [args]] | hipkit info|cache|plugins|compile|inspect ...;"
+          " 'hipkit --help' says more\n", stderr);
     return 2;
 }
 
@@ -133,13 +141,51 @@ static void create_arg_table(lua_State *L, const options *o)
 
 /* Runs the chunk under its narg arguments (or reports the load error on
  * top when status is not LUA_OK) with a traceback, as scripts want. */
+static int signalled; /* the exit status a signal asks for, 0 if none */
+
 static int run_chunk(lua_State *L, int status, int narg)
 {
-    if (status == LUA_OK)
+    if (status == LUA_OK) {
+        hki_begin(L);
         status = hkr_call(L, narg, 0, 1);
+        if (hki_end(L) && status != LUA_OK)
+            signalled = 128 + (hki_quit_signal() ? hki_quit_signal() : SIGINT);
+    }
     if (status != LUA_OK)
         hkr_report(L, "hipkit: ");
     return status;
+}
+
+/* os.exit closes the state by default, as a script's end does: buffers
+ * and modules are freed and the context removes its temporary folder. */
+static int os_exit_closing(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, 0);
+    return 0;
+}
+
+static void wrap_os_exit(lua_State *L)
+{
+    lua_getglobal(L, "os");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "exit");
+        lua_pushcclosure(L, os_exit_closing, 1);
+        lua_setfield(L, -2, "exit");
+    }
+    lua_pop(L, 1);
+}
+
+/* A GPU's work cannot be stopped: Ctrl-C says that it is waited for. */
+static void note_device(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    hk_device_info d;
+    if (ctx != NULL && hk_device_get(ctx, hk_device_current(ctx), &d) == 0)
+        hki_set_gpu(strcmp(d.backend, "host") != 0);
 }
 
 static int run_script(lua_State *L, const options *o)
@@ -176,29 +222,31 @@ static int pmain(lua_State *L)
     lua_setfield(L, -2, "hk"); /* require "hk" gives the same table */
     lua_settop(L, 0);
     create_arg_table(L, o);
+    wrap_os_exit(L);
+    note_device(L);
+    hki_install(1);
 
     for (int i = 0; i < o->nexprs; i++) {
         const char *e = o->exprs[i];
         int status = luaL_loadbuffer(L, e, strlen(e), "=(command line)");
         if (run_chunk(L, status, 0) != LUA_OK) {
-            o->status = 1;
+            o->status = signalled ? signalled : 1;
             return 0;
         }
     }
     if (o->script && run_script(L, o) != LUA_OK) {
-        o->status = 1;
+        o->status = signalled ? signalled : 1;
         return 0;
     }
-    if (o->interactive) {
+    if (o->interactive || (o->script == 0 && o->nexprs == 0 && isatty(STDIN_FILENO))) {
+        hki_install(0);
         hkr_repl(L, o->quiet);
+        if (hki_quit_signal())
+            o->status = 128 + hki_quit_signal();
     } else if (o->script == 0 && o->nexprs == 0) {
-        if (isatty(STDIN_FILENO)) {
-            hkr_repl(L, o->quiet);
-        } else {
-            int status = luaL_loadfile(L, NULL);
-            if (run_chunk(L, status, 0) != LUA_OK)
-                o->status = 1;
-        }
+        int status = luaL_loadfile(L, NULL);
+        if (run_chunk(L, status, 0) != LUA_OK)
+            o->status = signalled ? signalled : 1;
     }
     return 0;
 }
@@ -296,6 +344,9 @@ int main(int argc, char **argv)
         free(o.exprs);
         return rc;
     }
+
+    /* Folders of sessions that were killed before they could clean up. */
+    hk_tempdirs_sweep();
 
     lua_State *L = luaL_newstate();
     if (L == NULL) {

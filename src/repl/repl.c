@@ -14,6 +14,7 @@
 #include <lualib.h>
 
 #include "lua/hkl.h"
+#include "interrupt.h"
 #include "line_edit.h"
 #include "repl.h"
 
@@ -63,14 +64,15 @@ void hkr_report(lua_State *L, const char *prefix)
     lua_pop(L, 1);
 }
 
-/* Prints its arguments with tostring, tab separated. Called protected, as a
- * __tostring metamethod may fail. */
+/* Prints its arguments with tostring, tables readably (hkr_show), tab
+ * separated. Called protected, as a __tostring metamethod may fail. */
 static int print_values(lua_State *L)
 {
     int n = lua_gettop(L);
     for (int i = 1; i <= n; i++) {
         size_t len;
-        const char *s = luaL_tolstring(L, i, &len);
+        hkr_show(L, i);
+        const char *s = lua_tolstring(L, -1, &len);
         if (i > 1)
             fputc('\t', stdout);
         fwrite(s, 1, len, stdout);
@@ -112,16 +114,27 @@ static char *join_lines(char *a, const char *b)
     return s;
 }
 
-/* Reads one entry: returns the text typed (to free) with its compiled
- * chunk or its error message on the stack and *status set, or NULL at end
- * of input with nothing pushed. */
-static char *read_entry(lua_State *L, int *status)
+/* Reads lines until one is not blank; a Ctrl-C there just gives a fresh
+ * prompt. NULL at the end of input. */
+static char *read_first(void)
 {
     char *text = hkl_line_read(PROMPT);
     while (text != NULL && is_blank(text)) {
+        hkl_line_interrupted();
         hkl_line_free(text);
         text = hkl_line_read(PROMPT);
     }
+    return text;
+}
+
+/* Reads one entry: returns the text typed (to free) with its compiled
+ * chunk or its error message on the stack and *status set, or NULL at end
+ * of input with nothing pushed. A Ctrl-C at a continuation prompt drops
+ * the chunk begun and starts over. */
+static char *read_entry(lua_State *L, int *status)
+{
+again:;
+    char *text = read_first();
     if (text == NULL)
         return NULL;
 
@@ -143,6 +156,11 @@ static char *read_entry(lua_State *L, int *status)
         if (more == NULL)
             return text; /* input ended inside a chunk: report the error */
         lua_pop(L, 1);
+        if (hkl_line_interrupted()) {
+            hkl_line_free(more);
+            free(text);
+            goto again;
+        }
         text = join_lines(text, more);
         hkl_line_free(more);
         if (text == NULL) {
@@ -178,6 +196,7 @@ void hkr_repl(lua_State *L, int quiet)
     while ((text = read_entry(L, &status)) != NULL) {
         hkl_line_save(text);
         free(text);
+        hki_begin(L);
         if (status == LUA_OK)
             status = hkr_call(L, 0, LUA_MULTRET, 0);
         if (status == LUA_OK) {
@@ -189,9 +208,20 @@ void hkr_repl(lua_State *L, int quiet)
                 status = hkr_call(L, n, 0, 0);
             }
         }
+        int interrupted = hki_end(L);
+        const char *msg = status != LUA_OK ? lua_tostring(L, -1) : NULL;
+        if (status != LUA_OK && interrupted && msg != NULL && strstr(msg, "interrupted") == NULL) {
+            /* a compiler that the Ctrl-C ended fails with a log that says little */
+            lua_pushfstring(L, "%s\n(interrupted)", msg);
+            lua_remove(L, -2);
+        }
         if (status != LUA_OK)
             hkr_report(L, "");
+        else if (interrupted) /* no Lua ran after the call the Ctrl-C came in */
+            fputs("(interrupted: the call ran to its end)\n", stderr);
         lua_settop(L, top);
+        if (hki_quit_signal())
+            break;
     }
     hkl_line_end();
 }

@@ -15,6 +15,11 @@ int hkr_call(lua_State *L, int narg, int nres, int traceback);
  * ("hipkit: " for scripts, "" in the REPL) and pops it. */
 void hkr_report(lua_State *L, const char *prefix);
 
+/* The value at idx as the REPL prints it: a table without __tostring or
+ * __name nested, keys sorted, long ones elided with a count (show.c);
+ * anything else as tostring does. Pushes the string and returns it. */
+const char *hkr_show(lua_State *L, int idx);
+
 /* Reads, runs and prints until end of input. Prints a one-line banner first
  * unless quiet or stdin is not a terminal. Lines come from line_edit.h. */
 void hkr_repl(lua_State *L, int quiet);

@@ -228,5 +228,35 @@ run cache clear
 printf 'cleared %s: removed 0 entries (0 B); 0 left (0 B)\n' "$T/cache" >"$T/want"
 expect "cache clear" 0 "$T/want"
 
+# A usage error is one line saying what, and one pointing to --help.
+run --frobnicate
+if [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 2 ] && grep -q "'hipkit --help' says more" "$T/err"; then
+    ok 0 "a usage error: two lines, pointing to --help"; else ok 1 "a usage error: two lines, pointing to --help"; show; fi
+
+# plugins NAME: a family whole, or the kernels whose names hold NAME.
+run plugins affine
+if [ "$rc" -eq 0 ] && grep -q '^  affine ' "$T/out" && grep -q '^      affine_f32(' "$T/out" &&
+    grep -q '^      op affine_twice(' "$T/out" && ! grep -q 'binary' "$T/out"; then
+    ok 0 "plugins NAME: that family"; else ok 1 "plugins NAME: that family"; show; fi
+run plugins add_f64
+if [ "$rc" -eq 0 ] && grep -q '^  binary ' "$T/out" && grep -q '^      add_f64(' "$T/out" &&
+    grep -q '^      add_f64_strided(' "$T/out" && [ "$(grep -c '^      [a-z]' "$T/out")" -eq 2 ]; then
+    ok 0 "plugins NAME: the kernels named like it"; else ok 1 "plugins NAME: the kernels named like it"; show; fi
+run plugins no_such_thing
+if [ "$rc" -eq 1 ] && grep -q "no kernel family or kernel named like 'no_such_thing'" "$T/err"; then
+    ok 0 "plugins NAME: none matches, exit 1"; else ok 1 "plugins NAME: none matches, exit 1"; show; fi
+
+# info --json: one object with the same facts, for scripts.
+run info --json
+if [ "$rc" -eq 0 ] && [ "$(head -c 1 "$T/out")" = "{" ] && [ "$(tail -n 1 "$T/out")" = "}" ] &&
+    grep -q '"name": "host", "available": true, "devices": 1' "$T/out" &&
+    grep -q '"backend": "host", "index": 0' "$T/out" && grep -q '"cache": {"dir": ' "$T/out" &&
+    grep -q '"name": "binary", "version": ' "$T/out"; then
+    ok 0 "info --json"; else ok 1 "info --json"; show; fi
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["devices"] and d["backends"]' "$T/out"
+    ok $? "info --json parses as JSON"
+fi
+
 echo "1..$n"
 exit $failed

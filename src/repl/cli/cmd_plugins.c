@@ -80,14 +80,47 @@ static int check_family(hk_context *ctx, const char *name)
     return nbad || nfailed ? 1 : 0;
 }
 
-/* `hipkit plugins [--check NAME]` */
+/* `hipkit plugins NAME`: the family NAME whole, else the kernels and ops
+ * whose names hold NAME, under their family. Returns how many it printed. */
+static int print_matching(hk_context *ctx, const char *name)
+{
+    int shown = 0;
+    for (int i = 0; i < hk_plugin_count(ctx); i++) {
+        hk_plugin_info p;
+        if (hk_plugin_get(ctx, i, &p) != 0 || (p.error && p.error[0]))
+            continue;
+        int whole = strcmp(p.name, name) == 0, header = 0;
+        for (int k = 0; k < p.nkernels + p.nops; k++) {
+            hk_plugin_kernel_info ki;
+            hk_plugin_op_info oi;
+            int is_op = k >= p.nkernels;
+            if (is_op ? hk_plugin_op_get(ctx, i, k - p.nkernels, &oi) != 0
+                      : hk_plugin_kernel_get(ctx, i, k, &ki) != 0)
+                continue;
+            if (!whole && strstr(is_op ? oi.name : ki.name, name) == NULL)
+                continue;
+            if (!header++)
+                printf("  %-8s %s: %s\n", p.name, p.version, p.description);
+            if (is_op)
+                printf("      op %s(%s)\n          %s\n", oi.name, oi.usage, oi.doc);
+            else
+                printf("      %s(%s)\n          %s\n", ki.name, ki.signature, ki.doc);
+            shown++;
+        }
+    }
+    return shown;
+}
+
+/* `hipkit plugins [NAME | --check NAME]`: every family with its kernels and
+ * their doc lines, those NAME picks, or family NAME checked. */
 int hkl_cmd_plugins(int argc, char **argv)
 {
     int check = argc > 2 && !strcmp(argv[2], "--check");
     if (check && argc != 4)
         return hkl_cli_bad_usage("'plugins --check' takes one family name%s", "");
-    if (!check && argc > 2)
-        return hkl_cli_bad_usage("'plugins' takes no arguments but --check NAME: '%s'", argv[2]);
+    if (!check && (argc > 3 || (argc == 3 && argv[2][0] == '-')))
+        return hkl_cli_bad_usage("'plugins' takes a family or kernel name, or --check NAME: '%s'",
+                                 argv[argc - 1]);
     /* images carry no declarations: every source is compiled to be checked */
     if (check)
         setenv("HIPKIT_PLUGIN_AOT", "off", 1);
@@ -95,10 +128,17 @@ int hkl_cmd_plugins(int argc, char **argv)
     if (ctx == NULL)
         return 1;
     int rc = 0;
-    if (check)
+    if (check) {
         rc = check_family(ctx, argv[3]);
-    else
+    } else if (argc == 3) {
+        if (print_matching(ctx, argv[2]) == 0) {
+            fprintf(stderr, "hipkit: no kernel family or kernel named like '%s' ('hipkit plugins' lists them)\n",
+                    argv[2]);
+            rc = 1;
+        }
+    } else {
         hkl_cli_print_plugins(ctx, 1);
+    }
     hk_context_destroy(ctx);
     return rc;
 }

@@ -98,7 +98,9 @@ static int l_bench(lua_State *L)
     double med = reps % 2 ? st->times[reps / 2] : (st->times[reps / 2 - 1] + st->times[reps / 2]) / 2;
     double mn = st->times[0], mx = st->times[reps - 1];
 
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 7);
+    lua_pushstring(L, label);
+    lua_setfield(L, -2, "label");
     lua_pushnumber(L, med);
     lua_setfield(L, -2, "median");
     lua_pushnumber(L, mn);
@@ -124,6 +126,7 @@ static int l_bench(lua_State *L)
     if (print)
         printf("%s: median %.4f ms (min %.4f, max %.4f, %d runs)%s\n", label, med, mn, mx, reps, rate);
     bench_state_free(st); /* done with them; the __gc later is a no-op */
+    hkl_report(L, "bench");
     return 1;
 }
 

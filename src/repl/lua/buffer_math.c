@@ -103,6 +103,7 @@ static int m_stats(lua_State *L)
     lua_setfield(L, -2, "inf");
     lua_pushinteger(L, (lua_Integer)s.n);
     lua_setfield(L, -2, "n");
+    hkl_report(L, "stats");
     return 1;
 }
 

@@ -113,10 +113,12 @@ static int device_tostring(lua_State *L)
     lua_getfield(L, 1, "compute_units");
     lua_getfield(L, 1, "warp_size");
     lua_getfield(L, 1, "current");
-    lua_pushfstring(L, "%s:%d %s (%s), %f GiB, %d compute units, warp %d%s", lua_tostring(L, 2),
-                    (int)lua_tointeger(L, 3), lua_tostring(L, 4), lua_tostring(L, 5),
-                    (double)lua_tointeger(L, 6) / (1024.0 * 1024 * 1024), (int)lua_tointeger(L, 7),
-                    (int)lua_tointeger(L, 8), lua_toboolean(L, 9) ? " [current]" : "");
+    char mem[32]; /* "79.1 GiB", not 79.103027343750 */
+    hkl_format_bytes((double)lua_tointeger(L, 6), mem, sizeof mem);
+    lua_pushfstring(L, "%s:%d %s (%s), %s, %d compute units, warp %d%s", lua_tostring(L, 2),
+                    (int)lua_tointeger(L, 3), lua_tostring(L, 4), lua_tostring(L, 5), mem,
+                    (int)lua_tointeger(L, 7), (int)lua_tointeger(L, 8),
+                    lua_toboolean(L, 9) ? " [current]" : "");
     return 1;
 }
 
@@ -129,6 +131,7 @@ static void push_device_i(lua_State *L, int i, void *ud)
 static int l_devices(lua_State *L)
 {
     hkl_push_list(L, hk_device_count(hkl_ctx(L)), push_device_i, NULL);
+    hkl_report(L, "devices");
     return 1;
 }
 
@@ -172,6 +175,7 @@ static int l_backends(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
     hkl_push_list(L, hk_backend_count(ctx), push_backend, ctx);
+    hkl_report(L, "backends");
     return 1;
 }
 
@@ -419,5 +423,8 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_bench_register(L);
     hkl_plugin_register(L);
     hkl_plugin_reload_register(L);
+    hkl_report_register(L);
+    hkl_elementwise_register(L);
+    hkl_help_register(L);
     return 1;
 }

@@ -93,6 +93,12 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
  * double holds exactly; the wrong count or type is a Lua error naming the
  * parameter and the lane. */
 void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
+/* Buffer arithmetic (elementwise.c): + - * / on the buffer metatable and
+ * the in-place methods add, sub, mul, div, through hk.ops.binary. */
+void hkl_elementwise_register(lua_State *L);
+/* Raises the error of a failed hk_module_compile: a compile log without
+ * the lines about hipkit's own headers (compile_log.c). */
+int hkl_compile_failed(lua_State *L, int rc);
 /* Plugins (plugin.c): adds plugins and ops to the table on top of the
  * stack. */
 void hkl_plugin_register(lua_State *L);
@@ -102,6 +108,20 @@ void hkl_plugin_reload_register(lua_State *L);
 
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
+
+/* Result tables (report.c): hkl_report gives the table on top the
+ * metatable "hk.<kind>" (kind: kernels, kernel_info, stats, bench, devices,
+ * backends, plugins), whose __tostring prints it as a short aligned
+ * report; hkl_report_register creates them. */
+void hkl_report(lua_State *L, const char *kind);
+void hkl_report_register(lua_State *L);
+/* A byte count as "1.5 KiB", "80 GiB" (powers of 1024). */
+void hkl_format_bytes(double n, char *out, size_t cap);
+
+/* help() (help.c): adds hk.docs to the hk table on top of the stack,
+ * gives it a __tostring that lists its sections, and sets the global
+ * `help`. */
+void hkl_help_register(lua_State *L);
 
 /* Long work: a progress line on stderr after about a second, when stderr is
  * a terminal (progress.c). end() erases it. */

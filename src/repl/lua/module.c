@@ -134,6 +134,22 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
     return lua_tostring(L, -1);
 }
 
+/* One word ending in a source file's extension, with no newline, brace
+ * or parenthesis: a file name given where the source goes. */
+static int looks_like_path(const char *s)
+{
+    static const char *const exts[] = {".hip", ".cu", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuh"};
+    if (strpbrk(s, "\n{}(); ") != NULL)
+        return 0;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < sizeof exts / sizeof *exts; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(s + n - e, exts[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int l_compile(lua_State *L)
 {
     const char *path = NULL, *src;
@@ -146,6 +162,9 @@ static int l_compile(lua_State *L)
         lua_replace(L, 2);
     } else {
         src = luaL_checkstring(L, 1);
+        if (looks_like_path(src))
+            return luaL_error(L, "hk.compile: '%s' looks like a file name, and a string is the source "
+                              "itself: hk.compile{path = \"%s\"} compiles a file", src, src);
         lua_settop(L, 2);
         lua_pushnil(L);
     }
@@ -187,7 +206,8 @@ static int l_compile(lua_State *L)
     hkl_progress_begin(what);
     int r = hk_module_compile(ctx, src, &o, &m);
     hkl_progress_end();
-    hkl_check(L, r);
+    if (r != 0)
+        return hkl_compile_failed(L, r);
     push_module(L, m);
     lua_createtable(L, 0, 4); /* how it was made */
     lua_pushvalue(L, path ? 3 : 1);
@@ -244,6 +264,7 @@ static int module_kernels(lua_State *L)
         lua_pushstring(L, hk_module_kernel_name(um->m, i));
         lua_rawseti(L, -2, i + 1);
     }
+    hkl_report(L, "kernels");
     return 1;
 }
 
@@ -789,6 +810,7 @@ static int kernel_info(lua_State *L)
     lua_setfield(L, -2, "compile_ms");
     lua_pushboolean(L, info.uses_barriers);
     lua_setfield(L, -2, "uses_barriers");
+    hkl_report(L, "kernel_info");
     return 1;
 }
 
@@ -859,6 +881,8 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -3, "methods"); /* for the REPL's completion */
     lua_pushcclosure(L, module_index, 1);
     lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, module_kernels); /* the REPL completes m. with them */
+    lua_setfield(L, -2, "__complete");
     lua_pushcfunction(L, module_close);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, module_close);

@@ -62,6 +62,7 @@ static int l_plugins(lua_State *L)
 {
     hk_context *ctx = hkl_ctx(L);
     hkl_push_list(L, hk_plugin_count(ctx), push_plugin, ctx);
+    hkl_report(L, "plugins");
     return 1;
 }
 
@@ -341,6 +342,55 @@ static int family_index(lua_State *L)
     return 1;
 }
 
+/* __complete of hk.ops: the families' names, loaded or not. */
+static int ops_complete(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    int n = hk_plugin_count(ctx);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        hk_plugin_info p;
+        if (hk_plugin_get(ctx, i, &p) == 0) {
+            lua_pushstring(L, p.name);
+            lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        }
+    }
+    return 1;
+}
+
+/* __complete of hk.ops.FAMILY: its kernels, its ops and the OP names that
+ * pick a kernel by dtype (add for add_f32, ...), before any is used. */
+static int family_complete(lua_State *L)
+{
+    hk_context *ctx = hkl_ctx(L);
+    lua_getfield(L, 1, "__family");
+    int fi = hk_plugin_find(ctx, luaL_checkstring(L, -1));
+    hk_plugin_info p;
+    lua_newtable(L);
+    if (fi < 0 || hk_plugin_get(ctx, fi, &p) != 0)
+        return 1;
+    for (int k = 0; k < p.nkernels; k++) {
+        hk_plugin_kernel_info ki;
+        if (hk_plugin_kernel_get(ctx, fi, k, &ki) != 0)
+            continue;
+        lua_pushstring(L, ki.name);
+        lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        const char *us = strchr(ki.name, '_');
+        if (us != NULL) {
+            lua_pushlstring(L, ki.name, (size_t)(us - ki.name));
+            lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        }
+    }
+    for (int o = 0; o < p.nops; o++) {
+        hk_plugin_op_info oi;
+        if (hk_plugin_op_get(ctx, fi, o, &oi) == 0) {
+            lua_pushstring(L, oi.name);
+            lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        }
+    }
+    return 1;
+}
+
 static int ops_index(lua_State *L)
 {
     const char *family = luaL_checkstring(L, 2);
@@ -350,9 +400,11 @@ static int ops_index(lua_State *L)
     lua_createtable(L, 0, 4);
     lua_pushstring(L, family);
     lua_setfield(L, -2, "__family");
-    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 2);
     lua_pushcfunction(L, family_index);
     lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, family_complete);
+    lua_setfield(L, -2, "__complete");
     lua_setmetatable(L, -2);
     lua_pushvalue(L, -1);
     lua_setfield(L, 1, family);
@@ -364,9 +416,11 @@ void hkl_plugin_register(lua_State *L)
     lua_pushcfunction(L, l_plugins);
     lua_setfield(L, -2, "plugins");
     lua_newtable(L);
-    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 2);
     lua_pushcfunction(L, ops_index);
     lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, ops_complete); /* the REPL completes hk.ops. with them */
+    lua_setfield(L, -2, "__complete");
     lua_setmetatable(L, -2);
     lua_setfield(L, -2, "ops");
 }

@@ -140,12 +140,10 @@ int hkc_host_workdir(host_impl *h, hkc_strbuf *log)
 {
     if (h->workdir)
         return 0;
-    const char *tmp = getenv("TMPDIR");
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/hipkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(tmpl)) {
-        hkc_strbuf_printf(log, "cannot create a temporary folder under %s: %s",
-                          tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    int e = hkc_tempdir_create("host", tmpl, sizeof tmpl);
+    if (e) {
+        hkc_strbuf_printf(log, "cannot create a temporary folder %s: %s", tmpl, strerror(-e));
         return HK_EIO;
     }
     h->workdir = strdup(tmpl);
@@ -179,16 +177,8 @@ void hkc_host_compile_cleanup(host_impl *h)
 {
     if (!h->workdir)
         return;
-    char path[4200];
-    for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/include/%s", h->workdir, f->path);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/include/hip", h->workdir);
-    rmdir(path);
-    snprintf(path, sizeof path, "%s/include", h->workdir);
-    rmdir(path);
-    rmdir(h->workdir);
+    /* Everything in it: a compile cut short may have left its files. */
+    hkc_tempdir_remove(h->workdir);
     free(h->workdir);
     h->workdir = NULL;
 }

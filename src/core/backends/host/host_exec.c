@@ -48,6 +48,7 @@ typedef struct worker {
     int fibers_active;
     hk_host_thread_fn fn;
     void *closure;
+    int interrupted; /* the block stopped at a safe point for hk_interrupt() */
     char fail_msg[768];
 } worker;
 
@@ -200,8 +201,14 @@ static inline fthread *current_fiber(worker *w, const char *what)
     return &w->threads[w->current];
 }
 
+/* A barrier or warp operation is a safe point: the lane's state is its own,
+ * so the block can end there without harm to the buffers. */
 static void yield_as(worker *w, fthread *ft, int state)
 {
+    if (atomic_load_explicit(&hkc_host_interrupt, memory_order_relaxed)) {
+        w->interrupted = 1;
+        rt_fail("interrupted");
+    }
     ft->state = state;
     hkc_fiber_switch(&ft->fiber, next_fiber(w));
 }
@@ -362,6 +369,11 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
     }
     w->fibers_active = 0;
     (void)linear;
+    if (w->interrupted) {
+        w->interrupted = 0;
+        atomic_store(&L->interrupted, 1);
+        return;
+    }
     pthread_mutex_lock(&L->msg_lock);
     if (!L->msg[0]) {
         if (w->fault.signo > 0) {
@@ -433,12 +445,19 @@ void hkc_host_exec_blocks(void *arg)
      * small block costs more than the block itself. */
     uint64_t chunk = L->chunk ? L->chunk : 1;
     int stop = 0;
-    while (!stop && !atomic_load_explicit(&L->failed, memory_order_relaxed)) {
+    uint64_t ran = 0;
+    while (!stop && !atomic_load_explicit(&L->failed, memory_order_relaxed) &&
+           !atomic_load_explicit(&L->interrupted, memory_order_relaxed)) {
         uint64_t first = atomic_fetch_add_explicit(&L->next, chunk, memory_order_relaxed);
         if (first >= L->nblocks)
             break;
         uint64_t last = first + chunk < L->nblocks ? first + chunk : L->nblocks;
         for (uint64_t i = first; i < last; i++) {
+            if (atomic_load_explicit(&hkc_host_interrupt, memory_order_relaxed)) {
+                atomic_store(&L->interrupted, 1);
+                stop = 1;
+                break;
+            }
             b->idx.z = (uint32_t)(i / gxy);
             b->idx.y = (uint32_t)(i % gxy / gx);
             b->idx.x = (uint32_t)(i % gx);
@@ -447,7 +466,9 @@ void hkc_host_exec_blocks(void *arg)
                 stop = 1;
                 break;
             }
+            ran++;
         }
     }
+    atomic_fetch_add(&L->ran, ran);
     hkc_fault_set_point(NULL);
 }

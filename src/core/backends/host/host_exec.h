@@ -18,12 +18,18 @@ typedef struct hkc_host_launch {
     uint64_t chunk;         /* blocks taken at a time */
     _Alignas(64) _Atomic uint64_t next; /* next block to take, on a line of its own */
     _Alignas(64) atomic_int failed;
+    _Atomic uint64_t ran;   /* blocks run to their end, for an interrupt's message */
+    atomic_int interrupted; /* stopped by hk_interrupt() */
     pthread_mutex_t msg_lock;
     char msg[1024];         /* the first failure */
     /* Lets the fault message say which buffer an address belongs to. */
     void (*describe_addr)(void *ctx, void *addr, char *out, size_t cap);
     void *describe_ctx;
 } hkc_host_launch;
+
+/* Set by hk_interrupt() (host_launch.c), read at each block's start and at
+ * barriers and warp operations: the launch's safe points. */
+extern atomic_int hkc_host_interrupt;
 
 /* Takes blocks of L until none are left or one fails; called by every thread
  * of the pool at once. */

@@ -10,6 +10,12 @@
 
 /* ---------------------------------------------------------------- launch */
 
+atomic_int hkc_host_interrupt;
+
+void hk_interrupt(void) { atomic_store(&hkc_host_interrupt, 1); }
+
+void hk_interrupt_reset(void) { atomic_store(&hkc_host_interrupt, 0); }
+
 int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
                            const hk_launch_config *cfg, const void *kernarg, size_t size)
 {
@@ -41,6 +47,10 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
     fflush(stdout); /* device printf output shows when the launch ends */
     if (atomic_load(&L.failed))
         return hkc_fail(be->ctx, HK_EFAULT, "%s", L.msg);
+    if (atomic_load(&L.interrupted))
+        return hkc_fail(be->ctx, HK_EINTR, "kernel %s interrupted: %llu of %llu blocks ran to their end",
+                        L.desc->name, (unsigned long long)atomic_load(&L.ran),
+                        (unsigned long long)L.nblocks);
     return 0;
 }
 
