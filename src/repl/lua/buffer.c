@@ -26,6 +26,7 @@
 typedef struct lbuf {
     hkl_buffer pub;
     struct lbuf *parent;
+    hkl_pin pin; /* held by a running call: free() is refused */
 } lbuf;
 
 /* ------------------------------------------------------------ dtypes */
@@ -201,6 +202,23 @@ hk_buffer *hkl_check_buffer(lua_State *L, int idx)
     return hkl_buffer_live(L, luaL_checkudata(L, idx, HKL_BUFFER), idx);
 }
 
+hk_buffer *hkl_hold_buffer_in(lua_State *L, hkl_hold *h, void *ud, int idx)
+{
+    hk_buffer *b = hkl_buffer_live(L, ud, idx);
+    /* Freeing a buffer a view looks into frees the view's memory too: pin
+     * the whole chain. */
+    for (lbuf *p = ud; p; p = p->parent)
+        hkl_hold_add(h, &p->pin);
+    return b;
+}
+
+hk_buffer *hkl_hold_buffer(lua_State *L, int idx, const char *call)
+{
+    void *ud = luaL_checkudata(L, idx, HKL_BUFFER);
+    hkl_buffer_live(L, ud, idx);
+    return hkl_hold_buffer_in(L, hkl_hold_new(L, idx, 1, call), ud, idx);
+}
+
 /* Pushes a closed userdata; the caller acquires the buffer into it. */
 static lbuf *new_ud(lua_State *L, int parent_idx)
 {
@@ -209,6 +227,7 @@ static lbuf *new_ud(lua_State *L, int parent_idx)
     lbuf *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->pub.b = NULL;
     u->parent = NULL;
+    u->pin = (hkl_pin){0, NULL};
     luaL_setmetatable(L, HKL_BUFFER);
     if (parent_idx) {
         u->parent = luaL_testudata(L, parent_idx, HKL_BUFFER);
@@ -236,9 +255,20 @@ static int buf_gc(lua_State *L)
     return 0;
 }
 
+/* `local b <close> = ...`: as free, but a write-back error is dropped as
+ * __gc drops it (close has no result to report it in). */
+static int buf_close(lua_State *L)
+{
+    lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    hkl_pin_check_free(L, &u->pin, "buffer");
+    close_ud(u);
+    return 0;
+}
+
 static int buf_free(lua_State *L)
 {
     lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    hkl_pin_check_free(L, &u->pin, "buffer");
     /* Only a writable mapping's write-back can fail; say so. */
     int r = close_ud(u);
     if (r)
@@ -641,7 +671,8 @@ static lua_Integer next_default_seed(lua_State *L)
 static int m_rand(lua_State *L)
 {
     static const char *const names[] = {"seed", "dist", "lo", "hi", "mean", "std", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
+    lua_settop(L, 2);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:rand"); /* the options may run Lua */
     hkl_check_options(L, 2, names, "rand");
     hk_dtype t = hk_buffer_dtype(b);
     size_t n = hk_buffer_length(b);
@@ -862,7 +893,7 @@ void hkl_buffer_register(lua_State *L)
     };
     static const luaL_Reg meta[] = {
         {"__newindex", buf_newindex}, {"__len", buf_len}, {"__tostring", buf_tostring},
-        {"__gc", buf_gc},             {"__close", buf_gc}, {NULL, NULL},
+        {"__gc", buf_gc},             {"__close", buf_close}, {NULL, NULL},
     };
     static const luaL_Reg ctors[] = {
         {"alloc", l_alloc}, {"from", l_from}, {"mmap", l_mmap}, {"load_npy", hkl_npy_load}, {NULL, NULL},

@@ -245,6 +245,10 @@ static int m_allclose(lua_State *L)
     int kind;
     hk_buffer *ob = check_other(L, n, &kind);
     lua_settop(L, 4);
+    /* The callback, or the table's __index, runs Lua: hold both sides. */
+    hkl_hold_buffer(L, 1, "b:allclose");
+    if (ob)
+        hkl_hold_buffer(L, 2, "b:allclose");
     span s, os;
     span_init(L, &s, b, 0);
     size_t per = chunk_elems(s.es);

@@ -15,6 +15,7 @@
 
 typedef struct hkl_module {
     hk_module *m; /* NULL once freed */
+    hkl_pin pin;  /* held by a running launch: free() is refused */
 } hkl_module;
 
 typedef struct hkl_kernel {
@@ -44,6 +45,7 @@ static void push_module(lua_State *L, hk_module *m)
 {
     hkl_module *um = lua_newuserdatauv(L, sizeof *um, 0);
     um->m = m;
+    um->pin = (hkl_pin){0, NULL};
     luaL_setmetatable(L, HKL_MODULE);
 }
 
@@ -192,7 +194,7 @@ static int l_load(lua_State *L)
     return 1;
 }
 
-static int module_close(lua_State *L)
+static int module_gc(lua_State *L)
 {
     hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
     if (um->m) {
@@ -200,6 +202,15 @@ static int module_close(lua_State *L)
         um->m = NULL;
     }
     return 0;
+}
+
+/* m:free() and <close>: refused while a launch of one of its kernels runs
+ * Lua code (a vector argument's __index). */
+static int module_close(lua_State *L)
+{
+    hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    hkl_pin_check_free(L, &um->pin, "module");
+    return module_gc(L);
 }
 
 static int module_kernels(lua_State *L)
@@ -393,6 +404,13 @@ void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, d
 void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
                       double (*vecs)[4])
 {
+    /* Only a table (a vector's lanes) runs Lua code while arguments are
+     * converted; then every buffer converted is held until the call ends,
+     * so that code cannot free memory already packed. */
+    int runs_lua = 0;
+    for (int i = 0; i < n && !runs_lua; i++)
+        runs_lua = lua_type(L, first + i) == LUA_TTABLE;
+    hkl_hold *hold = NULL;
     for (int i = 0; i < n; i++) {
         int idx = first + i;
         switch (lua_type(L, idx)) {
@@ -441,7 +459,13 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
             if (!is_buf)
                 luaL_error(L, "kernel argument %d is a %s; " WHAT_ARGS, i + 1,
                            luaL_typename(L, idx));
-            args[i] = hk_arg_buffer(hkl_buffer_live(L, lua_touserdata(L, idx), idx));
+            /* Held when a table argument's __index may run Lua (see
+             * do_launch); a plain launch pays nothing for it. */
+            void *ud = lua_touserdata(L, idx);
+            if (runs_lua && !hold)
+                hold = hkl_hold_new(L, idx, n, "k:launch");
+            args[i] = hk_arg_buffer(hold ? hkl_hold_buffer_in(L, hold, ud, idx)
+                                         : hkl_buffer_live(L, ud, idx));
             break;
         }
         case LUA_TNIL:
@@ -453,11 +477,19 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
     }
 }
 
-static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, int first)
+/* owner: the stack index of the kernel's userdata or launcher's. */
+static int do_launch(lua_State *L, hkl_kernel *uk, const hk_launch_config *cfg, int first,
+                     int owner)
 {
+    hk_kernel *k = uk->k;
     int n = lua_gettop(L) - first + 1;
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
+    for (int i = 0; i < n; i++)
+        if (lua_type(L, first + i) == LUA_TTABLE) { /* Lua runs: hold the module */
+            hkl_hold_add(hkl_hold_new(L, owner, 1, "k:launch"), &uk->owner->pin);
+            break;
+        }
     hk_arg args[MAX_ARGS];
     double vecs[MAX_ARGS][4];
     hkl_convert_args(L, first, n, args, k, vecs);
@@ -483,7 +515,7 @@ static int kernel_launch(lua_State *L)
     cfg.grid = hkl_check_dim3(L, 2, "grid");
     cfg.block = hkl_check_dim3(L, 3, "block");
     cfg.shared_bytes = 0;
-    return do_launch(L, uk->k, &cfg, 4);
+    return do_launch(L, uk, &cfg, 4, 1);
 }
 
 /* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
@@ -518,7 +550,7 @@ static int launcher_call(lua_State *L)
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
     if (!ul->kernel->owner->m)
         return luaL_error(L, "the kernel's module was freed");
-    return do_launch(L, ul->kernel->k, &ul->cfg, 2);
+    return do_launch(L, ul->kernel, &ul->cfg, 2, 1);
 }
 
 static int launcher_tostring(lua_State *L)
@@ -663,7 +695,7 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -3, "methods"); /* for the REPL's completion */
     lua_pushcclosure(L, module_index, 1);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, module_close);
+    lua_pushcfunction(L, module_gc);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, module_close);
     lua_setfield(L, -2, "__close");

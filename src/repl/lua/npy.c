@@ -69,12 +69,12 @@ static int close_file(lua_State *L, npyfile *nf, const char *path, const char *w
 
 static int m_save(lua_State *L)
 {
-    hk_buffer *b = hkl_check_buffer(L, 1);
     const char *path = luaL_checkstring(L, 2);
+    lua_settop(L, 3);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:save"); /* the shape's __index may run Lua */
     hk_dtype t = hk_buffer_dtype(b);
     size_t n = hk_buffer_length(b), bytes = hk_buffer_bytes(b);
     luaL_Buffer shape;
-    lua_settop(L, 3);
     luaL_buffinit(L, &shape);
     luaL_addchar(&shape, '(');
     if (lua_isnil(L, 3)) {
@@ -100,11 +100,11 @@ static int m_save(lua_State *L)
                                                        (lua_Integer)prod, (lua_Integer)n));
     }
     luaL_addchar(&shape, ')');
-    luaL_pushresult(&shape); /* 4 */
+    luaL_pushresult(&shape); /* 5 */
 
     char header[512];
     int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                       descrs[t], lua_tostring(L, 4));
+                       descrs[t], lua_tostring(L, 5));
     if (len < 0 || (size_t)len + 80 > sizeof header)
         return luaL_error(L, "save: shape too long");
     size_t total = 10 + (size_t)len + 1; /* magic..length, dict, newline */

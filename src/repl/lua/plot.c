@@ -327,8 +327,8 @@ static void heatmap(const grid *gr, size_t rows, size_t cols, int color, luaL_Bu
 static int m_plot(lua_State *L)
 {
     static const char *const names[] = {"width", "height", "rows", "shape", "color", "print", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
     lua_settop(L, 2);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:plot"); /* 3; the options may run Lua */
     hkl_check_options(L, 2, names, "plot");
     size_t n = hk_buffer_length(b);
     size_t width = opt_size(L, 2, "width", terminal_width());
@@ -347,21 +347,21 @@ static int m_plot(lua_State *L)
     if (rows && n)
         heatmap_grid(L, b, rows, cols, width, height, color, &gr);
     else
-        sparkline_grid(L, b, width, &gr); /* 3 */
+        sparkline_grid(L, b, width, &gr); /* 4 */
     luaL_Buffer lb;
     luaL_buffinit(L, &lb);
     if (rows && n)
         heatmap(&gr, rows, cols, color, &lb);
     else
         sparkline(&gr, n, &lb);
-    luaL_pushresult(&lb); /* 4 */
+    luaL_pushresult(&lb); /* 5 */
     if (print) {
         if (lua_getglobal(L, "print") == LUA_TFUNCTION) {
-            lua_pushvalue(L, 4);
+            lua_pushvalue(L, 5);
             lua_call(L, 1, 0);
         } else {
             lua_pop(L, 1);
-            printf("%s\n", lua_tostring(L, 4));
+            printf("%s\n", lua_tostring(L, 5));
             fflush(stdout);
         }
         return 0; /* printed: returning it too would show it twice at the prompt */
@@ -436,9 +436,9 @@ static const char *write_png(const char *path, const unsigned char *img, size_t 
 static int m_png(lua_State *L)
 {
     static const char *const names[] = {"kind", "width", "height", "rows", "shape", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
     const char *path = luaL_checkstring(L, 2);
     lua_settop(L, 3);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:png"); /* the options may run Lua */
     hkl_check_options(L, 3, names, "png");
     size_t n = hk_buffer_length(b), rows, cols;
     luaL_argcheck(L, n > 0, 1, "the buffer is empty");
