@@ -77,4 +77,59 @@ extern "C" __global__ void put(float *out, float2 v) { if (!threadIdx.x) out[0] 
              function() k:launch(1, 1, out, {1, 1}) end)
 end
 
+-- 6. No silent wrong results.
+do
+    -- i64 and u64 compare exactly: 2^60 and 2^60 + 1 are one double
+    local big = 1 << 60
+    for _, dt in ipairs({"i64", "u64"}) do
+        local a, b = hk.from({big, 5}, dt, "host"), hk.from({big + 1, 5}, dt, "host")
+        t.ok(not a:allclose(b, 0, 0), dt .. ": 2^60 vs 2^60 + 1 differ at rtol = atol = 0 (buffers)")
+        t.ok(not a:allclose({big + 1, 5}, 0, 0), dt .. ": the same against a table")
+        t.ok(not a:allclose(function(i) return i == 1 and big + 1 or 5 end, 0, 0),
+             dt .. ": the same against a function")
+        t.ok(a:allclose({big, 5}, 0, 0), dt .. ": equal values still match")
+        t.ok(a:allclose(b, 0, 1), dt .. ": within atol = 1 they match")
+    end
+    local u = hk.alloc(1, "u64", "host")
+    u:view("i64")[1] = -1 -- 2^64 - 1, which reads back as -1
+    t.ok(u:allclose({-1}, 0, 0) and u:allclose(u:totable(), 0, 0), "u64: 2^64 - 1 matches its Lua value")
+    t.ok(not u:allclose({math.maxinteger}, 0, 0), "u64: 2^64 - 1 is not 2^63 - 1")
+
+    -- unknown option keys are errors naming the key and the near one
+    local src = [[
+#include <hip/hip_runtime.h>
+extern "C" __global__ void one(int *o) {
+#ifdef V
+    o[0] = V;
+#endif
+}
+]]
+    t.errors("unknown option 'define' (did you mean 'defines'?", "hk.compile{define=}: a typo",
+             hk.compile, src, {define = {V = 7}})
+    t.errors("unknown option 'nmae' (did you mean 'name'?", "hk.compile{nmae=}",
+             hk.compile, src, {nmae = "x"})
+    t.errors("unknown option 'frobnicate'", "hk.compile: an unrelated key",
+             hk.compile, src, {frobnicate = 1})
+    local m = hk.compile(src, {defines = {V = 7}, name = "test_hardening_one"})
+    t.errors("unknown option 'blocks' (did you mean 'block'?", "k{blocks=}: a typo in a launch config",
+             function() return m.one{grid = 1, blocks = 1} end)
+    t.errors("unknown option 'shard' (did you mean 'shared'?", "k{shard=}",
+             function() return m.one{grid = 1, block = 1, shard = 64} end)
+    local o = hk.alloc(1, "i32", "host")
+    m.one{grid = 1, block = 1}(o)
+    t.is(o[1], 7, "the known keys still work")
+
+    -- a NUL inside the source is an error, not a truncation
+    t.errors("NUL byte at offset", "a NUL in a source string",
+             hk.compile, src .. "\0" .. "garbage that would not compile")
+    t.errors("NUL byte at offset", "a NUL in a define",
+             hk.compile, src, {defines = {"V=1\0junk"}})
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write(src, "\0", "more")
+    f:close()
+    t.errors("has a NUL byte at offset", "a NUL in a source file", hk.compile, {path = path})
+    os.remove(path)
+end
+
 t.done()

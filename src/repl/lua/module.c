@@ -56,7 +56,11 @@ static const char *anchor_string(lua_State *L, int anchor)
     lua_Integer n = (lua_Integer)lua_rawlen(L, anchor) + 1;
     lua_rawseti(L, anchor, n);
     lua_rawgeti(L, anchor, n);
-    const char *s = lua_tostring(L, -1);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    /* The compiler sees C strings: a NUL would cut the option silently. */
+    if (s && strlen(s) != len)
+        luaL_error(L, "hk.compile: option \"%s\" has a NUL byte at offset %d", s, (int)strlen(s));
     lua_pop(L, 1);
     return s;
 }
@@ -107,6 +111,29 @@ static int string_list(lua_State *L, int opts, int anchor, const char *field, co
     return n;
 }
 
+/* The 1-based line of offset at in s. */
+static size_t line_of(const char *s, size_t at)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += s[i] == '\n';
+    return line;
+}
+
+/* The source at idx as a C string: a NUL byte inside would silently cut
+ * off everything after it, so it is an error naming where it is. */
+static const char *check_source(lua_State *L, int idx, const char *path)
+{
+    size_t len;
+    const char *src = lua_tolstring(L, idx, &len);
+    size_t at = strlen(src);
+    if (at != len)
+        luaL_error(L, "hk.compile: %s%s%shas a NUL byte at offset %I (line %I); HIP source is text",
+                   path ? "'" : "the source ", path ? path : "", path ? "' " : "", (lua_Integer)at,
+                   (lua_Integer)line_of(src, at));
+    return src;
+}
+
 /* hk.compile{path = FILE, ...}: the file's text as the source (pushed), its
  * path as the module's name (so messages name it), its folder searched for
  * includes; the table is the options. */
@@ -115,11 +142,13 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
     lua_getfield(L, 1, "path");
     *path = luaL_checkstring(L, -1);
     char *text = NULL;
-    int e = hkl_file_read(*path, &text, NULL);
+    size_t size = 0;
+    int e = hkl_file_read(*path, &text, &size);
     if (e != 0)
         luaL_error(L, "hk.compile: cannot read '%s': %s", *path, strerror(-e));
-    lua_pushstring(L, text);
+    lua_pushlstring(L, text, size);
     free(text);
+    check_source(L, -1, *path);
     snprintf(dir, cap, "%s", *path);
     char *slash = strrchr(dir, '/');
     if (slash)
@@ -131,6 +160,9 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
 
 static int l_compile(lua_State *L)
 {
+    static const char *const names[] = {"name", "flags", "defines", "include_dirs", "cache", NULL};
+    static const char *const file_names[] = {"path",         "name",  "flags", "defines",
+                                             "include_dirs", "cache", NULL};
     const char *path = NULL, *src;
     char filedir[4096];
     /* 1: source or options, 2: options, 3: the file's text, 4: anchors */
@@ -140,10 +172,12 @@ static int l_compile(lua_State *L)
         lua_pushvalue(L, 1);
         lua_replace(L, 2);
     } else {
-        src = luaL_checkstring(L, 1);
+        luaL_checkstring(L, 1);
+        src = check_source(L, 1, NULL);
         lua_settop(L, 2);
         lua_pushnil(L);
     }
+    hkl_check_options(L, 2, path ? file_names : names, "hk.compile");
     hk_compile_options o;
     hk_compile_options_defaults(&o);
     const char *flags[64], *defines[64], *dirs[33];
@@ -521,8 +555,10 @@ static int kernel_launch(lua_State *L)
 /* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
 static int kernel_call(lua_State *L)
 {
+    static const char *const names[] = {"grid", "block", "shared", NULL};
     check_kernel(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    hkl_check_options(L, 2, names, "launch configuration");
     hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
     ul->kernel = lua_touserdata(L, 1);
     if (lua_getfield(L, 2, "grid") == LUA_TNIL)
