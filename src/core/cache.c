@@ -518,14 +518,20 @@ int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
     if (r < 0)
         goto done;
 
-    fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO in an entry's place must not block the compile. */
+    fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno != ENOENT)
             warnf(warn, "compile cache: cannot read %s: %s", path.data, strerror(errno));
         goto done;
     }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        warnf(warn, "compile cache: %s is not a regular file; ignored", path.data);
+    if (fstat(fd, &st) < 0) {
+        warnf(warn, "compile cache: cannot read %s: %s", path.data, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) { /* corrupt: removed, so the next write takes its place */
+        bad = "not a regular file";
+        st.st_size = 0; /* counted nowhere in the cache's total */
         goto done;
     }
     uint8_t h[HDR_SIZE];

@@ -669,7 +669,7 @@ HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **ou
     size_t size;
     int e = hkc_read_file(path, &data, &size);
     if (e)
-        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, strerror(-e));
+        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, hkc_file_strerror(e));
     const char *base = strrchr(path, '/');
     int r = hk_module_load_bytes(ctx, data, size, base ? base + 1 : path, out);
     if (r != 0)

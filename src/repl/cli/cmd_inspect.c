@@ -191,7 +191,7 @@ int hkl_cmd_inspect(int argc, char **argv)
     size_t size = 0;
     int r = hkl_file_read(file, &data, &size);
     if (r != 0) {
-        fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, strerror(-r));
+        fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, hkl_file_strerror(r));
         return 1;
     }
     char why[1024] = "";

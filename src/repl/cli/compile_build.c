@@ -91,7 +91,7 @@ int hkl_compile_build(const char *backend, const hkl_compile_job *job)
     char *source = NULL;
     int e = hkl_file_read(job->file, &source, NULL);
     if (e != 0) {
-        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job->file, strerror(-e));
+        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job->file, hkl_file_strerror(e));
         return 1;
     }
     const char *defines[HKL_COMPILE_MAX_EXTRA], *dirs[HKL_COMPILE_MAX_EXTRA], *flags[1];

@@ -400,7 +400,7 @@ static int l_inspect(lua_State *L)
         const char *path = luaL_checkstring(L, 1);
         int r = hkl_file_read(path, &file, &size);
         if (r != 0)
-            return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, strerror(-r));
+            return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, hkl_file_strerror(r));
         bytes = file;
     }
     hk_code_info *info = NULL;

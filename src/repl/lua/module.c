@@ -145,7 +145,7 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
     size_t size = 0;
     int e = hkl_file_read(*path, &text, &size);
     if (e != 0)
-        luaL_error(L, "hk.compile: cannot read '%s': %s", *path, strerror(-e));
+        luaL_error(L, "hk.compile: cannot read '%s': %s", *path, hkl_file_strerror(e));
     lua_pushlstring(L, text, size);
     free(text);
     check_source(L, -1, *path);

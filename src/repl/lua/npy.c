@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_read.h"
 #include "hkl.h"
 
 #define NPY_FILE "hk.npyfile"
@@ -49,6 +50,12 @@ static npyfile *open_file(lua_State *L, const char *path, const char *how, const
         lua_setfield(L, -2, "__gc");
     }
     lua_setmetatable(L, -2);
+    if (how[0] == 'r') { /* a FIFO would block the read forever */
+        int e = hkl_file_open(path, &nf->f);
+        if (e)
+            luaL_error(L, "%s '%s': %s", what, path, hkl_file_strerror(e));
+        return nf;
+    }
     nf->f = fopen(path, how);
     if (!nf->f)
         luaL_error(L, "%s '%s': %s", what, path, strerror(errno));

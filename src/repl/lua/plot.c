@@ -123,8 +123,10 @@ static double unit(const grid *gr, double v)
 {
     if (!(gr->hi > gr->lo))
         return 0.5;
-    double u = (v - gr->lo) / (gr->hi - gr->lo);
-    return u < 0 ? 0 : u > 1 ? 1 : u;
+    /* Halved: hi - lo of {1e308, -1e308} overflows to infinity, and
+     * inf / inf is NaN. */
+    double u = (v * 0.5 - gr->lo * 0.5) / (gr->hi * 0.5 - gr->lo * 0.5);
+    return u < 0 ? 0 : u > 1 ? 1 : u == u ? u : 0.5;
 }
 
 /* Which of n equal bins u in [0, 1] falls in. */
@@ -379,9 +381,49 @@ static void set_px(unsigned char *img, size_t w, size_t h, long x, long y, const
     memcpy(img + ((size_t)y * w + (size_t)x) * 3, c, 3);
 }
 
+/* Clips the segment to [lo, hi] on both axes (Liang-Barsky, in doubles so
+ * that no coordinate overflows); 0 when nothing of it is inside. */
+static int clip(double *x0, double *y0, double *x1, double *y1, double lo, double hix, double hiy)
+{
+    double t0 = 0, t1 = 1, dx = *x1 - *x0, dy = *y1 - *y0;
+    double p[4] = {-dx, dx, -dy, dy}, q[4] = {*x0 - lo, hix - *x0, *y0 - lo, hiy - *y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0) {
+            if (q[i] < 0)
+                return 0;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0 && r > t1)
+            return 0;
+        if (p[i] > 0 && r < t0)
+            return 0;
+        if (p[i] < 0 && r > t0)
+            t0 = r;
+        if (p[i] > 0 && r < t1)
+            t1 = r;
+    }
+    double ax = *x0, ay = *y0;
+    *x0 = round(ax + t0 * dx);
+    *y0 = round(ay + t0 * dy);
+    *x1 = round(ax + t1 * dx);
+    *y1 = round(ay + t1 * dy);
+    return 1;
+}
+
+/* Bresenham, on the segment clipped to just around the image: endpoints
+ * far outside (a value scaled past the plot) cost no steps and cannot
+ * overflow the error terms. */
 static void line(unsigned char *img, size_t w, size_t h, long x0, long y0, long x1, long y1,
                  const unsigned char c[3])
 {
+    double fx0 = (double)x0, fy0 = (double)y0, fx1 = (double)x1, fy1 = (double)y1;
+    if (!clip(&fx0, &fy0, &fx1, &fy1, -1, (double)w, (double)h))
+        return;
+    x0 = (long)fx0;
+    y0 = (long)fy0;
+    x1 = (long)fx1;
+    y1 = (long)fy1;
     long dx = labs(x1 - x0), dy = -labs(y1 - y0), sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
     long err = dx + dy;
     for (;;) {
