@@ -64,3 +64,10 @@ int hkl_file_read(const char *path, char **data, size_t *size)
         *size = got;
     return 0;
 }
+
+int hkl_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}

@@ -18,5 +18,10 @@ int hkl_file_open(const char *path, FILE **f);
 int hkl_file_read(const char *path, char **data, size_t *size);
 /* The message for an error of hkl_file_open or hkl_file_read. */
 const char *hkl_file_strerror(int e);
+/* 1 when paths a and b name one existing file (the same device and inode:
+ * hard links and symbolic links included), else 0. Commands that write an
+ * output check it against their inputs first: writing would destroy the
+ * input they are reading. */
+int hkl_same_file(const char *a, const char *b);
 
 #endif

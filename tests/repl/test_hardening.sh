@@ -57,5 +57,40 @@ else
     ok $([ $rc -eq 0 ] && [ -s "$T/line.png" ]; echo $?) "b:png{kind='line'} of {1e308, -1e308}: drawn, no spin (rc $rc)"
 fi
 
+# --- 8. lost files: an output that is one of the inputs is refused first
+cat >"$T/s.hip" <<'HIP'
+#include <hip/hip_runtime.h>
+extern "C" __global__ void twice(float *v) { v[threadIdx.x] *= 2; }
+HIP
+cp "$T/s.hip" "$T/s.orig"
+same() { cmp -s "$1" "$2"; }
+"$hipkit" compile "$T/s.hip" --offload-arch gfx90a -o "$T/s.hip" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 2 ] && same "$T/s.hip" "$T/s.orig" && grep -q "is the source" "$T/err"; echo $?) \
+    "compile s.hip -o s.hip: refused, the source intact (rc $rc)"
+ln "$T/s.hip" "$T/link.hip"
+"$hipkit" compile "$T/s.hip" --cuda-arch sm_90 -o "$T/link.hip" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 2 ] && same "$T/s.hip" "$T/s.orig"; echo $?) "-o a hard link to the source: refused (rc $rc)"
+cp "$T/s.hip" "$T/k.co"
+"$hipkit" compile "$T/k.co" --offload-arch gfx90a >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 2 ] && same "$T/k.co" "$T/s.orig"; echo $?) \
+    "a source named k.co, whose default output is k.co: refused (rc $rc)"
+
+# A real two-entry bundle where hipcc is, else any file: either way the
+# extract must not overwrite what it reads.
+if "$hipkit" compile "$T/s.hip" --offload-arch gfx90a,gfx1030 -o "$T/b.hipfb" >"$T/out" 2>"$T/err"; then
+    what="a two-entry bundle"
+else
+    printf 'not a bundle' >"$T/b.hipfb"
+    what="a file"
+fi
+cp "$T/b.hipfb" "$T/b.orig"
+"$hipkit" inspect "$T/b.hipfb" --extract gfx90a -o "$T/b.hipfb" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 2 ] && same "$T/b.hipfb" "$T/b.orig" && grep -q "is the file being inspected" "$T/err"; echo $?) \
+    "inspect B --extract E -o B on $what: refused, B intact (rc $rc)"
+
 echo "1..$n"
 exit $fail
