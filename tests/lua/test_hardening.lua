@@ -132,4 +132,36 @@ extern "C" __global__ void one(int *o) {
     os.remove(path)
 end
 
+-- 4. A file mapping whose file shrank under it: an error naming the file,
+-- not SIGBUS (the same access from a kernel was already caught).
+do
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write(string.rep("\1\2\3\4", 300000))
+    f:close()
+    local b = hk.mmap(path, "f32")
+    local w = hk.mmap(path, "u8", {write = true})
+    t.ok(#b == 300000 and b[1] ~= nil, "an mmap buffer reads while its file is whole")
+    assert(io.open(path, "wb")):close() -- truncated, as another process would
+    local out = os.tmpname()
+    for _, c in ipairs({
+        {"b[i]", function() return b[1] end},
+        {"b:stats()", function() return b:stats() end},
+        {"b:totable()", function() return b:totable() end},
+        {"tostring(b)", function() return tostring(b) end},
+        {"b:allclose(b)", function() return b:allclose(b) end},
+        {"b:clone()", function() return b:clone("host") end},
+        {"b:save()", function() return b:save(out) end},
+        {"b:plot()", function() return b:plot{print = false} end},
+        {"w:fill()", function() return w:fill(1) end},
+        {"w[i] = v", function() w[1] = 5 end},
+        {"w:rand()", function() return w:rand() end},
+    }) do
+        t.errors("mapped from '" .. path .. "': bus error", c[1] .. " on a truncated file: an error naming it",
+                 c[2])
+    end
+    os.remove(out)
+    os.remove(path)
+end
+
 t.done()

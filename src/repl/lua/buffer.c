@@ -197,6 +197,11 @@ hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
     return u->pub.b;
 }
 
+unsigned char *hkl_host_ptr(hk_buffer *b)
+{
+    return hk_buffer_mode(b) == HK_MEM_MMAP ? NULL : hk_buffer_host_ptr(b);
+}
+
 hk_buffer *hkl_check_buffer(lua_State *L, int idx)
 {
     return hkl_buffer_live(L, luaL_checkudata(L, idx, HKL_BUFFER), idx);
@@ -285,7 +290,7 @@ void span_init(lua_State *L, span *s, hk_buffer *b, int write)
     s->t = hk_buffer_dtype(b);
     s->es = hk_dtype_size(s->t);
     s->n = hk_buffer_length(b);
-    s->host = hk_buffer_host_ptr(b);
+    s->host = hkl_host_ptr(b);
     s->tmp = NULL;
     /* An empty upload checks that a mapping is writable, before we touch
      * read-only pages through the host pointer. */
@@ -325,7 +330,7 @@ static void span_wend(lua_State *L, span *s, size_t first, size_t n)
 static void read_one(lua_State *L, hk_buffer *b, size_t i, void *out)
 {
     size_t es = hk_dtype_size(hk_buffer_dtype(b));
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     if (host) {
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
         memcpy(out, host + i * es, es);
@@ -380,7 +385,7 @@ static int buf_newindex(lua_State *L)
     if (err)
         return luaL_error(L, "buf[%I] = ...: %s", (lua_Integer)i + 1, err);
     hkl_check(L, hk_buffer_upload(b, 0, NULL, 0)); /* writable? */
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     if (host) {
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
         memcpy(host + i * es, v, es);

@@ -85,6 +85,12 @@ hk_buffer *hkl_hold_buffer(lua_State *L, int idx, const char *call);
 hk_buffer *hkl_hold_buffer_in(lua_State *L, hkl_hold *h, void *ud, int idx);
 /* NULL when idx is not a buffer userdata. */
 hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
+/* The host pointer through which this binding reads and writes b's
+ * elements, or NULL: then they go through hk_buffer_download/upload. NULL
+ * for device memory on a GPU, and for file mappings, whose file another
+ * process may truncate: the library's copies catch that SIGBUS and fail
+ * naming the file, a load through the pointer would end the process. */
+unsigned char *hkl_host_ptr(hk_buffer *b);
 /* Parses a dtype name at idx (default when absent) or errors listing names. */
 hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def);
 /* One element of dtype t at p, as a double. */

@@ -122,7 +122,7 @@ static int m_save(lua_State *L)
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                              (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
 
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     unsigned char *tmp = NULL;
     if (host)
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
@@ -376,7 +376,7 @@ static void parse_header(lua_State *L, const char *path, const char *h, size_t h
  * (pushed here) when b has no host pointer. */
 static void read_data(lua_State *L, npyfile *nf, const char *path, hk_buffer *b, size_t bytes)
 {
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     unsigned char *tmp = host ? NULL : lua_newuserdatauv(L, CHUNK_BYTES, 0);
     if (host)
         hkl_check(L, hk_synchronize(hkl_ctx(L)));

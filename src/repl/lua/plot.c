@@ -38,7 +38,7 @@ static void reader_init(lua_State *L, reader *r, hk_buffer *b)
     r->t = hk_buffer_dtype(b);
     r->es = hk_dtype_size(r->t);
     r->n = hk_buffer_length(b);
-    r->host = hk_buffer_host_ptr(b);
+    r->host = hkl_host_ptr(b);
     r->first = r->count = 0;
     r->tmp = NULL;
     if (r->host) {

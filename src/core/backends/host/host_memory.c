@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host_backend.h"
+#include "host_fault.h"
 
 /* ---------------------------------------------------------------- memory */
 
@@ -62,40 +64,97 @@ void hkc_host_buf_free(hk_buffer *b)
     }
 }
 
+/* ------------------------------------------------- copies that may fault */
+
+/* A file mapping faults (SIGBUS) where another process truncated the file
+ * under it. Copies touching one run under a recovery point (host_fault.c)
+ * and fail naming the buffer's file; other buffers copy directly. */
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    size_t es; /* fill: the element size, the value at dst */
+} copy_job;
+
+static void do_move(void *arg)
+{
+    copy_job *j = arg;
+    memmove(j->dst, j->src, j->bytes);
+}
+
+static void do_fill(void *arg)
+{
+    copy_job *j = arg;
+    unsigned char *p = j->dst;
+    memcpy(p, j->src, j->es);
+    /* Doubling copies: a few memcpy calls for any size. */
+    size_t done = j->es;
+    while (done < j->bytes) {
+        size_t n = done < j->bytes - done ? done : j->bytes - done;
+        memcpy(p + done, p, n);
+        done += n;
+    }
+}
+
+static const hk_buffer *file_backed(const hk_buffer *b)
+{
+    while (b && b->parent)
+        b = b->parent;
+    return b && b->mode == HK_MEM_MMAP ? b : NULL;
+}
+
+/* Runs fn(j); b and other (may be NULL) are the buffers it touches. */
+static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk_buffer *other,
+                   const char *what)
+{
+    const hk_buffer *fb = file_backed(b);
+    if (!fb)
+        fb = file_backed(other);
+    if (!fb) {
+        fn(j);
+        return 0;
+    }
+    void *addr = NULL;
+    int signo = hkc_fault_run(fn, j, &addr);
+    if (!signo)
+        return 0;
+    const char *base = fb->map.base;
+    long long at = (const char *)addr >= base && (const char *)addr < base + fb->map.map_bytes
+                       ? (long long)((const char *)addr - base)
+                       : -1;
+    struct stat st;
+    long long size = fstat(fb->map.fd, &st) == 0 ? (long long)st.st_size : -1;
+    return hkc_fail(b->ctx, HK_EIO,
+                    "%s a buffer mapped from '%s': %s at byte %lld of the mapping; the file "
+                    "is now %lld bytes (truncated by another process?)",
+                    what, fb->map.path ? fb->map.path : "?", hkc_fault_describe(signo), at, size);
+}
+
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
-    memcpy((char *)b->hptr + offset, src, bytes);
-    return 0;
+    copy_job j = {(char *)b->hptr + offset, src, bytes, 0};
+    return guarded(do_move, &j, b, NULL, "writing");
 }
 
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    memcpy(dst, (char *)b->hptr + offset, bytes);
-    return 0;
+    copy_job j = {dst, (char *)b->hptr + offset, bytes, 0};
+    return guarded(do_move, &j, b, NULL, "reading");
 }
 
 int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                          size_t bytes)
 {
-    memmove((char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset, bytes);
-    return 0;
+    copy_job j = {(char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset, bytes, 0};
+    return guarded(do_move, &j, dst, src, "copying");
 }
 
 int hkc_host_buf_fill(hk_buffer *b, const void *value)
 {
-    size_t es = hk_dtype_size(b->dtype);
-    unsigned char *p = b->hptr;
     if (!b->count)
         return 0;
-    memcpy(p, value, es);
-    /* Doubling copies: a few memcpy calls for any size. */
-    size_t done = es;
-    while (done < b->bytes) {
-        size_t n = done < b->bytes - done ? done : b->bytes - done;
-        memcpy(p + done, p, n);
-        done += n;
-    }
-    return 0;
+    copy_job j = {b->hptr, value, b->bytes, hk_dtype_size(b->dtype)};
+    return guarded(do_fill, &j, b, NULL, "filling");
 }
 
 /* Names the buffer an address falls in or next to, for fault messages. An
