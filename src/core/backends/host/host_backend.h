@@ -82,6 +82,12 @@ int hkc_host_compile_target(hkc_backend *be, const char *target, const hkc_compi
                             void **code, size_t *code_size, hkc_strbuf *log);
 /* Writes all n bytes to fd; 0 or -errno. */
 int hkc_host_write_all(int fd, const void *data, size_t n);
+/* host_probe.c: the ELF structure of a shared object ld.so would read
+ * first (0, or HK_EFORMAT with the reason in err); and a load of the object
+ * at path in a forked child, which must exit cleanly before this process
+ * loads it (0, or HK_EFORMAT with what the child met). */
+int hkc_host_elf_check(const void *code, size_t size, hkc_strbuf *err);
+int hkc_host_probe_load(const char *path, hkc_strbuf *err);
 /* Writes a file with mode 0600; 0 or -errno. */
 int hkc_host_write_file(const char *path, const char *data, size_t n);
 /* host_disasm.c */
