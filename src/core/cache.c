@@ -216,16 +216,21 @@ static void go_memory_only(hkc_cache *c)
     c->dir[0] = 0;
 }
 
+const char *hkc_trust_problem(const struct stat *st, int root_ok)
+{
+    if (st->st_uid != geteuid() && !(root_ok && st->st_uid == 0))
+        return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by group or others";
+    return NULL;
+}
+
 /* Why a folder cannot hold the cache, or NULL if it can. */
 static const char *dir_problem(const struct stat *st)
 {
     if (!S_ISDIR(st->st_mode))
         return "not a directory";
-    if (st->st_uid != geteuid())
-        return "owned by another user";
-    if (st->st_mode & (S_IWGRP | S_IWOTH))
-        return "writable by group or others";
-    return NULL;
+    return hkc_trust_problem(st, 0);
 }
 
 /* mkdir -p; only the folders created here get 0700 (whatever the umask):

@@ -22,6 +22,11 @@ struct hk_plugin_call {
 static int host_op_launch(const hk_plugin_call *c, const char *kernel, const hk_plugin_arg *args,
                           int nargs)
 {
+    if (!c)
+        return HK_EINVAL;
+    if (!kernel || nargs < 0 || (nargs && !args))
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->launch: kernel, args or nargs is invalid",
+                        c->f->name, c->op->name);
     int r = hk_plugin_launch(c->ctx, c->f->name, kernel, NULL, (const hk_arg *)(const void *)args, nargs);
     if (r != 0)
         hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
@@ -42,6 +47,10 @@ static const char *host_op_dtype(const hk_plugin_call *c, const void *buf)
 
 static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
 {
+    if (!c)
+        return HK_EARG;
+    if (!fmt)
+        fmt = "(no message)";
     hkc_strbuf m;
     hkc_strbuf_init(&m);
     va_list ap;
