@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-5}
 build=${2:-build}
 work=$build/fuzz
-targets="signature elf bundle cache"
+targets="signature elf bundle cache npy"
 
 cc=
 for c in clang-15 clang-14 clang; do
@@ -37,11 +37,13 @@ mkdir -p "$work/obj"
 flags=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHK_BUILDING_HIPKIT -Iinclude -Isrc/core
        -Isrc/core/backends/host -Isrc/core/backends/host/include -Isrc/core/backends/hip
-       -I"$build/src/core" -I/usr/include/xxhash)
+       -I"$build/src/core" -I/usr/include/xxhash -I/usr/include/lua5.4 -Isrc/repl -Isrc/repl/lua)
 
 # The library's sources, instrumented for coverage; rebuilt when newer.
 srcs=$(ls src/core/*.c src/core/backends/host/*.c) 
 srcs="$srcs $build/src/core/backends/host/host_headers.c src/core/backends/hip/hip_codeobj.c"
+# The hk Lua module, for the .npy reader (fuzz_npy only), without libpng.
+repl_srcs="$(ls src/repl/lua/*.c) src/repl/file_read.c"
 compile() {
     local src=$1 obj=$work/obj/$(echo "$1" | tr / _).o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
@@ -52,7 +54,7 @@ export -f compile
 export cc work
 export flags_str="${flags[*]}"
 fail=0
-for s in $srcs; do echo "$s"; done | xargs -P "$(nproc)" -I{} bash -c \
+for s in $srcs $repl_srcs; do echo "$s"; done | xargs -P "$(nproc)" -I{} bash -c \
     'flags=($flags_str); compile "$@"' _ {} || { echo "fuzz: building the library failed"; exit 1; }
 
 # Seeds: what the tests wrote, and signatures.
@@ -75,15 +77,22 @@ find "$build/plugins" -name '*hip-gfx*.img' 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/bundle/"; done
 find "$build/tests" -name '*.hipfb' -o -name '*.co' 2>/dev/null | head -n 4 |
     while read -r f; do cp "$f" "$work/corpus/bundle/" 2>/dev/null; done
+find "$build/tests" -name '*.npy' -size -64k 2>/dev/null | head -n 8 |
+    while read -r f; do cp "$f" "$work/corpus/npy/"; done
+printf '\223NUMPY\001\000v\000{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (3,), }%*s\n\000\000\200?\000\000\000@\000\000@@' 53 '' >"$work/corpus/npy/seed-f4"
 find "$build/tests/cache" -type f -size -256k 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/cache/$(basename "$f")"; done
 
 total=0
 for t in $targets; do
     exe=$work/fuzz_$t
-    objs=$(ls "$work"/obj/*.o)
-    if ! "$cc" "${flags[@]}" -fsanitize=fuzzer "tools/fuzz/fuzz_$t.c" $objs -o "$exe" \
-        -lxxhash -ldl -lpthread -lm; then
+    objs=$(ls "$work"/obj/src_core*.o "$work"/obj/*host_headers.c.o)
+    libs="-lxxhash -ldl -lpthread -lm"
+    if [ "$t" = npy ]; then
+        objs="$objs $(ls "$work"/obj/src_repl*.o)"
+        libs="$libs -llua5.4"
+    fi
+    if ! "$cc" "${flags[@]}" -fsanitize=fuzzer "tools/fuzz/fuzz_$t.c" $objs -o "$exe" $libs; then
         echo "fuzz: building fuzz_$t failed"
         fail=1
         continue
