@@ -92,5 +92,33 @@ rc=$?
 ok $([ $rc -eq 2 ] && same "$T/b.hipfb" "$T/b.orig" && grep -q "is the file being inspected" "$T/err"; echo $?) \
     "inspect B --extract E -o B on $what: refused, B intact (rc $rc)"
 
+# --- 9. checked mode: writes just past a buffer's end or before its start,
+# inside its pages (no guard page hit), fail the launch under HIPKIT_CHECK=1
+cat >"$T/near.lua" <<'LUA'
+local m = hk.compile([[
+extern "C" __global__ void poke(float *v, int at) { if (threadIdx.x == 0) v[at] = 42.0f; }
+]], {name = "near"})
+local a, b = hk.alloc(1000, "f32", "host"), hk.alloc(1000, "f32", "host")
+a:fill(1); b:fill(2)
+for _, at in ipairs({1000, 1007, -1, -16}) do
+    local ok, e = pcall(m.poke.launch, m.poke, 1, 1, a, at)
+    print(at, ok and "silent" or "caught", ok and "" or e)
+end
+local ok = pcall(m.poke.launch, m.poke, 1, 1, a, 999)
+print("inside " .. (ok and "ok" or "refused"))
+print("intact " .. tostring(b:allclose(function() return 2 end) and a[1] == 1 and a[1000] == 42))
+LUA
+HIPKIT_CHECK=1 timeout 120 "$hipkit" "$T/near.lua" >"$T/out" 2>"$T/err"
+rc=$?
+caught=$(grep -c "caught" "$T/out")
+ok $([ $rc -eq 0 ] && [ "$caught" -eq 4 ] && grep -q "past the end of a buffer of 1000 f32" "$T/out" &&
+     grep -q "before the start of a buffer of 1000 f32" "$T/out"; echo $?) \
+    "HIPKIT_CHECK=1: 4 writes just outside a buffer fail their launch, naming it ($caught caught, rc $rc)"
+[ "$caught" -eq 4 ] || sed 's/^/#   /' "$T/out" "$T/err" | head -n 8
+ok $(grep -q "inside ok" "$T/out" && grep -q "intact true" "$T/out"; echo $?) \
+    "... a write inside still launches, and the buffers are intact"
+HIPKIT_CHECK=0 timeout 120 "$hipkit" "$T/near.lua" >"$T/out" 2>"$T/err"
+ok $(grep -q "^1000	silent" "$T/out"; echo $?) "without it, the same write past the end passes silently (why the mode exists)"
+
 echo "1..$n"
 exit $fail

@@ -39,6 +39,11 @@ int hkc_host_device_info(hkc_backend *be, int index, hk_device_info *out);
 
 /* host_memory.c */
 int hkc_host_buf_alloc(hk_buffer *b);
+/* HIPKIT_CHECK=1 (host_memory.c): 1 when checked mode is on. Then every
+ * buffer's slack bytes hold a canary, and after a launch this returns 1
+ * with a message in msg when a kernel changed one (re-arming it). */
+int hkc_host_checked(void);
+int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap);
 void hkc_host_buf_free(hk_buffer *b);
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);

@@ -39,8 +39,14 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
         hkc_host_pool_run(h->pool, hkc_host_exec_blocks, &L, want);
     pthread_mutex_destroy(&L.msg_lock);
     fflush(stdout); /* device printf output shows when the launch ends */
+    /* Checked after a fault too, so that its writes are not blamed on the
+     * next launch. */
+    char msg[256];
+    int wild = hkc_host_checked() && hkc_host_check_canaries(h, msg, sizeof msg);
     if (atomic_load(&L.failed))
         return hkc_fail(be->ctx, HK_EFAULT, "%s", L.msg);
+    if (wild)
+        return hkc_fail(be->ctx, HK_EFAULT, "kernel %s failed: %s", k->name ? k->name : "?", msg);
     return 0;
 }
 

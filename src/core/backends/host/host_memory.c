@@ -18,6 +18,89 @@
  * once; at most 63 bytes past the end go unnoticed. */
 #define DATA_ALIGN 64
 
+/* Checked mode (HIPKIT_CHECK=1): the bytes of a buffer's mapping that are
+ * not its data (the alignment slack after its end, the start of its first
+ * page before it) hold a canary, verified after every launch. Guard pages
+ * catch an access at once from a page beyond the data; the canary catches
+ * the writes nearer than that, which would otherwise pass silently. */
+#define CANARY 0xfd
+
+int hkc_host_checked(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("HIPKIT_CHECK");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    return on;
+}
+
+/* The spans of a's pages around its buffer's data. */
+static void slack(const host_alloc *a, size_t page, unsigned char **lo, size_t *nlo,
+                  unsigned char **hi, size_t *nhi)
+{
+    unsigned char *first = (unsigned char *)a->region + page;
+    unsigned char *end = (unsigned char *)a->region + a->region_bytes - page;
+    unsigned char *data = a->b->hptr;
+    *lo = first;
+    *nlo = (size_t)(data - first);
+    *hi = data + a->b->bytes;
+    *nhi = (size_t)(end - *hi);
+}
+
+/* Bytes from the first changed one to the last, in n bytes at p. The
+ * common answer (none) comes from memcmp against canaries, a vectorised
+ * compare: the check runs after every launch. */
+static size_t changed(const unsigned char *p, size_t n, size_t *first)
+{
+    static const unsigned char ref[1024] = {[0 ... 1023] = CANARY};
+    size_t same = 0;
+    while (same < n) {
+        size_t m = n - same < sizeof ref ? n - same : sizeof ref;
+        if (memcmp(p + same, ref, m))
+            break;
+        same += m;
+    }
+    if (same == n) {
+        *first = n;
+        return 0;
+    }
+    size_t lo = n, hi = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != CANARY) {
+            lo = i < lo ? i : lo;
+            hi = i + 1;
+        }
+    *first = lo;
+    return lo < n ? hi - lo : 0;
+}
+
+int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    int bad = 0;
+    for (host_alloc *a = h->allocs; a; a = a->next) {
+        unsigned char *lo, *hi;
+        size_t nlo, nhi, at;
+        slack(a, page, &lo, &nlo, &hi, &nhi);
+        size_t under = changed(lo, nlo, &at), under_at = nlo - at;
+        size_t over = changed(hi, nhi, &at), over_at = at;
+        if ((under || over) && !bad) {
+            snprintf(msg, cap, "it wrote %zu byte%s %s a buffer of %zu %s (%zu byte%s %s it; "
+                     "HIPKIT_CHECK)", under ? under : over, (under ? under : over) == 1 ? "" : "s",
+                     under ? "before the start of" : "past the end of", a->b->count,
+                     hk_dtype_name(a->b->dtype), under ? under_at : over_at,
+                     (under ? under_at : over_at) == 1 ? "" : "s", under ? "before" : "past");
+            bad = 1;
+        }
+        if (under || over) { /* armed again for the next launch */
+            memset(lo, CANARY, nlo);
+            memset(hi, CANARY, nhi);
+        }
+    }
+    return bad;
+}
+
 int hkc_host_buf_alloc(hk_buffer *b)
 {
     host_impl *h = b->dev->be->impl;
@@ -44,6 +127,13 @@ int hkc_host_buf_alloc(hk_buffer *b)
     a->b = b;
     a->region = region;
     a->region_bytes = total;
+    if (hkc_host_checked()) {
+        unsigned char *lo, *hi;
+        size_t nlo, nhi;
+        slack(a, page, &lo, &nlo, &hi, &nhi);
+        memset(lo, CANARY, nlo);
+        memset(hi, CANARY, nhi);
+    }
     a->next = h->allocs;
     h->allocs = a;
     b->impl = a;
