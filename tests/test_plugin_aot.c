@@ -198,11 +198,51 @@ static void test_fit_rules(void)
     hk_context_destroy(ctx);
 }
 
+/* Images carry the key of the source they were built from, and the key
+ * follows everything the compile does (text, module name, defines). */
+static void test_source_keys(void)
+{
+    const char *src = "extern \"C\" __global__ void k(float *y) { y[0] = 1; }";
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = "plugin-x-x.hip";
+    char a[33], b[33], c[33], d[33], e[33];
+    const char *defs[] = {"N=2"};
+    int r = hk_plugin_source_key(src, &o, a) | hk_plugin_source_key(src, &o, b);
+    r |= hk_plugin_source_key("extern \"C\" __global__ void k(float *y) { y[0] = 2; }", &o, c);
+    o.name = "plugin-x-y.hip";
+    r |= hk_plugin_source_key(src, &o, d);
+    o.name = "plugin-x-x.hip";
+    o.defines = defs;
+    o.ndefines = 1;
+    r |= hk_plugin_source_key(src, &o, e);
+    tap_ok(r == 0 && strlen(a) == 32 && !strcmp(a, b) && strcmp(a, c) && strcmp(a, d) &&
+               strcmp(a, e),
+           "source keys: stable, and another text, name or define gives another (%s)", a);
+    tap_ok(hk_plugin_source_key(NULL, &o, a) == HK_EINVAL, "a NULL source has no key");
+    hk_context *ctx = context();
+    const char *s, *bk, *t, *tag;
+    const void *data;
+    size_t n;
+    int all = 1, count = 0;
+    for (int i = 0; hkc_plugin_image_get(ctx, "fill", i, &s, &bk, &t, &tag, &data, &n) == 0; i++) {
+        const char *k = strstr(tag, "source-key=");
+        all &= k && strlen(k) == 11 + 32;
+        count++;
+    }
+    if (count == 0)
+        tap_skip("fill's images name their source key", "no AOT images in this build");
+    else
+        tap_ok(all, "fill's %d images name their source key in their tags", count);
+    hk_context_destroy(ctx);
+}
+
 int main(void)
 {
     tap_init();
     setenv("HIPKIT_PLUGIN_PATH", TEST_PLUGIN_BUILD_DIR, 1);
     test_fit_rules();
+    test_source_keys();
     test_images_present();
     test_aot_used();
     test_jit_fallback();

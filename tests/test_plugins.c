@@ -221,6 +221,20 @@ static void test_refusals(void)
     hk_synchronize(ctx);
     hk_buffer_download(b, 0, &got, 4);
     tap_ok(r1 == HK_ELAUNCH && r2 == 0 && got == 1, "explicit geometry: refused without grid/block, runs with them");
+    /* an image built from an older source is ignored: the source runs */
+    hk_kernel *ks = NULL;
+    hk_kernel_info ki;
+    got = 0;
+    hk_buffer_upload(b, 0, &zero, 4);
+    int r3 = hk_plugin_launch(ctx, "stale", "put", &one, &arg, 1);
+    hk_synchronize(ctx);
+    hk_buffer_download(b, 0, &got, 4);
+    int r4 = hk_plugin_kernel(ctx, "stale", "put", &ks);
+    if (r4 == 0)
+        hk_kernel_get_info(ks, &ki);
+    tap_ok(r3 == 0 && got == 2 && r4 == 0 && ki.origin != HK_ORIGIN_AOT,
+           "a stale image is ignored: the embedded source runs (p[0] = %d, origin %s)", (int)got,
+           r4 == 0 && hk_code_origin_name(ki.origin) ? hk_code_origin_name(ki.origin) : "?");
     hk_buffer_free(b);
     hk_context_destroy(ctx);
 
@@ -240,6 +254,69 @@ static void test_refusals(void)
     unsetenv("HIPKIT_PLUGIN_PATH");
 }
 
+/* Every element of f32 buffer b equals v. */
+static int all_equal(hk_context *ctx, hk_buffer *b, size_t n, float v)
+{
+    float *h = malloc(n * sizeof *h);
+    int ok = h && hk_synchronize(ctx) == 0 && hk_buffer_download(b, 0, h, n * sizeof *h) == 0;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = h[i] == v;
+    free(h);
+    return ok;
+}
+
+/* hk_plugin_reload: the family comes back in its place, a kernel taken
+ * before still runs, lookups by name find the new one, and failures leave
+ * what is loaded alone. */
+static void test_reload(void)
+{
+    setenv("HIPKIT_PLUGIN_PATH", TEST_PLUGIN_DIR, 1);
+    hk_context *ctx = context();
+    hk_plugin_info p;
+    int i0 = entry(ctx, "affine", &p), n0 = hk_plugin_count(ctx);
+    hk_kernel *k0 = NULL, *k1 = NULL;
+    if (i0 < 0 || hk_plugin_kernel(ctx, "affine", "affine_f32", &k0) != 0) {
+        tap_skip("reload", "the affine family is not loaded");
+        hk_context_destroy(ctx);
+        unsetenv("HIPKIT_PLUGIN_PATH");
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p.path);
+    int r = hk_plugin_reload(ctx, "affine");
+    int i1 = entry(ctx, "affine", &p);
+    tap_ok(r == 0 && i1 == i0 && hk_plugin_count(ctx) == n0 && !strcmp(p.path, path) && !*p.error,
+           "affine reloads in its place (%d: %s)", r, r ? hk_errmsg(ctx) : p.path);
+    r = hk_plugin_kernel(ctx, "affine", "affine_f32", &k1);
+    tap_ok(r == 0 && k1 != k0, "its kernels are made again after a reload");
+    enum { N = 1000 };
+    hk_buffer *y = NULL;
+    hk_buffer_alloc(ctx, N, HK_F32, HK_MEM_MANAGED, &y);
+    float one = 1;
+    hk_buffer_fill(y, &one);
+    hk_arg args[5] = {hk_arg_buffer(y), hk_arg_buffer(y), hk_arg_float(2), hk_arg_float(1),
+                      hk_arg_uint(N)};
+    hk_launch_config cfg = {{4, 1, 1}, {256, 1, 1}, 0};
+    r = hk_launch(k0, &cfg, args, 5);
+    tap_ok(r == 0 && all_equal(ctx, y, N, 3), "a kernel taken before the reload still runs (%s)",
+           r ? hk_errmsg(ctx) : "y = 2*1 + 1");
+    r = hk_plugin_launch(ctx, "affine", "affine_f32", NULL, args, 5);
+    tap_ok(r == 0 && all_equal(ctx, y, N, 7), "a launch by name runs the reloaded family (%s)",
+           r ? hk_errmsg(ctx) : "y = 2*3 + 1");
+    hk_buffer_free(y);
+    r = hk_plugin_reload(ctx, "nosuch");
+    tap_ok(r == HK_ENOTFOUND && has(hk_errmsg(ctx), "'nosuch'"), "an unknown plugin: %s",
+           hk_errmsg(ctx));
+    r = hk_plugin_reload(ctx, "initfail");
+    int i = entry(ctx, "initfail", &p);
+    tap_ok(r == HK_EINVAL && has(hk_errmsg(ctx), "deliberate failure number 42") &&
+               has(hk_errmsg(ctx), "what is loaded stays") && i >= 0 && *p.error &&
+               hk_plugin_count(ctx) == n0,
+           "a reload whose init fails leaves the list as it was: %s", hk_errmsg(ctx));
+    hk_context_destroy(ctx);
+    unsetenv("HIPKIT_PLUGIN_PATH");
+}
+
 int main(void)
 {
     tap_init();
@@ -251,6 +328,7 @@ int main(void)
     }
     test_ops();
     test_refusals();
+    test_reload();
     printf("1..%d\n", tap_n);
     return tap_failed ? 1 : 0;
 }

@@ -540,7 +540,7 @@ static void test_scan_basic(void)
     hkc_strbuf_init(&err);
     int rc = hkc_source_scan(source1, NULL, &k, &n, &err);
     tap_ok(rc == 0, "scan of a realistic source succeeds%s%s", rc ? ": " : "", err.data);
-    tap_ok(n == 6, "finds 6 kernels (got %d)", n);
+    tap_ok(n == 7, "finds 7 kernels (got %d)", n);
     for (int i = 0; i < n; i++)
         tap_diag("  %s line %d extern_c %d sync %d params %d", k[i].name, k[i].line, k[i].extern_c,
                  k[i].uses_sync, k[i].sig.count);
@@ -548,7 +548,9 @@ static void test_scan_basic(void)
     for (int i = 0; i < n; i++)
         fakes += !strncmp(k[i].name, "fake", 4) || !strcmp(k[i].name, "tmpl") ||
                  !strcmp(k[i].name, "inside") || !strcmp(k[i].name, "only_declared");
-    tap_ok(fakes == 0, "nothing from comments, strings, macros, templates, namespaces, declarations");
+    tap_ok(fakes == 0, "nothing from comments, strings, macros, templates, declarations");
+    const hkc_source_kernel *in = find_kernel(k, n, "ns::inside");
+    tap_ok(in && in->line == 24 && in->sig.count == 1, "a kernel in a namespace is ns::inside");
 
     const hkc_source_kernel *a = find_kernel(k, n, "axpy");
     tap_ok(a && a->line == 9 && a->extern_c && a->sig.count == 4 && a->sig.kernarg_size == 32 &&
@@ -714,8 +716,10 @@ static void test_scan_errors_and_linkage(void)
         "__global__ void after_using(int n) {}\n"
         "__global__ void unterminated(int n\n";
     rc = hkc_source_scan(odd, NULL, &k, &n, &err);
-    tap_ok(rc == 0 && n == 1 && !strcmp(k[0].name, "after_using"),
-           "namespaces (anonymous, nested) skipped; using-directive harmless; truncated source ignored");
+    tap_ok(rc == 0 && n == 3 && !strcmp(k[0].name, "anon") && !strcmp(k[1].name, "a::b::nested") &&
+               !strcmp(k[2].name, "after_using"),
+           "namespaces: anonymous unqualified, a::b qualified; using-directive harmless; "
+           "truncated source ignored (%d: %s %s)", n, n > 0 ? k[0].name : "", n > 1 ? k[1].name : "");
     hkc_source_kernels_free(k, n);
     hkc_strbuf_free(&err);
 }

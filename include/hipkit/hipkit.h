@@ -264,6 +264,13 @@ typedef struct hk_compile_options {
      * (hk_compile_offline) compile that file itself, so their messages name
      * it and its own folder is searched for its quoted includes. */
     const char *path;
+    /* Kernel template instantiations to compile and list as kernels, by
+     * name expression as CuPy's name_expressions: "reduce<float, 256>",
+     * "ns::scale<double>". Each is launched by that name (hk_module_kernel
+     * normalises spacing) with its parameter types as the arguments make
+     * them. Kernels in namespaces need no entry: they are "ns::kern". */
+    const char *const *instantiate;
+    int ninstantiate;
 } hk_compile_options;
 
 HK_API void hk_compile_options_defaults(hk_compile_options *o);
@@ -339,6 +346,14 @@ typedef struct hk_kernel_info {
     int uses_barriers;      /* host backend: runs its threads as fibers */
 } hk_kernel_info;
 
+/* A buffer over the module variable `name` (a __device__, __constant__ or
+ * __managed__ variable at namespace scope, "ns::var" in a namespace on the
+ * CPU backend), as CuPy's get_global: its bytes as elements of dtype
+ * (HK_EINVAL when they do not divide). Kernels of the module read what is
+ * uploaded to it. The memory is the module's: hk_buffer_free frees only the
+ * handle, and the buffer must not be used after the module is freed.
+ * HK_ENOTFOUND (naming the variables the source has) when there is none. */
+HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_buffer **out);
 HK_API const char *hk_kernel_name(const hk_kernel *k);
 HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out);
 HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out);
@@ -600,6 +615,32 @@ HK_API int hk_plugin_op_get(const hk_context *ctx, int plugin, int i, hk_plugin_
  * with its message. */
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
                              const hk_arg *args, int nargs);
+
+/* The key an ahead-of-time image of a plugin source records (32 lowercase
+ * hex digits and a NUL in out): a hash of the source text, o's module name
+ * (default "module"), flags, defines and include folders, as the compile
+ * cache hashes them, without the backend, target and toolchain that an
+ * image names itself. Plugin sources are compiled under the name
+ * "plugin-FAMILY-SOURCE" and default options. An image whose toolchain tag
+ * ends in " source-key=KEY" (hkc-aot and `hipkit compile --plugin` write
+ * it) is used only when KEY is the key of the source the plugin embeds;
+ * otherwise it is stale, ignored with a warning, and the source compiled.
+ * o may be NULL (defaults). HK_EINVAL for a NULL source or out. */
+HK_API int hk_plugin_source_key(const char *source, const hk_compile_options *o, char out[33]);
+
+/* Loads plugin `name` again from its file, after its author rebuilt it: a
+ * private copy of the file is dlopen'ed (the old library stays mapped), its
+ * init runs, and its families replace the old ones in the list, in their
+ * places; their kernels compile (or take their AOT images) on first use.
+ * name is one of the plugin's families or its file's NAME
+ * (hipkit-plugin-NAME.so); a plugin that was refused may be reloaded too.
+ * Kernels, ops and names taken from the old families stay valid until the
+ * context ends and run the old code; lookups by name (hk_plugin_launch,
+ * hk_plugin_call_op) find the new ones. On failure (HK_ENOTFOUND: no such
+ * plugin; HK_EFORMAT: the file cannot be loaded or exports no hipkit
+ * plugin ABI this hipkit takes; HK_EINVAL: its init failed) the loaded one
+ * stays, and hk_errmsg says why. */
+HK_API int hk_plugin_reload(hk_context *ctx, const char *name);
 
 #ifdef __cplusplus
 }

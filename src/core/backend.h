@@ -60,6 +60,7 @@ struct hk_buffer {
     void *impl;
     hkc_mapping map; /* mmap mode */
     hk_buffer *parent; /* set for views: the memory is the parent's */
+    int borrowed;      /* a module variable's memory (hk_module_global): the module's */
 };
 
 struct hk_event {
@@ -98,6 +99,7 @@ double hkc_now_ms(void);
  * user-given signature; -1 nparams means unknown. */
 typedef struct hkc_kernel_meta {
     char name[256];
+    char symbol[256];          /* the code object's symbol when it is not name, or "" */
     int nparams;
     uint32_t param_size[64];
     uint32_t param_align[64];  /* 0: unknown (AMD .args give offsets, not alignment) */
@@ -136,6 +138,14 @@ typedef struct hkc_compile_job {
     /* kernels found in the source, for backends that generate entry code */
     const struct hkc_source_kernel *kernels;
     int nkernels;
+    /* module variables found in the source (qualified names), for backends
+     * that generate a table of them */
+    const char *const *globals;
+    int nglobals;
+    /* Out, for backends with lowers_names: per kernel whose name is a name
+     * expression (name_expr.h: `ns::kern`, `reduce<float, 4>`), the symbol
+     * the compiler gave it (malloc'd); entries left NULL are the name. */
+    char **lowered;
 } hkc_compile_job;
 
 struct hkc_backend_ops {
@@ -144,6 +154,11 @@ struct hkc_backend_ops {
     /* Alignment of 32-byte vectors passed by value (double4, long4, ...):
      * HIP's compilers use 32, CUDA's 16. Signatures are laid out with it. */
     uint32_t wide_vector_align;
+    /* Nonzero: compile mangles kernels named by expressions and reports
+     * their symbols in job->lowered (NVRTC's and hiprtc's name expressions);
+     * the core keeps them beside the cached code object. Zero: the code
+     * object lists such kernels by their names (the host's kernel table). */
+    int lowers_names;
 
     /* Finds devices. Returns the count (>= 0); 0 with `reason` filled when
      * the backend is present but unusable. Sets be->impl. */
@@ -191,6 +206,11 @@ struct hkc_backend_ops {
     /* The kernels a loaded module holds; *metas is malloc'd. */
     int (*module_kernels)(hkc_backend *be, void *bmod, hkc_kernel_meta **metas,
                           int *count);
+    /* Optional: the module variable `name` of a loaded module: the address
+     * kernels use, a host view or NULL, its size. HK_ENOTFOUND when the
+     * module has no such variable. */
+    int (*module_global)(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                         void **hptr, size_t *bytes, hkc_strbuf *err);
     /* Finds a function and fills what the backend knows of info (registers,
      * shared and local bytes, max threads); sets *bfn. */
     int (*function_get)(hkc_backend *be, void *bmod, const char *name,

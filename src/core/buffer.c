@@ -242,7 +242,7 @@ HK_API int hk_buffer_free(hk_buffer *b)
 {
     if (!b)
         return 0;
-    if (b->parent) { /* a view owns nothing but itself */
+    if (b->parent || b->borrowed) { /* a view (or a module variable) owns nothing but itself */
         free(b);
         return 0;
     }

@@ -46,6 +46,8 @@ struct hkc_modentry {
     int nmetas;
     hkc_source_kernel *src_kernels; /* from the source, when compiled */
     int nsrc_kernels;
+    char **src_globals;             /* module variables found in the source */
+    int nsrc_globals;
     void *code; /* the code object, kept for disassembly */
     size_t code_size;
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "name_expr.h"
 #include "pp_text.h"
 
 HK_API void hk_compile_options_defaults(hk_compile_options *o)
@@ -146,6 +147,25 @@ static int entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t
     return 0;
 }
 
+/* The code object's kernels that the compiler named by mangled symbols
+ * take the names they were asked for by (ns::kern, reduce<float, 4>). */
+static void name_metas(hkc_modentry *e)
+{
+    for (int i = 0; i < e->nsrc_kernels; i++) {
+        const hkc_source_kernel *k = &e->src_kernels[i];
+        if (!k->symbol || strlen(k->name) >= sizeof e->metas[0].name)
+            continue;
+        for (int j = 0; j < e->nmetas; j++) {
+            hkc_kernel_meta *m = &e->metas[j];
+            if (!strcmp(m->symbol[0] ? m->symbol : m->name, k->symbol)) {
+                if (!m->symbol[0])
+                    snprintf(m->symbol, sizeof m->symbol, "%s", m->name);
+                snprintf(m->name, sizeof m->name, "%s", k->name);
+            }
+        }
+    }
+}
+
 static int new_module(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
                       double ms, hk_module **out)
 {
@@ -191,6 +211,10 @@ typedef struct compile_req {
     const char *name;
     const char *source;
     const char **flags;     /* the user's, then -D defines, then -I folders */
+    const char *const *instantiate; /* template instantiations asked for */
+    int ninstantiate;
+    char **globals;         /* module variables discovery found */
+    int nglobals;
     char **owned;           /* the flags made here */
     int nflags;
     include_set inc;
@@ -204,6 +228,7 @@ static void req_free(compile_req *q)
             free(q->owned[i]);
     free(q->owned);
     free(q->flags);
+    hkc_source_globals_free(q->globals, q->nglobals);
     hkc_strbuf_free(&q->inc.text);
     hkc_strbuf_free(&q->inc.paths);
 }
@@ -221,6 +246,14 @@ static int req_prepare(compile_req *q, const hk_compile_options *o)
 {
     hkc_strbuf_init(&q->inc.text);
     hkc_strbuf_init(&q->inc.paths);
+    if (o->size >= offsetof(hk_compile_options, ninstantiate) + sizeof o->ninstantiate &&
+        o->ninstantiate > 0) {
+        q->instantiate = o->instantiate;
+        q->ninstantiate = o->ninstantiate;
+        for (int i = 0; i < q->ninstantiate; i++)
+            if (!q->instantiate || !q->instantiate[i])
+                return hkc_fail(q->ctx, HK_EINVAL, "compile options: instantiate[%d] is NULL", i);
+    }
     int cap = o->nflags + o->ndefines + o->ninclude_dirs;
     q->flags = calloc((size_t)cap + 1, sizeof *q->flags);
     q->owned = calloc((size_t)cap + 1, sizeof *q->owned);
@@ -245,6 +278,8 @@ static int req_prepare(compile_req *q, const hk_compile_options *o)
     hkc_key_add_str(kb, "toolchain", q->be->ops->toolchain(q->be, q->ctx->cache));
     for (int i = 0; i < q->nflags; i++)
         hkc_key_add_str(kb, "flag", q->flags[i]);
+    for (int i = 0; i < q->ninstantiate; i++)
+        hkc_key_add_str(kb, "instantiate", q->instantiate[i]);
     hkc_key_add_str(kb, "name", q->name);
     hkc_key_add_str(kb, "source", q->source);
     hkc_key_add_str(kb, "includes", q->inc.text.data);
@@ -252,8 +287,72 @@ static int req_prepare(compile_req *q, const hk_compile_options *o)
     return 0;
 }
 
-/* The code object from the disk cache, or compiled (and stored). */
-static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkernels, int no_cache,
+/* Kernels a compiler of this backend names by a mangled symbol the core
+ * must keep (backend.h, lowers_names). */
+static int needs_symbols(const hkc_backend *be, const hkc_source_kernel *k, int n)
+{
+    for (int i = 0; be->ops->lowers_names && i < n; i++)
+        if (hkc_name_is_expression(k[i].name))
+            return 1;
+    return 0;
+}
+
+/* The symbols of a names entry ("name\tsymbol\n" lines) given to the
+ * kernels; 1 when every kernel named by an expression got one. */
+static int symbols_apply(const char *text, size_t len, hkc_source_kernel *k, int n)
+{
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *tab = memchr(p, '\t', (size_t)(end - p));
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!tab || !nl || tab > nl)
+            return 0;
+        for (int i = 0; i < n; i++)
+            if (!k[i].symbol && strlen(k[i].name) == (size_t)(tab - p) &&
+                !memcmp(k[i].name, p, (size_t)(tab - p)))
+                k[i].symbol = strndup(tab + 1, (size_t)(nl - tab - 1));
+        p = nl + 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (hkc_name_is_expression(k[i].name) && !k[i].symbol)
+            return 0;
+    return 1;
+}
+
+/* The compiler's symbols (job.lowered) given to the kernels and stored
+ * beside the code object. A kernel named by an expression and given none
+ * cannot be found in the code: said as an error. */
+static int symbols_keep(compile_req *q, const hkc_cache_entry_id *id, char **lowered,
+                        hkc_source_kernel *k, int n, int no_cache)
+{
+    hkc_strbuf text;
+    hkc_strbuf_init(&text);
+    int r = 0;
+    for (int i = 0; i < n; i++) {
+        k[i].symbol = lowered[i];
+        lowered[i] = NULL;
+        if (k[i].symbol)
+            hkc_strbuf_printf(&text, "%s\t%s\n", k[i].name, k[i].symbol);
+        else if (hkc_name_is_expression(k[i].name) && !r)
+            r = hkc_fail(q->ctx, HK_EBACKEND, "%s: the compiler gave no symbol for kernel '%s'",
+                         q->name, k[i].name);
+    }
+    if (r == 0 && !no_cache) {
+        hkc_strbuf msg;
+        hkc_strbuf_init(&msg);
+        hkc_cache_put(q->ctx->cache, id, text.data, text.len, &msg);
+        if (msg.len)
+            hkc_warn(q->ctx, "%s", msg.data);
+        hkc_strbuf_free(&msg);
+    }
+    hkc_strbuf_free(&text);
+    return r;
+}
+
+/* The code object from the disk cache, or compiled (and stored). Kernels
+ * the compiler names by mangled symbols get them (from the cache's names
+ * entry beside the code, or from the compile). */
+static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, int no_cache,
                      void **code, size_t *code_size, hk_code_origin *origin)
 {
     hkc_backend *be = q->be;
@@ -261,20 +360,43 @@ static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkern
     snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target, be->ops->toolchain(be, q->ctx->cache));
     sanitize_name(q->name, safe_name, sizeof safe_name);
     hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = be->ops->code_ext, .key = q->key};
+    hkc_cache_entry_id names_id = id;
+    names_id.ext = "names.txt";
+    int symbols = !q->noffline && needs_symbols(be, kernels, nkernels);
     hkc_strbuf msg;
     hkc_strbuf_init(&msg);
+    char **lowered = NULL;
     int r = 0;
     *origin = HK_ORIGIN_JIT;
     if (!no_cache && hkc_cache_get(q->ctx->cache, &id, code, code_size, &msg)) {
-        *origin = HK_ORIGIN_CACHE;
-        goto done;
+        void *names = NULL;
+        size_t nsize = 0;
+        if (!symbols || (hkc_cache_get(q->ctx->cache, &names_id, &names, &nsize, &msg) &&
+                         symbols_apply(names, nsize, kernels, nkernels))) {
+            free(names);
+            *origin = HK_ORIGIN_CACHE;
+            goto done;
+        }
+        free(names); /* no symbols for its kernels: compiled again */
+        free(*code);
+        *code = NULL;
+        for (int i = 0; i < nkernels; i++) {
+            free(kernels[i].symbol);
+            kernels[i].symbol = NULL;
+        }
     }
     if (msg.len)
         hkc_warn(q->ctx, "%s", msg.data);
     hkc_strbuf_clear(&msg);
+    lowered = calloc(nkernels > 0 ? (size_t)nkernels : 1, sizeof *lowered);
+    if (!lowered) {
+        r = hkc_fail(q->ctx, HK_ENOMEM, "out of memory");
+        goto done;
+    }
     hkc_compile_job job = {
         .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
-        .nflags = q->nflags, .kernels = kernels, .nkernels = nkernels,
+        .nflags = q->nflags, .kernels = kernels, .nkernels = nkernels, .lowered = lowered,
+        .globals = (const char *const *)q->globals, .nglobals = q->nglobals,
     };
     if (q->noffline)
         r = be->ops->compile_offline(be, q->offline_targets, q->noffline, &job, code, code_size,
@@ -290,12 +412,22 @@ static int req_fetch(compile_req *q, const hkc_source_kernel *kernels, int nkern
     if (msg.len) /* warnings from the compiler: keep them visible */
         hkc_warn(q->ctx, "%s: compiler said:\n%s", q->name, msg.data);
     hkc_strbuf_clear(&msg);
+    if (symbols)
+        r = symbols_keep(q, &names_id, lowered, kernels, nkernels, no_cache);
+    if (r != 0) {
+        free(*code);
+        *code = NULL;
+        goto done;
+    }
     if (!no_cache) {
         hkc_cache_put(q->ctx->cache, &id, *code, *code_size, &msg);
         if (msg.len)
             hkc_warn(q->ctx, "%s", msg.data);
     }
 done:
+    for (int i = 0; lowered && i < nkernels; i++)
+        free(lowered[i]);
+    free(lowered);
     hkc_strbuf_free(&msg);
     return r;
 }
@@ -363,14 +495,16 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     hkc_strbuf_init(&text);
     int r;
     if (!q->be->ops->preprocess) {
-        r = hkc_source_scan(q->source, q->inc.text.data, kernels, count, &msg);
+        r = hkc_source_scan_all(q->source, q->inc.text.data, q->instantiate, q->ninstantiate,
+                                kernels, count, &q->globals, &q->nglobals, &msg);
     } else {
         r = req_preprocessed(q, no_cache, &text, &msg);
         if (r != 0) {
             r = hkc_fail(q->ctx, r, "%s", msg.data);
             goto done;
         }
-        r = hkc_source_scan(text.data, NULL, kernels, count, &msg);
+        r = hkc_source_scan_all(text.data, NULL, q->instantiate, q->ninstantiate, kernels, count,
+                                &q->globals, &q->nglobals, &msg);
         char file[1024];
         for (int i = 0; r == 0 && i < *count; i++) {
             int line = hkc_pp_locate(text.data, (*kernels)[i].line, file, sizeof file);
@@ -469,6 +603,11 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     e->has_key = 1;
     e->src_kernels = kernels;
     e->nsrc_kernels = nkernels;
+    e->src_globals = q.globals;
+    e->nsrc_globals = q.nglobals;
+    q.globals = NULL;
+    q.nglobals = 0;
+    name_metas(e);
     kernels = NULL;
     nkernels = 0;
     r = new_module(ctx, e, q.name, origin, hkc_now_ms() - t0, out);
@@ -701,6 +840,7 @@ static void entry_unload(hk_context *ctx, hkc_modentry **link)
     free(e->metas);
     free(e->code);
     hkc_source_kernels_free(e->src_kernels, e->nsrc_kernels);
+    hkc_source_globals_free(e->src_globals, e->nsrc_globals);
     free(e);
     (void)ctx;
 }
@@ -814,11 +954,32 @@ done:
     return r;
 }
 
+static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_kernel **out);
+
+/* A name expression is looked up in the one spelling discovery records it
+ * in (name_expr.h): "reduce<float,4>" finds "reduce<float, 4>". */
 static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_kernel **out)
 {
     if (!m || !name || !out)
         return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "kernel lookup: module, name or out is NULL");
     *out = NULL;
+    if (!hkc_name_is_expression(name))
+        return kernel_find(m, name, sigtext, out);
+    hkc_strbuf norm, err;
+    hkc_strbuf_init(&norm);
+    hkc_strbuf_init(&err);
+    int r = hkc_name_expr_normalize(name, &norm, &err);
+    if (r == 0)
+        r = kernel_find(m, norm.data, sigtext, out);
+    else
+        r = hkc_fail(m->ctx, r, "module '%s': %s", m->name, err.data);
+    hkc_strbuf_free(&norm);
+    hkc_strbuf_free(&err);
+    return r;
+}
+
+static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_kernel **out)
+{
     hk_context *ctx = m->ctx;
     hkc_modentry *e = m->entry;
     const hkc_kernel_meta *meta = find_meta(e, name);
@@ -887,7 +1048,8 @@ static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_ke
         k->info.static_shared = -1;
         k->info.local_bytes = -1;
         k->info.max_threads_per_block = e->dev->info.max_threads_per_block;
-        r = ops->function_get(e->dev->be, e->bmod, name, &k->bfn, &k->info, &err);
+        r = ops->function_get(e->dev->be, e->bmod, meta->symbol[0] ? meta->symbol : name,
+                              &k->bfn, &k->info, &err);
         if (r != 0)
             r = hkc_fail(ctx, r, "kernel %s: %s", name, err.data);
     }
@@ -920,6 +1082,60 @@ HK_API int hk_module_kernel_sig(hk_module *m, const char *name, const char *sign
     return kernel_get(m, name, signature, out);
 }
 
+HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_buffer **out)
+{
+    if (!m || !name || !out)
+        return hkc_fail(m ? m->ctx : NULL, HK_EINVAL, "hk_module_global: module, name or out is NULL");
+    *out = NULL;
+    hkc_modentry *e = m->entry;
+    hkc_backend *be = e->dev->be;
+    if (!hk_dtype_name(dtype))
+        return hkc_fail(m->ctx, HK_EINVAL, "hk_module_global: invalid dtype %d", (int)dtype);
+    if (!be->ops->module_global)
+        return hkc_fail(m->ctx, HK_EUNSUPPORTED, "the %s backend cannot reach module variables",
+                        be->ops->name);
+    void *kptr = NULL, *hptr = NULL;
+    size_t bytes = 0;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int r = be->ops->module_global(be, e->bmod, name, &kptr, &hptr, &bytes, &err);
+    if (r != 0) {
+        hkc_strbuf s;
+        hkc_strbuf_init(&s);
+        for (int i = 0; i < e->nsrc_globals; i++)
+            hkc_strbuf_printf(&s, "%s%s", i ? ", " : "", e->src_globals[i]);
+        r = hkc_fail(m->ctx, r, "module '%s': %s (its __device__/__constant__ variables: %s)",
+                     m->name, err.data, s.len ? s.data : "none found in the source");
+        hkc_strbuf_free(&s);
+        hkc_strbuf_free(&err);
+        return r;
+    }
+    hkc_strbuf_free(&err);
+    size_t es = hk_dtype_size(dtype);
+    if (bytes % es || ((uintptr_t)kptr % es))
+        return hkc_fail(m->ctx, HK_EINVAL,
+                        "module variable '%s' is %zu bytes: not a whole number of %s elements", name,
+                        bytes, hk_dtype_name(dtype));
+    hk_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return hkc_fail(m->ctx, HK_ENOMEM, "out of memory");
+    b->ctx = m->ctx;
+    b->dev = e->dev;
+    for (int i = 0; i < m->ctx->ndevices; i++)
+        if (&m->ctx->devices[i] == e->dev)
+            b->device = i;
+    b->dtype = dtype;
+    b->mode = HK_MEM_DEVICE;
+    b->count = bytes / es;
+    b->bytes = bytes;
+    b->kptr = kptr;
+    b->hptr = hptr;
+    b->map.fd = -1;
+    b->borrowed = 1;
+    *out = b;
+    return 0;
+}
+
 HK_API const char *hk_kernel_name(const hk_kernel *k) { return k->name; }
 
 HK_API int hk_kernel_disasm(const hk_kernel *k, char **out)
@@ -936,7 +1152,9 @@ HK_API int hk_kernel_disasm(const hk_kernel *k, char **out)
         return hkc_fail(k->m->ctx, HK_ENOMEM, "the code object was not kept (out of memory)");
     hkc_strbuf s;
     hkc_strbuf_init(&s);
-    int r = be->ops->disasm(be, e->code, e->code_size, k->name, &s);
+    const hkc_kernel_meta *meta = find_meta(e, k->name);
+    int r = be->ops->disasm(be, e->code, e->code_size,
+                            meta && meta->symbol[0] ? meta->symbol : k->name, &s);
     if (r != 0) {
         hkc_fail(k->m->ctx, r, "kernel %s: %s", k->name, s.data);
         hkc_strbuf_free(&s);

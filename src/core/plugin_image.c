@@ -1,8 +1,85 @@
 /* Which code a plugin source runs as on a device: the AOT image (add_image)
- * that fits the device best, else the source compiled by the JIT. */
+ * that fits the device best and was built from the source the plugin
+ * embeds, else the source compiled by the JIT. */
 #include <stdio.h>
 
+#include "cache.h"
 #include "plugin_internal.h"
+
+/* The source key an image records: its source, module name and options,
+ * hashed as the compile cache hashes them, but without the backend, target
+ * and toolchain, which the image names on its own. A version field first,
+ * so a change of what is hashed never matches an older key. */
+HK_API int hk_plugin_source_key(const char *source, const hk_compile_options *o, char out[33])
+{
+    if (!source || !out)
+        return HK_EINVAL;
+    hk_compile_options d;
+    hk_compile_options_defaults(&d);
+    if (!o)
+        o = &d;
+    hkc_key_builder *kb = hkc_key_begin();
+    if (!kb)
+        return HK_ENOMEM;
+    static const uint32_t version = 1;
+    hkc_key_add(kb, "image-source-key", &version, sizeof version);
+    for (int i = 0; i < o->nflags; i++)
+        hkc_key_add_str(kb, "flag", o->flags[i]);
+    for (int i = 0; i < o->ndefines; i++)
+        hkc_key_add_str(kb, "define", o->defines[i]);
+    for (int i = 0; i < o->ninclude_dirs; i++)
+        hkc_key_add_str(kb, "include", o->include_dirs[i]);
+    hkc_key_add_str(kb, "name", o->name ? o->name : "module");
+    hkc_key_add_str(kb, "source", source);
+    hkc_cache_key k = hkc_key_end(kb);
+    hkc_key_hex(&k, out);
+    return 0;
+}
+
+/* The source key at the end of an image's toolchain tag ("TOOLCHAIN
+ * source-key=HEX", what hkc-aot and `hipkit compile --plugin` write), or
+ * NULL when the tag has none (a hand-made image: nothing to check). */
+static const char *tag_source_key(const char *tag)
+{
+    static const char mark[] = "source-key=";
+    size_t n = strlen(tag), m = sizeof mark - 1;
+    if (n < m + 32)
+        return NULL;
+    const char *k = tag + n - 32;
+    if (strncmp(k - m, mark, m) || (k - m != tag && k[-(long)m - 1] != ' '))
+        return NULL;
+    for (int i = 0; i < 32; i++)
+        if (!strchr("0123456789abcdef", k[i]))
+            return NULL;
+    return k;
+}
+
+/* Whether image im was built from the source text whose key is `have`
+ * (the key of what the plugin embeds now). An image left over from an
+ * older source would run the old code. Images with no key in their tag
+ * (hand-made) cannot be checked and count as current. */
+static int image_is_current(const pl_image *im, const char *have)
+{
+    const char *want = tag_source_key(im->toolchain);
+    return !want || !have || !strncmp(have, want, 32);
+}
+
+/* Says that the stale image that would have been used is ignored, naming
+ * the plugin, the image and why, and what runs instead. */
+static void warn_stale(hk_context *ctx, const pl_family *f, const pl_source *src,
+                       const pl_image *stale, const char *have, const pl_image *used)
+{
+    char instead[160];
+    if (used)
+        snprintf(instead, sizeof instead, "using the %s %s image instead", used->backend,
+                 used->target);
+    else
+        snprintf(instead, sizeof instead, "compiling the source instead");
+    hkc_warn(ctx, "plugin family '%s' (%s): the %s %s image of %s is stale (built from another "
+             "source: key %.32s, the embedded source's %s); %s; rebuild the plugin's images",
+             f->name, f->path, stale->backend, stale->target, src->name,
+             tag_source_key(stale->toolchain), have, instead);
+}
 
 /* How well an image for `target` fits a device whose target id is `dev`: 0
  * not at all, 1000 exactly, else the backend's rank among compatible ones
@@ -41,17 +118,29 @@ static int load_image(hk_context *ctx, const pl_family *f, const pl_source *src,
         return 1;
     hkc_device *dev = hkc_current_device(ctx);
     const char *backend = dev->be->ops->name, *target = dev->info.target;
-    const pl_image *best = NULL;
-    int best_fit = 0;
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = name;
+    char key[33];
+    const char *have = hk_plugin_source_key(src->text, &o, key) == 0 ? key : NULL;
+    const pl_image *best = NULL, *stale = NULL;
+    int best_fit = 0, stale_fit = 0;
     for (int i = 0; i < src->nimgs; i++) {
         const pl_image *im = &src->imgs[i];
         int fit = strcmp(im->backend, backend) ? 0
                                                : image_fit(dev->be, im->target, target);
-        if (fit > best_fit) {
+        int current = image_is_current(im, have);
+        if (current && fit > best_fit) {
             best = im;
             best_fit = fit;
+        } else if (!current && fit > stale_fit) {
+            stale = im;
+            stale_fit = fit;
         }
     }
+    /* one warning, for the stale image that would have won */
+    if (stale && stale_fit > best_fit)
+        warn_stale(ctx, f, src, stale, have, best);
     if (!best)
         return 1;
     hk_module *m;

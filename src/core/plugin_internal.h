@@ -4,7 +4,8 @@
  * through), plugin_load.c (finding, checking and loading them),
  * plugin_query.c (what they registered), plugin_image.c (AOT image or JIT
  * for a source), plugin_launch.c (a kernel launched by its geometry rule),
- * plugin_ops.c (host ops that chain launches). */
+ * plugin_ops.c (host ops that chain launches), plugin_reload.c (a plugin
+ * loaded again in a running session). */
 #ifndef HKC_PLUGIN_INTERNAL_H
 #define HKC_PLUGIN_INTERNAL_H
 
@@ -74,6 +75,10 @@ struct hkc_plugins {
     int nsess, capsess;
     char **seen; /* real paths loaded, so a folder listed twice loads once */
     int nseen;
+    /* Families replaced by a reload (plugin_reload.c), freed with the
+     * context: kernels and names taken from them before stay valid. */
+    pl_family **retired;
+    int nretired;
 };
 
 /* Plugins may pass NULL for optional text (a doc, a version): it is kept
@@ -97,6 +102,15 @@ int hkc_plugin_family_index(const hkc_plugins *ps, const char *name);
 /* plugin_image.c: the module of src on the current device, made on first
  * use and kept in src->mods. */
 int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src, hk_module **out);
+
+/* plugin_load.c, shared with plugin_reload.c: dlopen a plugin file and
+ * check its exports and ABI (the init function, or NULL with why), and run
+ * its init in a session of its own (0, or nonzero with why; nothing it
+ * registered stays). New families are appended to ps->fams, with `path`
+ * as their file. */
+hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why);
+int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
+                        const char *path, hkc_strbuf *why);
 
 /* For tests and tools (tests/test_plugin_aot.c declares them itself). */
 int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char *target,

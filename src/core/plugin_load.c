@@ -207,9 +207,10 @@ static void drop_families(hkc_plugins *ps, const pl_session *s, int first)
 }
 
 /* Runs init with a session of its own, kept until the context ends (a
- * plugin may keep the table); refuses the plugin if init fails or
- * registers nothing. */
-static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name, const char *path)
+ * plugin may keep the table). 0, or nonzero with the reason in why when
+ * init fails or registers nothing; then nothing it registered stays. */
+int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
+                        const char *path, hkc_strbuf *why)
 {
     pl_session *s = calloc(1, sizeof *s);
     pl_session **sv = grow(ps->sess, &ps->capsess, ps->nsess + 1, sizeof *sv);
@@ -217,7 +218,8 @@ static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
         free(s);
         if (sv)
             ps->sess = sv;
-        return;
+        hkc_strbuf_puts(why, "out of memory");
+        return HK_ENOMEM;
     }
     ps->sess = sv;
     ps->sess[ps->nsess++] = s;
@@ -235,16 +237,15 @@ static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
             nfam++;
     if (r == 0 && nfam == 0) {
         r = -1;
+        s->open = 1;
         s->api.error(&s->api, "registered no family");
+        s->open = 0;
     }
     if (r != 0) {
         drop_families(ps, s, first);
-        s->open = 1; /* so the message below lands */
-        if (!s->err.len)
-            hkc_strbuf_puts(&s->err, "no reason given");
-        s->open = 0;
-        refuse(ps, name, path, "init failed (%d): %s", r, s->err.data);
-        return;
+        hkc_strbuf_printf(why, "init failed (%d): %s", r,
+                          s->err.len ? s->err.data : "no reason given");
+        return r;
     }
     if (s->err.len) /* errors it said but chose to survive */
         hkc_warn(ps->ctx, "plugin %s: %s", name, s->err.data);
@@ -253,28 +254,26 @@ static void run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
             free(ps->fams[i]->path);
             ps->fams[i]->path = pl_dupstr(path);
         }
+    return 0;
 }
 
-/* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
- * after NAME, ABI major equal and minor not newer) before its init runs. */
-static void load_file(hkc_plugins *ps, const char *path, const char *name)
+/* dlopens file (path itself, or a copy of it: plugin_reload.c), once its
+ * dynamic symbols read from the file show hk_plugin_NAME_abi and _init
+ * (else no constructor of it runs), and checks that it exports them for an ABI this hipkit
+ * takes (same major, minor not newer). The init function, or NULL with
+ * the reason in why. The handle is never closed: a plugin may keep state,
+ * and its text is cheap. */
+hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why)
 {
-    char why[PATH_MAX + 200];
-    if (untrusted(path, why, sizeof why)) {
-        refuse(ps, name, path, "%s; refused", why);
-        return;
+    char bad[PATH_MAX + 200];
+    if (exports_entry(file, name, bad, sizeof bad)) {
+        hkc_strbuf_puts(why, bad);
+        return NULL;
     }
-    if (!first_sight(ps, path))
-        return;
-    if (exports_entry(path, name, why, sizeof why)) {
-        refuse(ps, name, path, "%s", why);
-        return;
-    }
-    /* never dlclose'd: a plugin may keep state, and its text is cheap */
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        refuse(ps, name, path, "cannot be loaded: %s", dlerror());
-        return;
+        hkc_strbuf_printf(why, "cannot be loaded: %s", dlerror());
+        return NULL;
     }
     char sym[128];
     snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
@@ -282,16 +281,35 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
     snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
     hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
     if (!abi || !init) {
-        refuse(ps, name, path, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
-        return;
+        hkc_strbuf_printf(why, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
+        return NULL;
     }
     if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {
-        refuse(ps, name, path,
-               "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u", name,
-               abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
+        hkc_strbuf_printf(why,
+                          "plugin '%s' was built for plugin ABI %u.%u; this hipkit has ABI %u.%u",
+                          name, abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
+        return NULL;
+    }
+    return init;
+}
+
+/* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
+ * after NAME, ABI major equal and minor not newer) before its init runs. */
+static void load_file(hkc_plugins *ps, const char *path, const char *name)
+{
+    char bad[PATH_MAX + 200];
+    if (untrusted(path, bad, sizeof bad)) {
+        refuse(ps, name, path, "%s; refused", bad);
         return;
     }
-    run_init(ps, init, name, path);
+    if (!first_sight(ps, path))
+        return;
+    hkc_strbuf why;
+    hkc_strbuf_init(&why);
+    hk_plugin_init_fn *init = hkc_plugin_open(path, name, &why);
+    if (!init || hkc_plugin_run_init(ps, init, name, path, &why) != 0)
+        refuse(ps, name, path, "%s", why.data);
+    hkc_strbuf_free(&why);
 }
 
 static int plugin_file_name(const char *file, char *name, size_t cap)
@@ -382,6 +400,9 @@ void hkc_plugins_unload(hk_context *ctx)
         return;
     for (int i = 0; i < ps->nfams; i++)
         hkc_plugin_family_free(ctx, ps->fams[i]);
+    for (int i = 0; i < ps->nretired; i++)
+        hkc_plugin_family_free(ctx, ps->retired[i]);
+    free(ps->retired);
     for (int i = 0; i < ps->nsess; i++) {
         hkc_strbuf_free(&ps->sess[i]->err);
         free(ps->sess[i]->plugin);

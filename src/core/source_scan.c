@@ -2,6 +2,7 @@
  * `__global__ ... void NAME ( ... ) {` at namespace scope (or in extern "C"
  * blocks) over the core's C++ tokens; it is not a C++ parser. */
 #include "internal.h"
+#include "name_expr.h"
 #include "type_alias.h"
 
 #include <stdlib.h>
@@ -50,9 +51,20 @@ typedef enum scope_kind { SC_OTHER, SC_EXTERN_C, SC_NAMESPACE, SC_KERNEL } scope
 
 typedef struct scope {
     scope_kind kind;
-    int kernel; /* SC_KERNEL: index in the output */
+    int kernel; /* SC_KERNEL: index in the output, or -1 */
+    int tmpl;   /* SC_KERNEL of a template: index in the templates, or -1 */
     int line;   /* of its '{' */
 } scope;
+
+/* A kernel template: instantiated only when the user names an
+ * instantiation (hkc_source_scan_instances). */
+typedef struct tmpl_rec {
+    char *qname;           /* "ns::reduce" */
+    int tp_open, tp_close; /* the '<' and '>' of its `template <...>` */
+    int open, close;       /* its parameter list's '(' and ')' */
+    int line;
+    int uses_sync;
+} tmpl_rec;
 
 /* The scan over one source's tokens. */
 typedef struct scanner {
@@ -62,6 +74,11 @@ typedef struct scanner {
     int depth, cap;
     scope_kind pending;   /* what the next '{' opens */
     int pending_kernel;   /* with SC_KERNEL: the kernel, or -1 for a skipped one */
+    int pending_tmpl;     /* with SC_KERNEL: the template, or -1 */
+    tmpl_rec *tmpl;       /* the kernel templates */
+    int ntmpl, captmpl;
+    char **globals;       /* __device__ / __constant__ / __managed__ variables */
+    int nglobals, capglobals;
     hkc_source_kernel *k; /* the output */
     int nk, capk;
     char **declared_c;    /* names declared extern "C" without a body */
@@ -76,6 +93,8 @@ void hkc_source_kernels_free(hkc_source_kernel *k, int count)
         return;
     for (int i = 0; i < count; i++) {
         free(k[i].name);
+        free(k[i].symbol);
+        free(k[i].lower_as);
         free(k[i].unresolved);
         hkc_signature_free(&k[i].sig);
     }
@@ -155,16 +174,18 @@ static int open_brace(scanner *sc, int line)
     }
     sc->stack[sc->depth].kind = sc->pending;
     sc->stack[sc->depth].kernel = sc->pending_kernel;
+    sc->stack[sc->depth].tmpl = sc->pending_tmpl;
     sc->stack[sc->depth].line = line;
     sc->depth++;
     sc->pending = SC_OTHER;
     sc->pending_kernel = -1;
+    sc->pending_tmpl = -1;
     return 0;
 }
 
-/* A sync name marks the innermost kernel body around it, or, outside every
- * body, all kernels. Inside a skipped kernel (template, namespace) it
- * concerns no recorded kernel: kernels do not call each other. */
+/* A sync name marks the innermost kernel body around it (a template's, for
+ * all its instances), or, outside every body, all kernels. Inside a skipped
+ * kernel it concerns no recorded kernel: kernels do not call each other. */
 static void note_sync(scanner *sc)
 {
     int d = sc->depth - 1;
@@ -174,6 +195,8 @@ static void note_sync(scanner *sc)
         sc->outside_sync = 1;
     else if (sc->stack[d].kernel >= 0)
         sc->k[sc->stack[d].kernel].uses_sync = 1;
+    else if (sc->stack[d].tmpl >= 0)
+        sc->tmpl[sc->stack[d].tmpl].uses_sync = 1;
 }
 
 /* A kernel declaration, from its `__global__`. */
@@ -183,7 +206,8 @@ typedef struct header {
     int close;    /* the matching ')' */
     int end;      /* the '{', ';' or '}' after it */
     int extern_c;
-    int skip;     /* a template, or in a namespace or a body: not recorded */
+    int tmpl;     /* index of `template`, or -1 */
+    int skip;     /* inside a body (a class, a function): not recorded */
 } header;
 
 /* Looks back to the start of the declaration at v[i] for `template` and
@@ -191,11 +215,12 @@ typedef struct header {
 static void header_context(const scanner *sc, int i, header *h)
 {
     const hkc_tok *v = sc->v;
-    int is_template = 0, in_ns = 0, in_kernel_or_other = 0;
+    int in_kernel_or_other = 0;
     h->extern_c = 0;
+    h->tmpl = -1;
     for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--) {
         if (hkc_tok_is(&v[j], "template"))
-            is_template = 1;
+            h->tmpl = j;
         if (hkc_tok_is(&v[j], "extern") && v[j + 1].kind == HKC_TOK_STR &&
             hkc_tok_is(&v[j + 1], "\"C\""))
             h->extern_c = 1;
@@ -203,12 +228,10 @@ static void header_context(const scanner *sc, int i, header *h)
     for (int d = 0; d < sc->depth; d++) {
         if (sc->stack[d].kind == SC_EXTERN_C)
             h->extern_c = 1;
-        else if (sc->stack[d].kind == SC_NAMESPACE)
-            in_ns = 1;
-        else
+        else if (sc->stack[d].kind != SC_NAMESPACE)
             in_kernel_or_other = 1;
     }
-    h->skip = is_template || in_ns || in_kernel_or_other;
+    h->skip = in_kernel_or_other;
 }
 
 /* Reads forward from v[i]: the first NAME ( that is no attribute-like
@@ -288,29 +311,18 @@ static void unknown_pointee(const hkc_type_names *names, const hkc_signature *si
     }
 }
 
-/* Records the kernel defined by h, declared on `line`; its body is the
- * next scope. */
-static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
+/* sk's signature from parameter tokens v[0..n), seen at `at` of the stream
+ * (aliases visible there are expanded). A type hipkit cannot resolve leaves
+ * sk->unresolved saying why; other mistakes fail with HK_EINVAL naming
+ * `name` and the line. */
+static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok *v, int n,
+                            const char *name, hkc_source_kernel *sk, hkc_strbuf *err)
 {
-    const hkc_tok *name = &sc->v[h->name];
-    if (sc->nk == sc->capk) {
-        int cap = sc->capk ? sc->capk * 2 : 8;
-        hkc_source_kernel *k = realloc(sc->k, (size_t)cap * sizeof(*k));
-        if (!k)
-            return HK_ENOMEM;
-        sc->k = k;
-        sc->capk = cap;
-    }
-    hkc_source_kernel *sk = &sc->k[sc->nk];
-    memset(sk, 0, sizeof(*sk));
-    sk->line = line;
-    sk->extern_c = h->extern_c || was_declared_c(sc, name);
     hkc_strbuf perr;
     hkc_strbuf_init(&perr);
     hkc_tok *params = NULL;
     int nparams = 0;
-    int rc = hkc_type_names_expand(&sc->names, &sc->v[h->open + 1], h->close - h->open - 1,
-                                   &params, &nparams);
+    int rc = hkc_type_names_expand_at(&sc->names, at, v, n, &params, &nparams);
     if (rc == 0)
         rc = hkc_signature_parse_tokens(params, nparams, &sk->sig, &perr);
     free(params);
@@ -321,8 +333,7 @@ static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
     if (rc == HK_EINVAL && (strstr(perr.data, "unknown type") || strstr(perr.data, "template")))
         rc = 0;
     if (rc == HK_EINVAL)
-        hkc_strbuf_printf(err, "kernel '%.*s' (line %d): %s", (int)name->n, name->p, sk->line,
-                          perr.data);
+        hkc_strbuf_printf(err, "kernel '%s' (line %d): %s", name, sk->line, perr.data);
     if (rc == 0 && perr.len) {
         /* kept, and refused at lookup unless the user gives a signature */
         hkc_signature_free(&sk->sig);
@@ -330,16 +341,97 @@ static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
         rc = sk->unresolved ? 0 : HK_ENOMEM;
     }
     hkc_strbuf_free(&perr);
-    if (rc)
-        return rc;
-    sk->name = strndup(name->p, name->n);
-    if (!sk->name) {
-        hkc_signature_free(&sk->sig);
+    return rc;
+}
+
+/* A new, zeroed kernel record at the end of the output. */
+static hkc_source_kernel *next_kernel(scanner *sc)
+{
+    if (sc->nk == sc->capk) {
+        int cap = sc->capk ? sc->capk * 2 : 8;
+        hkc_source_kernel *k = realloc(sc->k, (size_t)cap * sizeof(*k));
+        if (!k)
+            return NULL;
+        sc->k = k;
+        sc->capk = cap;
+    }
+    hkc_source_kernel *sk = &sc->k[sc->nk];
+    memset(sk, 0, sizeof(*sk));
+    return sk;
+}
+
+/* `ns::name` of the kernel whose name is v[at]: the namespaces around it,
+ * anonymous ones left out (their names need no qualifier). */
+static char *qualified_name(const scanner *sc, const hkc_tok *name)
+{
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_strbuf_puts(&s, hkc_type_names_ns_at(&sc->names, name));
+    hkc_strbuf_append(&s, name->p, name->n);
+    return hkc_strbuf_take(&s);
+}
+
+/* Records the kernel defined by h, declared on `line`; its body is the
+ * next scope. */
+static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
+{
+    const hkc_tok *name = &sc->v[h->name];
+    hkc_source_kernel *sk = next_kernel(sc);
+    if (!sk)
         return HK_ENOMEM;
+    sk->line = line;
+    sk->extern_c = h->extern_c || was_declared_c(sc, name);
+    sk->name = qualified_name(sc, name);
+    if (!sk->name)
+        return HK_ENOMEM;
+    int rc = kernel_signature(sc, &sc->v[h->open], &sc->v[h->open + 1], h->close - h->open - 1,
+                              sk->name, sk, err);
+    if (rc) {
+        free(sk->name);
+        return rc;
     }
     sc->nk++;
     sc->pending = SC_KERNEL;
     sc->pending_kernel = sc->nk - 1;
+    return 0;
+}
+
+/* Records the kernel template defined by h (h->tmpl is `template`). */
+static int add_template(scanner *sc, const header *h, int line)
+{
+    const hkc_tok *v = sc->v;
+    int open = h->tmpl + 1, close = -1, depth = 0;
+    if (open < sc->n && hkc_tok_punct(&v[open], '<'))
+        for (int j = open; j < h->name && close < 0; j++) {
+            if (hkc_tok_punct(&v[j], '(')) {
+                j = skip_parens(v, sc->n, j);
+                if (j < 0)
+                    break;
+            } else if (hkc_tok_punct(&v[j], '<')) {
+                depth++;
+            } else if (hkc_tok_punct(&v[j], '>') && --depth == 0) {
+                close = j;
+            }
+        }
+    sc->pending = SC_KERNEL;
+    sc->pending_kernel = -1;
+    if (close < 0) /* not a shape instantiation could use */
+        return 0;
+    if (sc->ntmpl == sc->captmpl) {
+        int cap = sc->captmpl ? sc->captmpl * 2 : 4;
+        tmpl_rec *t = realloc(sc->tmpl, (size_t)cap * sizeof(*t));
+        if (!t)
+            return HK_ENOMEM;
+        sc->tmpl = t;
+        sc->captmpl = cap;
+    }
+    tmpl_rec *t = &sc->tmpl[sc->ntmpl];
+    *t = (tmpl_rec){.tp_open = open, .tp_close = close, .open = h->open, .close = h->close,
+                    .line = line};
+    t->qname = qualified_name(sc, &v[h->name]);
+    if (!t->qname)
+        return HK_ENOMEM;
+    sc->pending_tmpl = sc->ntmpl++;
     return 0;
 }
 
@@ -353,15 +445,325 @@ static int scan_kernel(scanner *sc, int i, int *rc, hkc_strbuf *err)
         return i;
     const hkc_tok *end = &sc->v[h.end];
     if (hkc_tok_punct(end, ';') || hkc_tok_punct(end, '}')) {
-        if (!h.skip && h.extern_c)
+        if (!h.skip && h.extern_c && h.tmpl < 0)
             *rc = push_declared(sc, &sc->v[h.name]);
     } else if (h.skip) { /* the body is pushed as an ordinary scope */
         sc->pending = SC_KERNEL;
         sc->pending_kernel = -1;
+    } else if (h.tmpl >= 0) {
+        *rc = add_template(sc, &h, sc->v[i].line);
     } else {
         *rc = add_kernel(sc, &h, sc->v[i].line, err);
     }
     return h.end - 1;
+}
+
+static int push_global(scanner *sc, const hkc_tok *name)
+{
+    if (sc->nglobals == sc->capglobals) {
+        int cap = sc->capglobals ? sc->capglobals * 2 : 8;
+        char **g = realloc(sc->globals, (size_t)cap * sizeof *g);
+        if (!g)
+            return HK_ENOMEM;
+        sc->globals = g;
+        sc->capglobals = cap;
+    }
+    char *q = qualified_name(sc, name);
+    if (!q)
+        return HK_ENOMEM;
+    sc->globals[sc->nglobals++] = q;
+    return 0;
+}
+
+static int is_space_word(const hkc_tok *t)
+{
+    return hkc_tok_is(t, "__device__") || hkc_tok_is(t, "__constant__") ||
+           hkc_tok_is(t, "__managed__");
+}
+
+/* v[i] is __device__, __constant__ or __managed__ at namespace scope: when
+ * it begins a variable declaration (no '(' in a declarator; templates,
+ * typedefs and __shared__ left out), records each declarator's name: the
+ * last word before its '[', '=', '{', ',' or ';'. Returns the index of the
+ * last token looked at. */
+static int scan_global(scanner *sc, int i, int *rc)
+{
+    const hkc_tok *v = sc->v;
+    if (i > 0 && is_space_word(&v[i - 1]))
+        return i; /* `__device__ __constant__`: seen from the first */
+    for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--)
+        if (hkc_tok_is(&v[j], "template") || hkc_tok_is(&v[j], "__shared__") ||
+            hkc_tok_is(&v[j], "typedef"))
+            return i;
+    int angle = 0, name = -1, named = 0, j;
+    for (j = i + 1; j < sc->n; j++) {
+        const hkc_tok *t = &v[j];
+        if (angle == 0 && (hkc_tok_punct(t, '(') || hkc_tok_is(t, "__shared__") ||
+                           hkc_tok_is(t, "operator")))
+            return i; /* a function, or no module variable */
+        if (hkc_tok_punct(t, '<')) {
+            angle++;
+        } else if (hkc_tok_punct(t, '>') && angle > 0) {
+            angle--;
+        } else if (angle > 0) {
+            continue;
+        } else if (t->kind == HKC_TOK_IDENT) {
+            name = j;
+        } else if (hkc_tok_punct(t, '[') || hkc_tok_punct(t, '=') || hkc_tok_punct(t, '{') ||
+                   hkc_tok_punct(t, ',') || hkc_tok_punct(t, ';')) {
+            if (!named && name >= 0 && (*rc = push_global(sc, &v[name])))
+                return j;
+            named = 1;
+            name = -1;
+            if (hkc_tok_punct(t, ';'))
+                return j - 1;
+            if (hkc_tok_punct(t, ','))
+                named = 0;
+            if (hkc_tok_punct(t, '=') || hkc_tok_punct(t, '{') || hkc_tok_punct(t, '[')) {
+                /* an initializer or a bound: skipped to the ',' or ';' (or
+                 * the ']') that ends it at its own level */
+                int depth = hkc_tok_punct(t, '=') ? 0 : 1;
+                for (j++; j < sc->n; j++) {
+                    const hkc_tok *u = &v[j];
+                    if (hkc_tok_punct(u, '(') || hkc_tok_punct(u, '[') || hkc_tok_punct(u, '{'))
+                        depth++;
+                    else if (hkc_tok_punct(u, ')') || hkc_tok_punct(u, ']') ||
+                             hkc_tok_punct(u, '}'))
+                        depth--;
+                    if (depth < 0 || (depth == 0 && (hkc_tok_punct(u, ',') ||
+                                                     hkc_tok_punct(u, ';') ||
+                                                     hkc_tok_punct(u, ']') ||
+                                                     hkc_tok_punct(u, '}'))))
+                        break;
+                }
+                if (j >= sc->n)
+                    return j - 1;
+                if (hkc_tok_punct(&v[j], ';'))
+                    return j - 1;
+                if (hkc_tok_punct(&v[j], ','))
+                    named = 0;
+            }
+        }
+    }
+    return j - 1;
+}
+
+/* One parameter of a `template <...>` list. */
+typedef struct tparam {
+    const hkc_tok *name; /* NULL for an unnamed one (`typename`) */
+    int def_begin, def_end; /* its default's tokens, or -1 */
+    int pack;
+} tparam;
+
+static int opens_group(const hkc_tok *t)
+{
+    return hkc_tok_punct(t, '<') || hkc_tok_punct(t, '(') || hkc_tok_punct(t, '[') ||
+           hkc_tok_punct(t, '{');
+}
+
+static int closes_group(const hkc_tok *t)
+{
+    return hkc_tok_punct(t, '>') || hkc_tok_punct(t, ')') || hkc_tok_punct(t, ']') ||
+           hkc_tok_punct(t, '}');
+}
+
+/* Reads one parameter from tokens [b, e) (`typename T = float`, `int N`). */
+static void read_tparam(const hkc_tok *v, int b, int e, tparam *p)
+{
+    *p = (tparam){.name = NULL, .def_begin = -1, .def_end = -1, .pack = 0};
+    int depth = 0, eq = -1;
+    for (int k = b; k < e; k++) {
+        if (opens_group(&v[k]))
+            depth++;
+        else if (closes_group(&v[k]) && depth > 0)
+            depth--;
+        else if (depth == 0 && eq < 0 && hkc_tok_punct(&v[k], '='))
+            eq = k;
+        if (k + 1 < e && hkc_tok_punct(&v[k], '.') && hkc_tok_punct(&v[k + 1], '.'))
+            p->pack = 1;
+    }
+    int last = eq >= 0 ? eq : e;
+    if (last - b >= 2 && v[last - 1].kind == HKC_TOK_IDENT)
+        p->name = &v[last - 1];
+    if (eq >= 0) {
+        p->def_begin = eq + 1;
+        p->def_end = e;
+    }
+}
+
+/* The parameters of t's `template <...>`; -1 past `cap`. */
+static int template_params(const scanner *sc, const tmpl_rec *t, tparam *out, int cap)
+{
+    const hkc_tok *v = sc->v;
+    int np = 0, depth = 0, b = t->tp_open + 1;
+    for (int j = b; j <= t->tp_close; j++) {
+        if (j < t->tp_close && opens_group(&v[j])) {
+            depth++;
+        } else if (j < t->tp_close && closes_group(&v[j]) && depth > 0) {
+            depth--;
+        } else if (j == t->tp_close || (depth == 0 && hkc_tok_punct(&v[j], ','))) {
+            if (j > b) {
+                if (np == cap)
+                    return -1;
+                read_tparam(v, b, j, &out[np++]);
+            }
+            b = j + 1;
+        }
+    }
+    return np;
+}
+
+static int push_tokens(hkc_tokvec *out, const hkc_tok *v, int n)
+{
+    if (out->n + n > out->cap) {
+        int cap = out->cap ? out->cap : 32;
+        while (cap < out->n + n)
+            cap *= 2;
+        hkc_tok *g = realloc(out->v, (size_t)cap * sizeof *g);
+        if (!g)
+            return HK_ENOMEM;
+        out->v = g;
+        out->cap = cap;
+    }
+    memcpy(out->v + out->n, v, (size_t)n * sizeof *v);
+    out->n += n;
+    return 0;
+}
+
+/* t's parameter list with each template parameter replaced by its argument
+ * of e (or its default). */
+static int substitute(const scanner *sc, const tmpl_rec *t, const tparam *tp, int np,
+                      const hkc_name_expr *e, hkc_tokvec *out)
+{
+    const hkc_tok *v = sc->v;
+    int rc = 0;
+    for (int j = t->open + 1; j < t->close && !rc; j++) {
+        int q = -1;
+        for (int k = 0; k < np && q < 0 && v[j].kind == HKC_TOK_IDENT; k++)
+            if (tp[k].name && tp[k].name->n == v[j].n && !memcmp(tp[k].name->p, v[j].p, v[j].n))
+                q = k;
+        if (q < 0)
+            rc = push_tokens(out, &v[j], 1);
+        else if (q < e->nargs)
+            rc = push_tokens(out, &e->tv.v[e->arg_begin[q]], e->arg_end[q] - e->arg_begin[q]);
+        else
+            rc = push_tokens(out, &v[tp[q].def_begin], tp[q].def_end - tp[q].def_begin);
+    }
+    return rc;
+}
+
+static const tmpl_rec *find_template(const scanner *sc, const char *qname)
+{
+    for (int i = 0; i < sc->ntmpl; i++)
+        if (!strcmp(sc->tmpl[i].qname, qname))
+            return &sc->tmpl[i];
+    return NULL;
+}
+
+/* Why e names nothing the source can instantiate, into err. */
+static int no_such_template(const scanner *sc, const hkc_name_expr *e, hkc_strbuf *err)
+{
+    hkc_strbuf_printf(err, "instantiate '%s': the source has no kernel template '%s'",
+                      e->normalized, e->qname);
+    for (int i = 0; i < sc->ntmpl; i++)
+        hkc_strbuf_printf(err, "%s%s", i ? ", " : " (its kernel templates: ",
+                          sc->tmpl[i].qname);
+    hkc_strbuf_puts(err, sc->ntmpl ? ")" : " (it has no kernel templates)");
+    return HK_EINVAL;
+}
+
+/* e with the defaults of the parameters it leaves out written out:
+ * `scale<short>` is `scale<short, 2>`. */
+static char *full_expression(const scanner *sc, const hkc_name_expr *e, const tparam *tp, int np)
+{
+    hkc_strbuf s;
+    hkc_strbuf_init(&s);
+    hkc_strbuf_printf(&s, "%s<", e->qname);
+    for (int k = 0; k < np; k++) {
+        if (k)
+            hkc_strbuf_puts(&s, ", ");
+        if (k < e->nargs)
+            hkc_tokens_join(&e->tv.v[e->arg_begin[k]], e->arg_end[k] - e->arg_begin[k], &s);
+        else
+            hkc_tokens_join(&sc->v[tp[k].def_begin], tp[k].def_end - tp[k].def_begin, &s);
+    }
+    hkc_strbuf_puts(&s, ">");
+    return hkc_strbuf_take(&s);
+}
+
+/* The kernel `text` names: an instantiation of a template of the source,
+ * with its parameter types as the arguments make them. */
+static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
+{
+    hkc_name_expr e;
+    int rc = hkc_name_expr_parse(text, &e, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < sc->nk; i++)
+        if (!strcmp(sc->k[i].name, e.normalized))
+            goto done; /* a kernel already (or named twice) */
+    const tmpl_rec *t = find_template(sc, e.qname);
+    if (!t) {
+        rc = no_such_template(sc, &e, err);
+        goto done;
+    }
+    tparam tp[HKC_NAME_EXPR_MAX_ARGS];
+    int np = template_params(sc, t, tp, HKC_NAME_EXPR_MAX_ARGS);
+    for (int k = 0; k < np && np >= 0; k++)
+        if (tp[k].pack)
+            np = -1;
+    if (np < 0) {
+        hkc_strbuf_printf(err, "instantiate '%s': template parameter packs and lists of more "
+                               "than %d parameters are not instantiated by name; instantiate it "
+                               "in the source with an extern \"C\" kernel that calls it",
+                          e.normalized, HKC_NAME_EXPR_MAX_ARGS);
+        rc = HK_EINVAL;
+        goto done;
+    }
+    int nargs = e.nargs < 0 ? 0 : e.nargs;
+    if (nargs > np || (nargs < np && tp[nargs].def_begin < 0)) {
+        int needed = 0;
+        while (needed < np && tp[needed].def_begin < 0)
+            needed++;
+        hkc_strbuf_printf(err, "instantiate '%s': %s takes %d template argument%s (%d without a "
+                               "default), %d given", e.normalized, t->qname, np, np == 1 ? "" : "s",
+                          needed, nargs);
+        rc = HK_EINVAL;
+        goto done;
+    }
+    hkc_tokvec params = {0};
+    rc = substitute(sc, t, tp, np, &e, &params);
+    hkc_source_kernel *sk = rc ? NULL : next_kernel(sc);
+    if (!rc && !sk)
+        rc = HK_ENOMEM;
+    if (!rc) {
+        sk->line = t->line;
+        sk->uses_sync = t->uses_sync;
+        sk->name = strdup(e.normalized);
+        rc = sk->name ? kernel_signature(sc, &sc->v[t->open], params.v, params.n, sk->name, sk, err)
+                      : HK_ENOMEM;
+        if (rc)
+            free(sk->name);
+        else
+            sc->nk++;
+    }
+    free(params.v);
+    if (!rc && nargs < np) {
+        sk->lower_as = full_expression(sc, &e, tp, np);
+        if (!sk->lower_as)
+            rc = HK_ENOMEM; /* sk is counted: freed with the rest */
+    }
+done:
+    hkc_name_expr_free(&e);
+    return rc;
+}
+
+static int at_namespace_scope(const scanner *sc)
+{
+    for (int d = 0; d < sc->depth; d++)
+        if (sc->stack[d].kind != SC_NAMESPACE && sc->stack[d].kind != SC_EXTERN_C)
+            return 0;
+    return 1;
 }
 
 static int scan_tokens(scanner *sc, hkc_strbuf *err)
@@ -390,6 +792,8 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
             i++; /* the '{' is handled by the loop */
         } else if (hkc_tok_is(t, "__global__")) {
             i = scan_kernel(sc, i, &rc, err);
+        } else if (is_space_word(t) && at_namespace_scope(sc)) {
+            i = scan_global(sc, i, &rc);
         }
     }
     return rc;
@@ -398,6 +802,33 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
 int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel **out,
                     int *count, hkc_strbuf *err)
 {
+    return hkc_source_scan_instances(src, extra_text, NULL, 0, out, count, err);
+}
+
+int hkc_source_scan_instances(const char *src, const char *extra_text,
+                              const char *const *instantiate_names, int ninstantiate,
+                              hkc_source_kernel **out, int *count, hkc_strbuf *err)
+{
+    return hkc_source_scan_all(src, extra_text, instantiate_names, ninstantiate, out, count, NULL,
+                               NULL, err);
+}
+
+void hkc_source_globals_free(char **globals, int count)
+{
+    for (int i = 0; globals && i < count; i++)
+        free(globals[i]);
+    free(globals);
+}
+
+int hkc_source_scan_all(const char *src, const char *extra_text,
+                        const char *const *instantiate_names, int ninstantiate,
+                        hkc_source_kernel **out, int *count, char ***globals, int *nglobals,
+                        hkc_strbuf *err)
+{
+    if (globals) {
+        *globals = NULL;
+        *nglobals = 0;
+    }
     hkc_tokvec tv;
     scanner sc = {0};
     *out = NULL;
@@ -417,8 +848,11 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
     rc = hkc_type_names_collect(sc.v, sc.n, &sc.names);
     sc.pending = SC_OTHER;
     sc.pending_kernel = -1;
+    sc.pending_tmpl = -1;
     if (!rc)
         rc = scan_tokens(&sc, err);
+    for (int i = 0; !rc && i < ninstantiate; i++)
+        rc = instantiate(&sc, instantiate_names[i], err);
     /* Said here, in the user's words: the compiler would report it inside
      * the code appended after the source (the host kernel table). */
     if (!rc && sc.depth > 0 && !notes.conditional) {
@@ -430,6 +864,16 @@ int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel *
         for (int q = 0; q < sc.nk; q++)
             sc.k[q].uses_sync = 1;
 
+    if (!rc && globals) {
+        *globals = sc.globals;
+        *nglobals = sc.nglobals;
+        sc.globals = NULL;
+        sc.nglobals = 0;
+    }
+    hkc_source_globals_free(sc.globals, sc.nglobals);
+    for (int q = 0; q < sc.ntmpl; q++)
+        free(sc.tmpl[q].qname);
+    free(sc.tmpl);
     for (int q = 0; q < sc.ndeclared; q++)
         free(sc.declared_c[q]);
     free(sc.declared_c);

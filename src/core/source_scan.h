@@ -8,7 +8,13 @@
 
 /* One __global__ function found in source text. */
 typedef struct hkc_source_kernel {
-    char *name;
+    char *name;        /* `kern`, `ns::kern` or an instantiation `ns::reduce<float, 256>`
+                        * (name_expr.h's spelling) */
+    char *lower_as;    /* an instantiation with its default arguments written out, given
+                        * to compilers that lower names (hiprtc 5 lowers no other), or
+                        * NULL: the name */
+    char *symbol;      /* the compiler's symbol for name when it mangles it (set after
+                        * the compile by backends that say so), or NULL */
     hkc_signature sig;
     int line;          /* 1-based line of the declaration */
     int extern_c;      /* declared extern "C" (its symbol name is unmangled) */
@@ -17,8 +23,9 @@ typedef struct hkc_source_kernel {
 } hkc_source_kernel;
 
 /* Finds the __global__ function definitions in HIP source (comments, string
- * literals and preprocessor lines are skipped; templates are not supported and
- * are skipped). uses_sync is conservative: set when the kernel's body, or any
+ * literals and preprocessor lines are skipped). A kernel in a namespace is
+ * named `ns::kern`; a kernel template is listed only as the instantiations
+ * hkc_source_scan_instances is asked for. uses_sync is conservative: set when the kernel's body, or any
  * text outside every __global__ body (device helpers, macros), mentions
  * __syncthreads, __syncwarp, a __shfl*, __ballot, __any, __all, __activemask
  * or __reduce_*; `extra_text` (headers the source includes, may be NULL) is
@@ -30,6 +37,28 @@ typedef struct hkc_source_kernel {
  * kernel and line when a parameter list does not parse. */
 int hkc_source_scan(const char *src, const char *extra_text,
                     hkc_source_kernel **out, int *count, hkc_strbuf *err);
+/* As hkc_source_scan, and each of `instantiate_names` (`reduce<float, 256>`,
+ * `ns::scale<double>`) added as a kernel whose parameter types are its
+ * template's with the arguments (or defaults) put in. A name that is no
+ * template of the source, or whose arguments do not fit, fails with
+ * HK_EINVAL saying so. */
+int hkc_source_scan_instances(const char *src, const char *extra_text,
+                              const char *const *instantiate_names, int ninstantiate,
+                              hkc_source_kernel **out, int *count, hkc_strbuf *err);
+/* As hkc_source_scan_instances, and the module variables the source
+ * defines at namespace scope (__device__, __constant__, __managed__; by
+ * qualified name, malloc'd strings) into *globals when it is not NULL. */
+int hkc_source_scan_all(const char *src, const char *extra_text,
+                        const char *const *instantiate_names, int ninstantiate,
+                        hkc_source_kernel **out, int *count, char ***globals, int *nglobals,
+                        hkc_strbuf *err);
+void hkc_source_globals_free(char **globals, int count);
+
+/* The name a compiler that lowers names is given for k. */
+static inline const char *hkc_lowering_name(const hkc_source_kernel *k)
+{
+    return k->lower_as ? k->lower_as : k->name;
+}
 void hkc_source_kernels_free(hkc_source_kernel *k, int count);
 
 #endif

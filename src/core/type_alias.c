@@ -90,7 +90,7 @@ typedef struct walk {
     int depth, hidden; /* hidden: braces open that are not namespaces */
     char ns[160];
     int pending_ns;    /* the next '{' opens a namespace named ns_next */
-    char ns_next[64];
+    char ns_next[128];
 } walk;
 
 static int open_brace(walk *w, hkc_type_names *t, const hkc_tok *at)
@@ -145,11 +145,18 @@ int hkc_type_names_collect(const hkc_tok *v, int n, hkc_type_names *out)
             r = open_brace(w, out, x);
         } else if (hkc_tok_punct(x, '}')) {
             close_brace(w, out, x);
+        } else if (hkc_tok_punct(x, ';') || hkc_tok_punct(x, '=')) {
+            w->pending_ns = 0; /* `namespace fs = a::b;`, `using namespace a;` open nothing */
         } else if (hkc_tok_is(x, "namespace")) {
             w->pending_ns = 1;
             w->ns_next[0] = 0;
-            if (i + 1 < n && v[i + 1].kind == HKC_TOK_IDENT)
-                snprintf(w->ns_next, sizeof w->ns_next, "%.*s", (int)v[i + 1].n, v[i + 1].p);
+            /* `namespace a`, or C++17's `namespace a::b` */
+            size_t len = 0;
+            for (int j = i + 1; j < n && len < sizeof w->ns_next &&
+                                (v[j].kind == HKC_TOK_IDENT || hkc_tok_is(&v[j], "::"));
+                 j++)
+                len += (size_t)snprintf(w->ns_next + len, sizeof w->ns_next - len, "%.*s",
+                                        (int)v[j].n, v[j].p);
         } else if (hkc_tok_is(x, "extern") && i + 2 < n && v[i + 1].kind == HKC_TOK_STR &&
                    hkc_tok_punct(&v[i + 2], '{')) {
             w->pending_ns = 1; /* extern "C" { } changes no scope */
@@ -186,7 +193,7 @@ int hkc_type_names_is_class(const hkc_type_names *t, const char *p, size_t len)
 }
 
 /* The namespace of the point `at` of the stream: the innermost region. */
-static const char *ns_at(const hkc_type_names *t, const hkc_tok *at)
+const char *hkc_type_names_ns_at(const hkc_type_names *t, const hkc_tok *at)
 {
     const char *ns = "";
     size_t best = 0;
@@ -256,13 +263,18 @@ static int expand_once(const hkc_type_names *t, const hkc_tok *at, const char *n
 int hkc_type_names_expand(const hkc_type_names *t, const hkc_tok *v, int n, hkc_tok **out,
                           int *nout)
 {
+    /* where the list stands: aliases declared after it are not seen, and
+     * its namespace decides which are */
+    return hkc_type_names_expand_at(t, v, v, n, out, nout);
+}
+
+int hkc_type_names_expand_at(const hkc_type_names *t, const hkc_tok *at, const hkc_tok *v, int n,
+                             hkc_tok **out, int *nout)
+{
     hkc_tok *cur = malloc((size_t)(n ? n : 1) * sizeof *cur);
     if (!cur)
         return HK_ENOMEM;
-    /* where the list stands: aliases declared after it are not seen, and
-     * its namespace decides which are */
-    const hkc_tok *at = v;
-    const char *ns = ns_at(t, at);
+    const char *ns = hkc_type_names_ns_at(t, at);
     memcpy(cur, v, (size_t)n * sizeof *cur);
     int ncur = n, changed = 1;
     for (int depth = 0; depth < 8 && changed; depth++) {

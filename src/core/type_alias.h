@@ -43,5 +43,12 @@ int hkc_type_names_is_class(const hkc_type_names *t, const char *p, size_t len);
  * (malloc'd, *nout tokens). 0 or HK_ENOMEM. */
 int hkc_type_names_expand(const hkc_type_names *t, const hkc_tok *v, int n, hkc_tok **out,
                           int *nout);
+/* As hkc_type_names_expand for tokens v[0..n) that need not be in the
+ * stream (a template's parameter list with its arguments put in), seen as
+ * at the stream's token `at`. */
+int hkc_type_names_expand_at(const hkc_type_names *t, const hkc_tok *at, const hkc_tok *v, int n,
+                             hkc_tok **out, int *nout);
+/* The namespace around the stream's token `at`: "a::b::", or "". */
+const char *hkc_type_names_ns_at(const hkc_type_names *t, const hkc_tok *at);
 
 #endif

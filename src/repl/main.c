@@ -6,7 +6,9 @@
  *   hipkit info
  *   hipkit cache stats|clear|prune [MAX]
  *   hipkit compile FILE.hip --cuda-arch ... | --offload-arch ...
+ *   hipkit compile --plugin FAMILY FILE.hip...
  *   hipkit inspect FILE
+ *   hipkit plugin new NAME [DIR]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +34,9 @@ static void usage(FILE *f)
         "       hipkit plugins\n"
         "       hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
         "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] [-IDIR] [-O0..3]\n"
+        "       hipkit compile --plugin FAMILY FILE.hip... [-o OUT.c] [--targets BACKEND:TARGET,...] [--symbol NAME]\n"
         "       hipkit inspect FILE [--kernel NAME] [--disasm] | --extract ENTRY -o OUT\n"
+        "       hipkit plugin new NAME [DIR]\n"
         "\n"
         "With no SCRIPT, an interactive Lua 5.4 session with the `hk` module\n"
         "(a terminal), or the Lua program read from stdin (anything else).\n"
@@ -52,6 +56,8 @@ static void usage(FILE *f)
         "subcommands:\n"
         "  info             backends, devices, the compile cache, plugins\n"
         "  plugins          kernel families with their kernels and doc lines\n"
+        "  plugin new NAME [DIR]  a plugin folder to start from (DIR, default NAME):\n"
+        "                   C and HIP files, meson.build, Makefile, a Lua test\n"
         "  cache stats      where the compile cache is and how big\n"
         "  cache clear      remove every entry of the compile cache\n"
         "  cache prune [MAX]  evict least recently used entries until the cache\n"
@@ -60,7 +66,10 @@ static void usage(FILE *f)
         "  compile FILE     code objects built ahead, which hk.load takes: with\n"
         "                   --cuda-arch a cubin (one arch) or fatbin (several) by\n"
         "                   nvcc; with --offload-arch an AMDGPU code object .co (one\n"
-        "                   target) or offload bundle .hipfb (several) by hipcc\n"
+        "                   target) or offload bundle .hipfb (several) by hipcc;\n"
+        "                   with --plugin FAMILY a plugin's AOT images as a C table\n"
+        "                   (hk_FAMILY_images in FAMILY_images.c) for the targets\n"
+        "                   hipkit was configured with, or --targets\n"
         "  inspect FILE     a code object's targets, kernels, arguments, registers\n"
         "                   and memory, with no GPU; --kernel NAME, --disasm,\n"
         "                   --extract ENTRY -o OUT (one entry of a bundle)\n"
@@ -261,6 +270,7 @@ static const struct {
 } commands[] = {
     {"info", hkl_cmd_info},       {"plugins", hkl_cmd_plugins}, {"compile", hkl_cmd_compile},
     {"inspect", hkl_cmd_inspect}, {"cache", hkl_cmd_cache},
+    {"plugin", hkl_cmd_plugin},
 };
 
 int main(int argc, char **argv)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "source_scan.h"
 #include "../tap.h"
 
 #ifndef HKC_TEST_KERNELS_DIR
@@ -313,6 +314,50 @@ static void test_image_kinds(void)
     hkc_strbuf_free(&log);
 }
 
+/* Kernels named by expression (a namespaced kernel, template
+ * instantiations, one with a default written out as discovery does): NVRTC
+ * lowers each to a symbol the cubin has, and they differ. */
+static void test_name_expressions(void)
+{
+    static const char src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "namespace ops {\n"
+        "template <typename T, int S = 2> __global__ void scale(const T *x, T *y, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] * (T)S; }\n"
+        "__global__ void neg(const float *x, float *y, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = -x[i]; }\n"
+        "}\n";
+    hkc_source_kernel k[3] = {{.name = "ops::scale<double, 3>"},
+                              {.name = "ops::scale<short>", .lower_as = "ops::scale<short, 2>"},
+                              {.name = "ops::neg"}};
+    char *lowered[3] = {0};
+    hkc_compile_job job = {.name = "names", .source = src, .kernels = k, .nkernels = 3,
+                           .lowered = lowered};
+    void *code = NULL;
+    size_t size = 0;
+    hkc_strbuf log;
+    hkc_strbuf_init(&log);
+    int r = hkc_cuda_compile(&be, 0, &job, &code, &size, &log);
+    tap_ok(r == 0 && lowered[0] && lowered[1] && lowered[2] && strcmp(lowered[0], lowered[1]) &&
+               !strcmp(lowered[2], "_ZN3ops3negEPKfPfi"),
+           "NVRTC lowers ops::scale<double, 3>, ops::scale<short> and ops::neg to distinct "
+           "symbols (%s, %s, %s)%s%s", lowered[0] ? lowered[0] : "-", lowered[1] ? lowered[1] : "-",
+           lowered[2] ? lowered[2] : "-", r ? ": " : "", r ? log.data : "");
+    char **names = NULL;
+    int count = 0, found = 0;
+    if (r == 0 && hkc_cuda_cubin_kernels(code, size, &names, &count) == 0)
+        for (int i = 0; i < count; i++)
+            for (int j = 0; j < 3; j++)
+                found += lowered[j] && !strcmp(names[i], lowered[j]);
+    tap_ok(found == 3 && count == 3, "the cubin holds exactly those three symbols (%d of %d)", found,
+           count);
+    free(names);
+    for (int j = 0; j < 3; j++)
+        free(lowered[j]);
+    free(code);
+    hkc_strbuf_free(&log);
+}
+
 int main(void)
 {
     tap_init();
@@ -354,6 +399,7 @@ int main(void)
     test_image_kinds();
     test_kernel_files();
     test_cxx_linkage();
+    test_name_expressions();
     test_errors();
     return tap_done();
 }

@@ -349,6 +349,57 @@ static void test_core_kernels(void)
     }
 }
 
+/* A kernel template instantiated by name expression and a kernel in a
+ * namespace: hiprtc lowers both (their symbols are mangled) and the
+ * metadata lays out the parameters the arguments give. */
+static void test_templates(const char *target)
+{
+    static const char src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "namespace ops {\n"
+        "template <typename T, int S = 2> __global__ void scale(const T *x, T *y, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] * (T)S; }\n"
+        "__global__ void neg(const float *x, float *y, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = -x[i]; }\n"
+        "}\n";
+    const char *inst[] = {"ops::scale<double, 3>", "ops::scale<short>"};
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = "tmpl";
+    o.instantiate = inst;
+    o.ninstantiate = 2;
+    void *code = NULL;
+    size_t size = 0;
+    int r = hk_compile_for_target(ctx, "hip", target, src, &o, &code, &size, NULL);
+    if (!tap_ok(r == 0, "%s: hiprtc compiles two instantiations and a namespaced kernel (%s)",
+                target, r ? err1() : "ok"))
+        return;
+    hk_code_info *info = NULL;
+    r = hk_code_inspect(ctx, code, size, &info);
+    const hk_code_kernel *d = NULL, *sh = NULL, *ng = NULL;
+    for (int k = 0; r == 0 && k < info->entries[0].nkernels; k++) {
+        const hk_code_kernel *x = &info->entries[0].kernels[k];
+        if (!strncmp(x->name, "_ZN3ops5scaleIdLi3EEEv", 22))
+            d = x;
+        else if (!strncmp(x->name, "_ZN3ops5scaleIsLi2EEEv", 22))
+            sh = x;
+        else if (!strncmp(x->name, "_ZN3ops3negE", 12))
+            ng = x;
+    }
+    const unsigned ptrs[] = {8, 8, 4};
+    tap_ok(d && sh && ng && layout_ok(d, ptrs, 3) && layout_ok(sh, ptrs, 3) && layout_ok(ng, ptrs, 3),
+           "%s: ops::scale<double, 3>, ops::scale<short> (default S = 2) and ops::neg are in the "
+           "code object under their mangled symbols, parameters at C offsets", target);
+    hk_code_info_free(info);
+    free(code);
+    const char *bad[] = {"ops::scale<float, 1, 2>"};
+    o.instantiate = bad;
+    o.ninstantiate = 1;
+    r = hk_compile_for_target(ctx, "hip", target, src, &o, &code, &size, NULL);
+    tap_ok(r != 0 && strstr(err1(), "takes 2 template arguments"),
+           "%s: three arguments for two parameters are refused before hiprtc: %s", target, err1());
+}
+
 int main(void)
 {
     tap_init();
@@ -377,6 +428,7 @@ int main(void)
     test_backend_listed();
     test_vector_add("gfx90a", 64);
     test_vector_add("gfx1030", 32);
+    test_templates("gfx90a");
     test_vectors();
     test_cache_keys();
     test_errors();

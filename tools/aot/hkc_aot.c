@@ -9,7 +9,10 @@
  * the JIT's. It calls the JIT's own pipeline through the public API
  * (hk_compile_for_target, default options, the disk cache off), so an image
  * is what the JIT would make. TAGFILE receives the backend's toolchain
- * identity (the cache's), embedded beside the image.
+ * identity (the cache's) and the image's source key, embedded beside the
+ * image: the loader ignores an image whose key is not the embedded
+ * source's (src/repl/cli/aot_image.c, shared with `hipkit compile
+ * --plugin`).
  *
  * host: T must be this machine's target id (uname's machine, what the host
  *       backend reports); the image is a shared object built by the system
@@ -20,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hipkit/hipkit.h"
+#include "aot_image.h"
 
 static int usage(void)
 {
@@ -60,16 +63,6 @@ static char *read_all(const char *path)
     return buf;
 }
 
-/* The cache's identity of the backend's compiler. */
-static const char *toolchain_of(hk_context *ctx, const char *backend)
-{
-    hk_backend_info bi;
-    for (int i = 0; i < hk_backend_count(ctx); i++)
-        if (hk_backend_get(ctx, i, &bi) == 0 && !strcmp(bi.name, backend))
-            return bi.toolchain ? bi.toolchain : "";
-    return "";
-}
-
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *target = NULL, *name = NULL, *in = NULL, *out = NULL,
@@ -99,36 +92,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "hkc-aot: cannot read %s\n", in);
         return 1;
     }
-    /* A build tool keeps out of the user's cache and loads no plugins (the
-     * ones being built need these images). */
-    setenv("HIPKIT_CACHE", "off", 1);
-    hk_context_options co;
-    hk_context_options_defaults(&co);
-    co.quiet = 1;
-    co.no_plugins = 1;
-    co.backend = "host";
-    hk_context *ctx = NULL;
-    if (hk_context_create(&co, &ctx) != 0) {
-        fprintf(stderr, "hkc-aot: no hipkit context: %s\n", hk_errmsg(NULL));
+    char why[1024];
+    hk_context *ctx = hkl_aot_context(why, sizeof why);
+    if (!ctx) {
+        fprintf(stderr, "hkc-aot: no hipkit context: %s\n", why);
         free(source);
         return 1;
     }
-    hk_compile_options o;
-    hk_compile_options_defaults(&o);
-    o.name = name;
-    o.no_cache = 1;
     void *code = NULL;
     size_t size = 0;
+    char *tag = NULL;
     int rc = 0;
-    if (hk_compile_for_target(ctx, backend, target, source, &o, &code, &size, NULL) != 0) {
+    if (hkl_aot_image(ctx, backend, target, name, source, &code, &size, &tag) != 0) {
         fprintf(stderr, "hkc-aot: %s (%s %s): %s\n", in, backend, target, hk_errmsg(ctx));
         rc = 1;
     } else {
         rc = write_all(out, code, size);
-        const char *tag = toolchain_of(ctx, backend);
         if (!rc && tagfile)
             rc = write_all(tagfile, tag, strlen(tag));
     }
+    free(tag);
     free(code);
     free(source);
     hk_context_destroy(ctx);

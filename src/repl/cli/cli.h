@@ -10,6 +10,10 @@ int hkl_cmd_info(int argc, char **argv);    /* cmd_info.c */
 int hkl_cmd_plugins(int argc, char **argv); /* cmd_plugins.c */
 int hkl_cmd_cache(int argc, char **argv);   /* cmd_cache.c */
 int hkl_cmd_compile(int argc, char **argv); /* cmd_compile.c */
+/* `compile --plugin`: a plugin's AOT image table (cmd_compile_plugin.c) */
+int hkl_cmd_compile_plugin(int argc, char **argv);
+/* `plugin new NAME [DIR]`: a plugin folder to start from (cmd_plugin_new.c) */
+int hkl_cmd_plugin(int argc, char **argv);
 int hkl_cmd_inspect(int argc, char **argv); /* cmd_inspect.c */
 
 /* Prints "hipkit: " and fmt with what on stderr, then the usage; returns 2

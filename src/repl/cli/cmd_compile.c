@@ -17,7 +17,9 @@
     "usage: hipkit compile FILE.hip --cuda-arch sm_90[,sm_80...] [-o OUT] [-DNAME[=V]] [-IDIR] "  \
     "[-O0..3]\n"                                                                                  \
     "       hipkit compile FILE.hip --offload-arch gfx90a[,gfx1030...] [-o OUT] [-DNAME[=V]] "    \
-    "[-IDIR] [-O0..3]\n"
+    "[-IDIR] [-O0..3]\n"                                                                          \
+    "       hipkit compile --plugin FAMILY FILE.hip... [-o OUT.c] [--targets "                     \
+    "BACKEND:TARGET,...] [--symbol NAME]\n"
 
 void hkl_compile_default_out(const char *file, const char *ext, char *out, size_t cap)
 {
@@ -48,6 +50,9 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 
 int hkl_cmd_compile(int argc, char **argv)
 {
+    for (int i = 2; i < argc; i++) /* a plugin's image table: another job */
+        if (!strcmp(argv[i], "--plugin"))
+            return hkl_cmd_compile_plugin(argc, argv);
     hkl_compile_job job;
     memset(&job, 0, sizeof job);
     job.opt_level = -1;

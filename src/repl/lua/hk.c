@@ -466,5 +466,6 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_module_register(L);
     hkl_bench_register(L);
     hkl_plugin_register(L);
+    hkl_plugin_reload_register(L);
     return 1;
 }

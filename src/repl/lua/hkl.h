@@ -125,6 +125,9 @@ void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, d
 /* Plugins (plugin.c): adds plugins and ops to the table on top of the
  * stack. */
 void hkl_plugin_register(lua_State *L);
+/* hk.plugins.reload (plugin_reload.c): makes hk.plugins, registered above,
+ * a callable table holding reload. */
+void hkl_plugin_reload_register(lua_State *L);
 
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);

@@ -41,9 +41,12 @@ static hkl_module *check_module(lua_State *L, int idx)
     return um;
 }
 
+/* User value 1 of a compiled module: how it was made ({source=, options=,
+ * path=}, for m:reload and instantiations named later), then the modules
+ * it replaced (their kernels may still be in use). */
 static void push_module(lua_State *L, hk_module *m)
 {
-    hkl_module *um = lua_newuserdatauv(L, sizeof *um, 0);
+    hkl_module *um = lua_newuserdatauv(L, sizeof *um, 1);
     um->m = m;
     um->pin = (hkl_pin){0, NULL};
     luaL_setmetatable(L, HKL_MODULE);
@@ -160,9 +163,10 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
 
 static int l_compile(lua_State *L)
 {
-    static const char *const names[] = {"name", "flags", "defines", "include_dirs", "cache", NULL};
-    static const char *const file_names[] = {"path",         "name",  "flags", "defines",
-                                             "include_dirs", "cache", NULL};
+    static const char *const names[] = {"name",  "flags",       "defines", "include_dirs",
+                                        "cache", "instantiate", NULL};
+    static const char *const file_names[] = {"path",         "name",  "flags",       "defines",
+                                             "include_dirs", "cache", "instantiate", NULL};
     const char *path = NULL, *src;
     char filedir[4096];
     /* 1: source or options, 2: options, 3: the file's text, 4: anchors */
@@ -180,7 +184,7 @@ static int l_compile(lua_State *L)
     hkl_check_options(L, 2, path ? file_names : names, "hk.compile");
     hk_compile_options o;
     hk_compile_options_defaults(&o);
-    const char *flags[64], *defines[64], *dirs[33];
+    const char *flags[64], *defines[64], *dirs[33], *instantiate[64];
     lua_newtable(L); /* 4: keeps every option string alive */
     if (!lua_isnil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
@@ -196,6 +200,8 @@ static int l_compile(lua_State *L)
         o.defines = defines;
         o.ninclude_dirs = string_list(L, 2, 4, "include_dirs", dirs, 32);
         o.include_dirs = dirs;
+        o.ninstantiate = string_list(L, 2, 4, "instantiate", instantiate, 64);
+        o.instantiate = instantiate;
         lua_getfield(L, 2, "cache");
         o.no_cache = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
         lua_pop(L, 1);
@@ -216,6 +222,18 @@ static int l_compile(lua_State *L)
     hkl_progress_end();
     hkl_check(L, r);
     push_module(L, m);
+    lua_createtable(L, 0, 4); /* how it was made */
+    lua_pushvalue(L, path ? 3 : 1);
+    lua_setfield(L, -2, "source");
+    if (!lua_isnil(L, 2)) {
+        lua_pushvalue(L, 2);
+        lua_setfield(L, -2, "options");
+    }
+    if (path) {
+        lua_pushstring(L, path);
+        lua_setfield(L, -2, "path");
+    }
+    lua_setiuservalue(L, -2, 1);
     return 1;
 }
 
@@ -231,6 +249,18 @@ static int l_load(lua_State *L)
 static int module_gc(lua_State *L)
 {
     hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    /* buffers over its variables go first: their memory is the module's */
+    if (um->m && lua_getiuservalue(L, 1, 1) == LUA_TTABLE &&
+        lua_getfield(L, -1, "globals") == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pop(L, 1);
+            if (luaL_getmetafield(L, -1, "__close") != LUA_TNIL) {
+                lua_pushvalue(L, -2);
+                lua_call(L, 1, 0);
+            }
+        }
+    }
     if (um->m) {
         hk_module_free(um->m);
         um->m = NULL;
@@ -270,15 +300,169 @@ static void push_kernel(lua_State *L, int module_idx, hk_kernel *k)
     luaL_setmetatable(L, HKL_KERNEL);
 }
 
+/* Pushes a compile of module 1's source with its options and `extra`
+ * (when not NULL) added to their instantiate list: l_compile's arguments
+ * as its recipe (user value 1) says. Returns 0 when module 1 has no recipe
+ * (it was loaded, not compiled), pushing nothing. */
+static int compile_again(lua_State *L, const char *extra)
+{
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int recipe = lua_gettop(L);
+    lua_pushcfunction(L, l_compile);
+    int path = lua_getfield(L, recipe, "path") != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!path)
+        lua_getfield(L, recipe, "source");
+    lua_newtable(L); /* the options, copied */
+    int opts = lua_gettop(L);
+    if (lua_getfield(L, recipe, "options") == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_settable(L, opts);
+        }
+    }
+    lua_pop(L, 1);
+    if (extra) {
+        lua_newtable(L);
+        int t = lua_getfield(L, opts, "instantiate"), n = 0;
+        if (t == LUA_TSTRING) {
+            lua_rawseti(L, -2, ++n);
+        } else {
+            for (int i = 1; t == LUA_TTABLE && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++)
+                lua_rawseti(L, -3, ++n);
+            lua_pop(L, t == LUA_TTABLE ? 2 : 1);
+        }
+        lua_pushstring(L, extra);
+        lua_rawseti(L, -2, ++n);
+        lua_setfield(L, opts, "instantiate");
+    }
+    lua_call(L, path ? 1 : 2, 1);
+    lua_remove(L, recipe);
+    return 1;
+}
+
+/* module 1's kernel `name`, pushed. A template instantiation the module
+ * was not compiled with (`reduce<float, 128>`) is compiled now, as CuPy
+ * compiles a name expression: the source again, the name added to its
+ * instantiate list; the new module is kept in the recipe's `instances`. */
+static void push_module_kernel(lua_State *L, const char *name, const char *sig)
+{
+    hkl_module *um = check_module(L, 1);
+    hk_kernel *k = NULL;
+    int r = sig ? hk_module_kernel_sig(um->m, name, sig, &k) : hk_module_kernel(um->m, name, &k);
+    if (r == HK_ENOTFOUND && strchr(name, '<') && lua_getiuservalue(L, 1, 1) == LUA_TTABLE) {
+        int recipe = lua_gettop(L);
+        if (lua_getfield(L, recipe, "instances") != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_newtable(L);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, recipe, "instances");
+        }
+        if (lua_getfield(L, -1, name) == LUA_TNIL) {
+            lua_pop(L, 1);
+            compile_again(L, name);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, name);
+        }
+        hkl_module *inst = check_module(L, -1);
+        hkl_check(L, sig ? hk_module_kernel_sig(inst->m, name, sig, &k)
+                         : hk_module_kernel(inst->m, name, &k));
+        push_kernel(L, lua_gettop(L), k);
+        return;
+    }
+    hkl_check(L, r);
+    push_kernel(L, 1, k);
+}
+
 /* m:kernel(name [, signature]) */
 static int module_kernel(lua_State *L)
 {
-    hkl_module *um = check_module(L, 1);
     const char *name = luaL_checkstring(L, 2);
     const char *sig = luaL_optstring(L, 3, NULL);
-    hk_kernel *k = NULL;
-    hkl_check(L, sig ? hk_module_kernel_sig(um->m, name, sig, &k) : hk_module_kernel(um->m, name, &k));
-    push_kernel(L, 1, k);
+    push_module_kernel(L, name, sig);
+    return 1;
+}
+
+/* m:global(name [, dtype = "f32"]): a buffer over the module variable (a
+ * __device__ or __constant__ variable of the source), as CuPy's get_global.
+ * It keeps the module alive; freeing the module frees it first (its memory
+ * is the module's). */
+static int module_global(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    hk_dtype dt = hkl_check_dtype(L, 3, "f32");
+    hk_buffer *b = NULL;
+    hkl_check(L, hk_module_global(um->m, name, dt, &b));
+    hkl_push_buffer(L, b, 1);
+    int buf = lua_gettop(L);
+    /* remembered (weakly) so that m:free() can free it first */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, 1, 1);
+    }
+    if (lua_getfield(L, -1, "globals") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "globals");
+    }
+    lua_pushvalue(L, buf);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_settop(L, buf);
+    return 1;
+}
+
+/* m:reload(): compiles the module's file again (with its headers, options
+ * and instantiations) and makes it the module's code. Kernels taken before
+ * keep the code they had (their module is kept); take them again for the
+ * new. Returns whether the file's text changed. */
+static int module_reload(lua_State *L)
+{
+    hkl_module *um = check_module(L, 1);
+    int path = lua_getiuservalue(L, 1, 1) == LUA_TTABLE &&
+               lua_getfield(L, -1, "path") == LUA_TSTRING;
+    if (!path)
+        return luaL_error(L, "m:reload: module '%s' was not compiled from a file "
+                             "(hk.compile{path = ...}); compile the new source instead",
+                          hk_module_name(um->m));
+    lua_pop(L, 2);
+    compile_again(L, NULL);
+    int fresh_idx = lua_gettop(L);
+    hkl_module *fresh = check_module(L, fresh_idx);
+    hk_module *old = um->m;
+    um->m = fresh->m;
+    fresh->m = old; /* the old code, kept while its kernels may run */
+    lua_getiuservalue(L, 1, 1);
+    int old_recipe = lua_gettop(L);
+    lua_getiuservalue(L, fresh_idx, 1);
+    int new_recipe = lua_gettop(L);
+    lua_getfield(L, old_recipe, "source");
+    lua_getfield(L, new_recipe, "source");
+    int changed = !lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (lua_getfield(L, old_recipe, "retired") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+    }
+    lua_pushvalue(L, fresh_idx);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    lua_setfield(L, new_recipe, "retired");
+    lua_pushvalue(L, new_recipe);
+    lua_setiuservalue(L, 1, 1);
+    lua_pushboolean(L, changed);
     return 1;
 }
 
@@ -318,9 +502,8 @@ static int module_index(lua_State *L)
         lua_pushstring(L, hk_module_name(um->m));
         return 1;
     }
-    hk_kernel *k = NULL;
-    hkl_check(L, hk_module_kernel(um->m, key, &k));
-    push_kernel(L, 1, k);
+    (void)um;
+    push_module_kernel(L, key, NULL);
     return 1;
 }
 
@@ -712,6 +895,8 @@ static const luaL_Reg module_methods[] = {
     {"save", module_save},
     {"kernels", module_kernels},
     {"kernel", module_kernel},
+    {"reload", module_reload},
+    {"global", module_global},
     {"free", module_close},
     {NULL, NULL},
 };

@@ -108,6 +108,8 @@ int hkc_cuda_module_load(hkc_backend *be, int dev, const void *code, size_t size
                          hkc_strbuf *err);
 void hkc_cuda_module_unload(hkc_backend *be, void *bmod);
 int hkc_cuda_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+int hkc_cuda_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                           void **hptr, size_t *bytes, hkc_strbuf *err);
 int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
                           hk_kernel_info *info, hkc_strbuf *err);
 /* Loads a module from before a reset again from its image. */

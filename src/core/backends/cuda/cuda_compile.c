@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "cuda_backend.h"
+#include "name_expr.h"
+#include "source_scan.h"
 #include "pp_text.h"
 #include "process.h"
 
@@ -294,6 +296,13 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     hkc_strbuf_free(&src);
     if (r != NVRTC_SUCCESS)
         return nvrtc_failed(log, name, "nvrtcCreateProgram", r);
+    /* ns::kern and reduce<float, 4> get mangled symbols: NVRTC says which */
+    for (int i = 0; i < job->nkernels && job->lowered; i++)
+        if (hkc_name_is_expression(job->kernels[i].name) &&
+            (r = nvrtcAddNameExpression(prog, hkc_lowering_name(&job->kernels[i]))) != NVRTC_SUCCESS) {
+            nvrtcDestroyProgram(&prog);
+            return nvrtc_failed(log, name, "nvrtcAddNameExpression", r);
+        }
 
     char arch[64], incdir[4200], incopt[4210];
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
@@ -365,6 +374,12 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
     if (!buf) {
         nvrtcDestroyProgram(&prog);
         return HK_ENOMEM;
+    }
+    for (int i = 0; i < job->nkernels && job->lowered; i++) {
+        const char *sym = NULL;
+        if (hkc_name_is_expression(job->kernels[i].name) &&
+            nvrtcGetLoweredName(prog, hkc_lowering_name(&job->kernels[i]), &sym) == NVRTC_SUCCESS && sym)
+            job->lowered[i] = strdup(sym);
     }
     r = ptx ? nvrtcGetPTX(prog, buf) : nvrtcGetCUBIN(prog, buf);
     nvrtcDestroyProgram(&prog);

@@ -56,6 +56,7 @@
     X(cuModuleEnumerateFunctions) \
     X(cuModuleGetFunction) \
     X(cuModuleGetFunctionCount) \
+    X(cuModuleGetGlobal_v2) \
     X(cuModuleLoadDataEx) \
     X(cuModuleUnload)
 
@@ -114,6 +115,7 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuModuleEnumerateFunctions (*hkc_cu.cuModuleEnumerateFunctions)
 #define cuModuleGetFunction (*hkc_cu.cuModuleGetFunction)
 #define cuModuleGetFunctionCount (*hkc_cu.cuModuleGetFunctionCount)
+#define cuModuleGetGlobal_v2 (*hkc_cu.cuModuleGetGlobal_v2)
 #define cuModuleLoadDataEx (*hkc_cu.cuModuleLoadDataEx)
 #define cuModuleUnload (*hkc_cu.cuModuleUnload)
 #endif

@@ -257,6 +257,8 @@ int hkc_cuda_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas
         if (strlen(name) >= sizeof mt->name)
             continue; /* cannot be named through the core */
         snprintf(mt->name, sizeof mt->name, "%s", name);
+        if (name != syms[i] && strlen(syms[i]) < sizeof mt->symbol)
+            snprintf(mt->symbol, sizeof mt->symbol, "%s", syms[i]);
         size_t end;
         mt->nparams = param_info(fns[i], mt->param_size, mt->param_align, 64, &end);
         mt->uses_sync = 0;
@@ -311,6 +313,26 @@ static int resolve_symbol(cuda_module *m, const char *name, CUfunction *fn, char
     free(fns);
     free(syms);
     return r;
+}
+
+int hkc_cuda_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                           void **hptr, size_t *bytes, hkc_strbuf *err)
+{
+    cuda_module *m = bmod;
+    int r = hkc_cuda_ensure_module(be, m, err);
+    if (r)
+        return r;
+    CUdeviceptr d = 0;
+    size_t size = 0;
+    CUresult e = cuModuleGetGlobal_v2(&d, &size, m->mod, name);
+    if (e != CUDA_SUCCESS) {
+        hkc_strbuf_printf(err, "no module variable '%s' (cuModuleGetGlobal: %d)", name, (int)e);
+        return e == CUDA_ERROR_NOT_FOUND ? HK_ENOTFOUND : HK_EBACKEND;
+    }
+    *kptr = (void *)(uintptr_t)d;
+    *hptr = NULL;
+    *bytes = size;
+    return 0;
 }
 
 int hkc_cuda_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,

@@ -12,6 +12,8 @@
 #include "process.h"
 #include "hip_codeobj.h"
 #include "hip_comgr.h"
+#include "name_expr.h"
+#include "source_scan.h"
 
 /* tools/embed.py's output for the headers in include/hip. */
 extern const hkc_embedded_file hkc_hip_headers[];
@@ -113,6 +115,13 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     hiprtcResult r = hiprtcCreateProgram(&prog, job->source, name, nh, htexts, hnames);
     if (r != HIPRTC_SUCCESS)
         return rtc_failed(log, name, "hiprtcCreateProgram", r);
+    /* ns::kern and reduce<float, 4> get mangled symbols: hiprtc says which */
+    for (int i = 0; i < job->nkernels && job->lowered; i++)
+        if (hkc_name_is_expression(job->kernels[i].name) &&
+            (r = hiprtcAddNameExpression(prog, hkc_lowering_name(&job->kernels[i]))) != HIPRTC_SUCCESS) {
+            hiprtcDestroyProgram(&prog);
+            return rtc_failed(log, name, "hiprtcAddNameExpression", r);
+        }
 
     char arch[128];
     snprintf(arch, sizeof arch, "--offload-arch=%s", target);
@@ -148,6 +157,12 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     if (!buf) {
         hiprtcDestroyProgram(&prog);
         return r != HIPRTC_SUCCESS ? rtc_failed(log, name, "hiprtcGetCodeSize", r) : HK_ENOMEM;
+    }
+    for (int i = 0; i < job->nkernels && job->lowered; i++) {
+        const char *sym = NULL;
+        if (hkc_name_is_expression(job->kernels[i].name) &&
+            hiprtcGetLoweredName(prog, hkc_lowering_name(&job->kernels[i]), &sym) == HIPRTC_SUCCESS && sym)
+            job->lowered[i] = strdup(sym);
     }
     r = hiprtcGetCode(prog, buf);
     hiprtcDestroyProgram(&prog);

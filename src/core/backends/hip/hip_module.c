@@ -84,6 +84,30 @@ int hkc_hip_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas,
     return 0;
 }
 
+int hkc_hip_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                          void **hptr, size_t *bytes, hkc_strbuf *err)
+{
+    hip_module *m = bmod;
+    hipError_t e = hkc_hip_use_dev(be, m->dev);
+    const char *call = "hipSetDevice";
+    hipDeviceptr_t d = 0;
+    size_t size = 0;
+    if (e == hipSuccess) {
+        call = "hipModuleGetGlobal";
+        e = hipModuleGetGlobal(&d, &size, m->mod, name);
+    }
+    if (e != hipSuccess) {
+        char eb[256];
+        hkc_strbuf_printf(err, "no module variable '%s' (%s: %s)", name, call,
+                          hkc_hip_error(e, eb, sizeof eb));
+        return e == hipErrorNotFound ? HK_ENOTFOUND : HK_EBACKEND;
+    }
+    *kptr = (void *)d;
+    *hptr = NULL;
+    *bytes = size;
+    return 0;
+}
+
 int hkc_hip_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
                             hk_kernel_info *info, hkc_strbuf *err)
 {

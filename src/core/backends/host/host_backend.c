@@ -29,6 +29,7 @@ const hkc_backend_ops hkc_backend_host = {
     .module_unload = hkc_host_module_unload,
     .module_kernels = hkc_host_module_kernels,
     .function_get = hkc_host_function_get,
+    .module_global = hkc_host_module_global,
     .launch = hkc_host_launch_kernel,
     .synchronize = hkc_host_synchronize,
     .event_create = hkc_host_event_create,

@@ -267,7 +267,8 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     hkc_strbuf tu, err;
     hkc_strbuf_init(&tu);
     hkc_strbuf_init(&err);
-    r = hkc_host_source_prepare(job->name, job->source, job->kernels, job->nkernels, &tu, &err);
+    r = hkc_host_source_prepare(job->name, job->source, job->kernels, job->nkernels,
+                                job->globals, job->nglobals, &tu, &err);
     if (r != 0) {
         hkc_strbuf_printf(log, "%s: %s", job->name, err.data);
         hkc_strbuf_free(&tu);

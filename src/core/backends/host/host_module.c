@@ -17,6 +17,7 @@ typedef struct host_module {
     void *dl;
     const hk_host_kernel_desc *kernels;
     uint32_t count;
+    const hk_host_global_desc *globals; /* NULL in modules built before the table */
 } host_module;
 
 int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
@@ -95,6 +96,7 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
     m->dl = dl;
     m->kernels = kernels;
     m->count = *count;
+    m->globals = dlsym(dl, "hk_host_globals");
     *out = m;
     return 0;
 }
@@ -127,6 +129,21 @@ int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas
     *metas = out;
     *count = (int)m->count;
     return 0;
+}
+
+int hkc_host_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
+                           void **hptr, size_t *bytes, hkc_strbuf *err)
+{
+    (void)be;
+    host_module *m = bmod;
+    for (const hk_host_global_desc *g = m->globals; g && g->name; g++)
+        if (!strcmp(g->name, name)) {
+            *kptr = *hptr = g->addr;
+            *bytes = g->bytes;
+            return 0;
+        }
+    hkc_strbuf_printf(err, "no module variable '%s'", name);
+    return HK_ENOTFOUND;
 }
 
 int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,

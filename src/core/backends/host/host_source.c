@@ -9,6 +9,7 @@
  * directives; braces tell a function body from a namespace (or extern "C")
  * block. */
 #include "host_source.h"
+#include "name_expr.h"
 #include "pp_text.h"
 
 #include <stdlib.h>
@@ -218,6 +219,21 @@ static int rewrite_source(const char *source, hkc_strbuf *out)
     return rc;
 }
 
+/* A name discovery gives a kernel that is no identifier: `ns::kern` or a
+ * template instantiation, in name_expr.h's spelling (it goes into the C++
+ * table as it is, and into a string: no quote, backslash or newline). */
+static int is_name_expression(const char *name)
+{
+    hkc_strbuf norm, err;
+    hkc_strbuf_init(&norm);
+    hkc_strbuf_init(&err);
+    int ok = name && !strpbrk(name, "\"\\\n") && hkc_name_expr_normalize(name, &norm, &err) == 0 &&
+             !strcmp(norm.data, name);
+    hkc_strbuf_free(&norm);
+    hkc_strbuf_free(&err);
+    return ok;
+}
+
 /* The table hip_runtime.h's HK_HOST_KERNEL... macros turn into the list of
  * launchable kernels. */
 static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkernels,
@@ -225,18 +241,37 @@ static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkerne
 {
     hkc_strbuf_puts(out, "\n");
     hkc_pp_line_directive(out, 1, "<hipkit kernel table>");
-    for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name,
-                          kernels[k].uses_sync ? 1 : 0);
+    for (int k = 0; k < nkernels; k++) {
+        int sync = kernels[k].uses_sync ? 1 : 0;
+        if (hkc_is_identifier(kernels[k].name))
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL(%s, %d)\n", kernels[k].name, sync);
+        else /* ns::kern, reduce<float, 4>: the C++ names it, the string is its name */
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_AS(__hk_expr_%d, %d, %s)\n", k, sync,
+                              kernels[k].name);
+    }
     hkc_strbuf_puts(out, "HK_HOST_KERNEL_TABLE_BEGIN\n");
     for (int k = 0; k < nkernels; k++)
-        hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
+        if (hkc_is_identifier(kernels[k].name))
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY(%s)\n", kernels[k].name);
+        else
+            hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY_AS(__hk_expr_%d, \"%s\")\n", k,
+                              kernels[k].name);
     hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
+}
+
+/* The module variables, by name, address and size (hk_module_global). */
+static void put_global_table(const char *const *globals, int nglobals, hkc_strbuf *out)
+{
+    hkc_strbuf_puts(out, "HK_HOST_GLOBALS_BEGIN\n");
+    for (int g = 0; g < nglobals; g++)
+        hkc_strbuf_printf(out, "HK_HOST_GLOBAL(\"%s\", %s)\n", globals[g], globals[g]);
+    hkc_strbuf_puts(out, "HK_HOST_GLOBALS_END\n");
 }
 
 int hkc_host_source_prepare(const char *name, const char *source,
                             const struct hkc_source_kernel *kernels, int nkernels,
-                            hkc_strbuf *out, hkc_strbuf *err)
+                            const char *const *globals, int nglobals, hkc_strbuf *out,
+                            hkc_strbuf *err)
 {
     if (!name || !source || !out || nkernels < 0 || (nkernels && !kernels)) {
         if (err)
@@ -244,7 +279,7 @@ int hkc_host_source_prepare(const char *name, const char *source,
         return HK_EINVAL;
     }
     for (int k = 0; k < nkernels; k++)
-        if (!hkc_is_identifier(kernels[k].name)) {
+        if (!hkc_is_identifier(kernels[k].name) && !is_name_expression(kernels[k].name)) {
             if (err)
                 hkc_strbuf_printf(err, "%s: kernel %d has no valid name (\"%s\")", name, k,
                                   kernels[k].name ? kernels[k].name : "(null)");
@@ -256,7 +291,14 @@ int hkc_host_source_prepare(const char *name, const char *source,
     int rc = rewrite_source(source, out);
     if (rc)
         return rc;
+    for (int g = 0; g < nglobals; g++)
+        if (!hkc_is_identifier(globals[g]) && !is_name_expression(globals[g])) {
+            if (err)
+                hkc_strbuf_printf(err, "%s: module variable %d has no valid name", name, g);
+            return HK_EINVAL;
+        }
     put_kernel_table(kernels, nkernels, out);
+    put_global_table(globals, nglobals, out);
     if (out->oom) {
         if (err)
             hkc_strbuf_puts(err, "out of memory writing the host translation unit");

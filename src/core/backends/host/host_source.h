@@ -25,7 +25,8 @@ extern "C" {
  * name that is not an identifier), or HK_ENOMEM when out ran out of memory. */
 int hkc_host_source_prepare(const char *name, const char *source,
                             const struct hkc_source_kernel *kernels, int nkernels,
-                            hkc_strbuf *out, hkc_strbuf *err);
+                            const char *const *globals, int nglobals, hkc_strbuf *out,
+                            hkc_strbuf *err);
 
 #ifdef __cplusplus
 }

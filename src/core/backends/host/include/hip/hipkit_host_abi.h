@@ -93,6 +93,15 @@ typedef struct hk_host_kernel_desc {
     uint32_t uses_sync;
 } hk_host_kernel_desc;
 
+/* A module variable (__device__, __constant__, __managed__ at namespace
+ * scope), for hk_module_global: hk_host_globals[] ends with a null name.
+ * Modules built before it have no such table (the symbol is optional). */
+typedef struct hk_host_global_desc {
+    const char *name;
+    void *addr;
+    size_t bytes;
+} hk_host_global_desc;
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,14 +52,15 @@
 /* Qualifiers */
 
 /* Kernel discovery preprocesses the source with __HIPKIT_DISCOVER__ and
- * looks for __global__ in the result: leave the word as it is then. */
+ * looks for __global__ (kernels) and __device__, __constant__, __managed__
+ * (module variables) in the result: leave the words as they are then. */
 #ifndef __HIPKIT_DISCOVER__
 #define __global__ __attribute__((visibility("hidden")))
-#endif
 #define __device__
-#define __host__
 #define __constant__
 #define __managed__
+#endif
+#define __host__
 #define __shared__ thread_local
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
@@ -1272,6 +1273,12 @@ static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
  *   HK_HOST_KERNEL_TABLE_BEGIN
  *   HK_HOST_KERNEL_ENTRY(axpy)
  *   HK_HOST_KERNEL_TABLE_END(1)
+ *
+ * A kernel whose name is no identifier (`ns::kern`, `reduce<float, 4>`) is
+ * given one (`__hk_expr_0`) and its name as a string:
+ *
+ *   HK_HOST_KERNEL_AS(__hk_expr_0, 1, reduce<float, 4>)
+ *   HK_HOST_KERNEL_ENTRY_AS(__hk_expr_0, "reduce<float, 4>")
  */
 
 /* After the loop: a store the compiler sees makes the loop's own stores to the
@@ -1376,20 +1383,34 @@ extern "C" {
 __attribute__((visibility("default"))) extern const uint32_t hk_host_module_abi;
 __attribute__((visibility("default"))) extern const uint32_t hk_host_kernel_count;
 __attribute__((visibility("default"))) extern const hk_host_kernel_desc hk_host_kernels[];
+__attribute__((visibility("default"))) extern const hk_host_global_desc hk_host_globals[];
 }
 
 #define HK_HOST_KERNEL(name, sync)                                                       \
     typedef __hk_kernel_impl<decltype(&name), &name, (sync)> __hk_kernel_##name;
 
+/* Module variables by name, address and size (hk_module_global). */
+#define HK_HOST_GLOBALS_BEGIN                                                            \
+    extern "C" __attribute__((visibility("default")))                                    \
+    const hk_host_global_desc hk_host_globals[] = {
+#define HK_HOST_GLOBAL(str, ...) {str, (void *)&(__VA_ARGS__), sizeof(__VA_ARGS__)},
+#define HK_HOST_GLOBALS_END {nullptr, nullptr, 0}};
+
+/* The name is the rest of the arguments: a template-id's commas split it. */
+#define HK_HOST_KERNEL_AS(id, sync, ...)                                                 \
+    typedef __hk_kernel_impl<decltype(&__VA_ARGS__), &__VA_ARGS__, (sync)> __hk_kernel_##id;
+
 #define HK_HOST_KERNEL_TABLE_BEGIN extern "C" const hk_host_kernel_desc hk_host_kernels[] = {
 
-#define HK_HOST_KERNEL_ENTRY(name)                                                       \
-    {#name,                                                                              \
-     &__hk_kernel_##name::run_block,                                                  \
-     __hk_kernel_##name::nparams,                                                     \
-     __hk_kernel_##name::__sizes,                                                       \
-     __hk_kernel_##name::__aligns,                                                      \
-     __hk_kernel_##name::uses_sync},
+#define HK_HOST_KERNEL_ENTRY(name) HK_HOST_KERNEL_ENTRY_AS(name, #name)
+
+#define HK_HOST_KERNEL_ENTRY_AS(id, str)                                                 \
+    {str,                                                                                \
+     &__hk_kernel_##id::run_block,                                                       \
+     __hk_kernel_##id::nparams,                                                          \
+     __hk_kernel_##id::__sizes,                                                          \
+     __hk_kernel_##id::__aligns,                                                         \
+     __hk_kernel_##id::uses_sync},
 
 #define HK_HOST_KERNEL_TABLE_END(__n)                                                      \
     {nullptr, nullptr, 0, nullptr, nullptr, 0}                                           \
