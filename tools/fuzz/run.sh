@@ -34,6 +34,12 @@ if [ ! -f "$build/src/core/plugin_config.h" ] || [ ! -f "$build/src/core/backend
     exit 1
 fi
 mkdir -p "$work/obj"
+# Objects are rebuilt when their source is newer; all of them when any
+# header is (a struct that changed makes every user of it stale).
+stamp=$work/obj/.headers
+if [ ! -f "$stamp" ] || [ -n "$(find src include "$build/src/core" -name '*.h' -newer "$stamp" | head -n 1)" ]; then
+    rm -f "$work"/obj/*.o
+fi
 flags=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -DHK_BUILDING_HIPKIT -Iinclude -Isrc/core
        -Isrc/core/backends/host -Isrc/core/backends/host/include -Isrc/core/backends/hip
@@ -56,6 +62,8 @@ export flags_str="${flags[*]}"
 fail=0
 for s in $srcs $repl_srcs; do echo "$s"; done | xargs -P "$(nproc)" -I{} bash -c \
     'flags=($flags_str); compile "$@"' _ {} || { echo "fuzz: building the library failed"; exit 1; }
+
+touch "$stamp"
 
 # Seeds: what the tests wrote, and signatures.
 seed() { mkdir -p "$work/corpus/$1"; }
