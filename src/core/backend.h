@@ -81,6 +81,8 @@ typedef struct hkc_launch_kernel {
 
 /* Errors: set the detail message of the calling thread for ctx (NULL: the
  * context-less one) and return code. */
+extern _Thread_local int hkc_loading_user_code;
+
 int hkc_fail(const hk_context *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int hkc_vfail(const hk_context *ctx, int code, const char *fmt, va_list ap);
@@ -194,7 +196,10 @@ struct hkc_backend_ops {
     int (*compile)(hkc_backend *be, int dev, const hkc_compile_job *job,
                    void **code, size_t *code_size, hkc_strbuf *log);
     /* Loads a code object; HK_EFORMAT with the reason in err when it is not
-     * one this backend can run on device `dev`. */
+     * one this backend can run on device `dev`. hkc_loading_user_code is set
+     * while the code comes from a user (hk_module_load_bytes), not from a
+     * compile or the cache: a backend that can prove such code harmless
+     * before loading it (the host backend: in a child process) does. */
     int (*module_load)(hkc_backend *be, int dev, const void *code, size_t size,
                        void **bmod, hkc_strbuf *err);
     void (*module_unload)(hkc_backend *be, void *bmod);

@@ -100,7 +100,10 @@ HK_API int hk_buffer_mmap(hk_context *ctx, const char *path, hk_dtype dtype,
     if (o->offset % (uint64_t)page)
         return hkc_fail(ctx, HK_EINVAL, "mmap '%s': offset %llu is not a multiple of the page size (%ld)",
                         path, (unsigned long long)o->offset, page);
-    int flags = (o->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | (o->writable && o->create ? O_CREAT : 0);
+    /* O_NONBLOCK: a FIFO would block the open until a peer came; it is
+     * refused below, by the descriptor's type. Regular files ignore it. */
+    int flags = (o->writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK |
+                (o->writable && o->create ? O_CREAT : 0);
     int fd = open(path, flags, 0644);
     if (fd < 0)
         return hkc_fail(ctx, HK_EIO, "mmap '%s': %s", path, strerror(errno));

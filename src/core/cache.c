@@ -216,16 +216,21 @@ static void go_memory_only(hkc_cache *c)
     c->dir[0] = 0;
 }
 
+const char *hkc_trust_problem(const struct stat *st, int root_ok)
+{
+    if (st->st_uid != geteuid() && !(root_ok && st->st_uid == 0))
+        return "owned by another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by group or others";
+    return NULL;
+}
+
 /* Why a folder cannot hold the cache, or NULL if it can. */
 static const char *dir_problem(const struct stat *st)
 {
     if (!S_ISDIR(st->st_mode))
         return "not a directory";
-    if (st->st_uid != geteuid())
-        return "owned by another user";
-    if (st->st_mode & (S_IWGRP | S_IWOTH))
-        return "writable by group or others";
-    return NULL;
+    return hkc_trust_problem(st, 0);
 }
 
 /* mkdir -p; only the folders created here get 0700 (whatever the umask):
@@ -518,14 +523,20 @@ int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
     if (r < 0)
         goto done;
 
-    fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO in an entry's place must not block the compile. */
+    fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno != ENOENT)
             warnf(warn, "compile cache: cannot read %s: %s", path.data, strerror(errno));
         goto done;
     }
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        warnf(warn, "compile cache: %s is not a regular file; ignored", path.data);
+    if (fstat(fd, &st) < 0) {
+        warnf(warn, "compile cache: cannot read %s: %s", path.data, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) { /* corrupt: removed, so the next write takes its place */
+        bad = "not a regular file";
+        st.st_size = 0; /* counted nowhere in the cache's total */
         goto done;
     }
     uint8_t h[HDR_SIZE];

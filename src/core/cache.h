@@ -46,6 +46,12 @@ typedef enum hkc_cache_mode {
  * the cache memory-only, and a warning saying which and why goes to `warn`.
  * Returns NULL only when out of memory. */
 hkc_cache *hkc_cache_open(hkc_strbuf *warn);
+struct stat;
+/* Why a file or folder cannot be trusted with code hipkit will run or
+ * load ("owned by another user", "writable by group or others"), or NULL.
+ * The cache's rule; plugins also trust root's files (root_ok), since the
+ * install folder is root's. */
+const char *hkc_trust_problem(const struct stat *st, int root_ok);
 void hkc_cache_close(hkc_cache *c);
 hkc_cache_mode hkc_cache_mode_get(const hkc_cache *c);
 const char *hkc_cache_mode_name(hkc_cache_mode m);

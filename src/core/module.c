@@ -782,6 +782,8 @@ static int foreign_code(hk_context *ctx, const void *data, size_t size)
     return 0;
 }
 
+_Thread_local int hkc_loading_user_code;
+
 HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, const char *name,
                                 hk_module **out)
 {
@@ -793,7 +795,9 @@ HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, 
     if (r != 0)
         return r;
     hkc_modentry *e;
+    hkc_loading_user_code = 1;
     r = entry_load(ctx, hkc_current_device(ctx), data, size, &e);
+    hkc_loading_user_code = 0;
     if (r != 0)
         return r;
     return new_module(ctx, e, name && *name ? name : "module", HK_ORIGIN_FILE, hkc_now_ms() - t0, out);
@@ -808,7 +812,7 @@ HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **ou
     size_t size;
     int e = hkc_read_file(path, &data, &size);
     if (e)
-        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, strerror(-e));
+        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, hkc_file_strerror(e));
     const char *base = strrchr(path, '/');
     int r = hk_module_load_bytes(ctx, data, size, base ? base + 1 : path, out);
     if (r != 0)

@@ -12,6 +12,8 @@ static pl_session *session_of(const hk_plugin_api *api) { return (pl_session *)(
  * reads them, so they are dropped. */
 static void api_error(const hk_plugin_api *api, const char *fmt, ...)
 {
+    if (!api || !fmt)
+        return;
     pl_session *s = session_of(api);
     if (!s->open)
         return;
@@ -56,6 +58,8 @@ static pl_family *own_family(pl_session *s, const char *name, const char *what)
 static int api_register_family(const hk_plugin_api *api, const char *name, const char *version,
                                const char *description)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
@@ -83,6 +87,8 @@ static int api_register_family(const hk_plugin_api *api, const char *name, const
 static int api_add_source(const hk_plugin_api *api, const char *family, const char *name,
                           const char *hip_source)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
@@ -136,6 +142,8 @@ static int api_add_image(const hk_plugin_api *api, const char *family, const cha
                          const char *backend, const char *target, const char *toolchain_tag,
                          const void *data, size_t size)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
@@ -263,6 +271,8 @@ static int check_geometry(pl_session *s, const char *kernel_name, const char *si
 static int api_add_op(const hk_plugin_api *api, const char *family, const char *name,
                       const char *usage, hk_plugin_op_fn fn, const char *doc)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
@@ -355,6 +365,8 @@ static int api_add_kernel(const hk_plugin_api *api, const char *family, const ch
                           const char *kernel_name, const char *signature,
                           const hk_plugin_geometry *geometry, const char *doc)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;
@@ -379,6 +391,8 @@ static int api_add_kernel_rule(const hk_plugin_api *api, const char *family,
                                const char *source_name, const char *kernel_name,
                                const char *signature, const hk_plugin_rule *rule, const char *doc)
 {
+    if (!api) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
     pl_session *s = session_of(api);
     if (!s->open)
         return HK_ESTATE;

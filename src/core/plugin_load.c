@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cache.h"
+#include "elf_exports.h"
 #include "plugin_internal.h"
 #include "plugin_config.h"
 
@@ -106,9 +108,66 @@ static void refuse(hkc_plugins *ps, const char *name, const char *path, const ch
 
 /* ---------------------------------------------------------- the loader */
 
-static int world_writable(const char *path, struct stat *st)
+/* Why path (a plugin or a folder of them) may not be trusted, or NULL: the
+ * cache's rules (hkc_trust_problem, root's files allowed), and no
+ * world-writable parent without the sticky bit (anyone could rename path
+ * away and put another in its place). */
+static const char *untrusted(const char *path, char *why, size_t cap)
 {
-    return stat(path, st) == 0 && (st->st_mode & S_IWOTH);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NULL; /* gone: the caller's open says so */
+    const char *p = (st.st_mode & S_IWOTH) ? "world-writable" : hkc_trust_problem(&st, 1);
+    if (p) {
+        snprintf(why, cap, "%s is %s", path, p);
+        return why;
+    }
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == 0) { /* "dir/" */
+        *slash = 0;
+        slash = strrchr(parent, '/');
+    }
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else
+        slash[slash == parent] = 0; /* "/x" keeps "/" */
+    if (stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, cap, "%s lies in %s, which is world-writable without the sticky bit", path,
+                 parent);
+        return why;
+    }
+    return NULL;
+}
+
+/* Reads the file's dynamic symbols before dlopen, which runs the object's
+ * constructors whether or not it is a plugin: 0 when it exports both
+ * symbols, else -1 with the reason in why. */
+static int exports_entry(const char *path, const char *name, char *why, size_t cap)
+{
+    char abi[128], init[128];
+    snprintf(abi, sizeof abi, "hk_plugin_%s_abi", name);
+    snprintf(init, sizeof init, "hk_plugin_%s_init", name);
+    const char *names[] = {abi, init};
+    int found[2] = {0, 0};
+    char *data = NULL;
+    size_t size = 0;
+    int e = hkc_read_file(path, &data, &size);
+    if (e) {
+        snprintf(why, cap, "cannot be read: %s", hkc_file_strerror(e));
+        return -1;
+    }
+    int r = hkc_elf_exports(data, size, names, 2, found);
+    free(data);
+    if (r == HKC_ELF_NOT_ELF)
+        snprintf(why, cap, "is not a 64-bit ELF shared object; not loaded");
+    else if (r)
+        snprintf(why, cap, "has no readable dynamic symbol table; not loaded");
+    else if (!found[0] || !found[1])
+        snprintf(why, cap, "exports no %s and %s (read from the file; not loaded, so its "
+                           "constructors did not run)", abi, init);
+    return r || !found[0] || !found[1] ? -1 : 0;
 }
 
 /* 1 the first time a real path is met: a folder listed twice, or a plugin
@@ -198,13 +257,19 @@ int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *na
     return 0;
 }
 
-/* dlopens file (path itself, or a copy of it: plugin_reload.c) and checks
- * that it exports hk_plugin_NAME_abi and _init for an ABI this hipkit
+/* dlopens file (path itself, or a copy of it: plugin_reload.c), once its
+ * dynamic symbols read from the file show hk_plugin_NAME_abi and _init
+ * (else no constructor of it runs), and checks that it exports them for an ABI this hipkit
  * takes (same major, minor not newer). The init function, or NULL with
  * the reason in why. The handle is never closed: a plugin may keep state,
  * and its text is cheap. */
 hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why)
 {
+    char bad[PATH_MAX + 200];
+    if (exports_entry(file, name, bad, sizeof bad)) {
+        hkc_strbuf_puts(why, bad);
+        return NULL;
+    }
     void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         hkc_strbuf_printf(why, "cannot be loaded: %s", dlerror());
@@ -232,9 +297,9 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
  * after NAME, ABI major equal and minor not newer) before its init runs. */
 static void load_file(hkc_plugins *ps, const char *path, const char *name)
 {
-    struct stat st;
-    if (world_writable(path, &st)) {
-        refuse(ps, name, path, "%s is world-writable; refused", path);
+    char bad[PATH_MAX + 200];
+    if (untrusted(path, bad, sizeof bad)) {
+        refuse(ps, name, path, "%s; refused", bad);
         return;
     }
     if (!first_sight(ps, path))
@@ -270,8 +335,9 @@ static void scan_folder(hkc_plugins *ps, const char *dir, int depth)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return;
-    if (st.st_mode & S_IWOTH) {
-        refuse(ps, dir, dir, "folder %s is world-writable; its plugins are not loaded", dir);
+    char why[PATH_MAX + 200];
+    if (untrusted(dir, why, sizeof why)) {
+        refuse(ps, dir, dir, "folder %s; its plugins are not loaded", why);
         return;
     }
     struct dirent **list = NULL;

@@ -31,6 +31,11 @@ static int has_prefix(const hk_plugin_call *c, const char *msg)
 static int op_launch(const hk_plugin_call *c, const char *kernel, const hk_launch_config *cfg,
                      const hk_plugin_arg *args, int nargs)
 {
+    if (!c) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
+    if (!kernel || nargs < 0 || (nargs && !args))
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->launch: kernel, args or nargs is invalid",
+                        c->f->name, c->op->name);
     int r = hk_plugin_launch(c->ctx, c->f->name, kernel, cfg, (const hk_arg *)(const void *)args,
                              nargs);
     if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
@@ -60,6 +65,8 @@ static int host_op_launch_config(const hk_plugin_call *c, const char *kernel,
 
 static unsigned host_op_warp_size(const hk_plugin_call *c)
 {
+    if (!c)
+        return 32;
     int w = hkc_current_device(c->ctx)->info.warp_size;
     return w > 0 ? (unsigned)w : 32;
 }
@@ -78,6 +85,10 @@ static const char *host_op_dtype(const hk_plugin_call *c, const void *buf)
 
 static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
 {
+    if (!c)
+        return HK_EARG;
+    if (!fmt)
+        fmt = "(no message)";
     hkc_strbuf m;
     hkc_strbuf_init(&m);
     va_list ap;

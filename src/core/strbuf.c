@@ -83,6 +83,11 @@ void hkc_strbuf_printf(hkc_strbuf *s, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *hkc_file_strerror(int e)
+{
+    return e == HKC_ENOTREG ? "not a regular file (a FIFO, a socket or a device)" : strerror(-e);
+}
+
 char *hkc_strbuf_take(hkc_strbuf *s)
 {
     char *p = s->cap ? s->data : strdup("");
@@ -92,7 +97,10 @@ char *hkc_strbuf_take(hkc_strbuf *s)
 
 int hkc_read_file(const char *path, char **out, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer
+     * forever. The type is checked on the descriptor; a regular file
+     * ignores the flag. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     struct stat st;
@@ -103,7 +111,7 @@ int hkc_read_file(const char *path, char **out, size_t *len)
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return -EISDIR;
+        return S_ISDIR(st.st_mode) ? -EISDIR : HKC_ENOTREG;
     }
     size_t cap = (size_t)st.st_size;
     char *buf = malloc(cap + 1);

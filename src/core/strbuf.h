@@ -23,7 +23,14 @@ void hkc_strbuf_vprintf(hkc_strbuf *s, const char *fmt, va_list ap);
 /* Hands the string to the caller (who frees it) and resets s. */
 char *hkc_strbuf_take(hkc_strbuf *s);
 
-/* Reads a whole file; returns 0 or -errno. *out is NUL-terminated. */
+/* The error for a path that is no regular file nor directory (a FIFO, a
+ * socket, a device): reading one could block forever or never end. */
+#define HKC_ENOTREG (-0x4000)
+
+/* Reads a whole regular file, without blocking on a FIFO; returns 0 or
+ * -errno (-EISDIR, HKC_ENOTREG). *out is NUL-terminated. */
 int hkc_read_file(const char *path, char **out, size_t *len);
+/* The message for an error of hkc_read_file. */
+const char *hkc_file_strerror(int e);
 
 #endif

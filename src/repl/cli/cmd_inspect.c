@@ -187,11 +187,16 @@ int hkl_cmd_inspect(int argc, char **argv)
         return 2;
     }
 
+    if (out && hkl_same_file(file, out)) {
+        fprintf(stderr, "hipkit inspect: -o '%s' is the file being inspected ('%s'); writing it "
+                        "would destroy it: choose another output\n", out, file);
+        return 2;
+    }
     char *data = NULL;
     size_t size = 0;
     int r = hkl_file_read(file, &data, &size);
     if (r != 0) {
-        fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, strerror(-r));
+        fprintf(stderr, "hipkit inspect: cannot read '%s': %s\n", file, hkl_file_strerror(r));
         return 1;
     }
     char why[1024] = "";

@@ -88,10 +88,26 @@ static int count_targets(const char *list)
 
 int hkl_compile_build(const char *backend, const hkl_compile_job *job)
 {
+    int several = count_targets(job->targets) > 1;
+    const char *ext = !strcmp(backend, "cuda") ? (several ? ".fatbin" : ".cubin")
+                                               : (several ? ".hipfb" : ".co");
+    char outbuf[4096];
+    const char *out = job->out;
+    if (!out) {
+        hkl_compile_default_out(job->file, ext, outbuf, sizeof outbuf);
+        out = outbuf;
+    }
+    /* Before anything is compiled or written: the output would replace
+     * the source (-o s.hip, or a default name that is the source's). */
+    if (hkl_same_file(job->file, out)) {
+        fprintf(stderr, "hipkit compile: the output '%s' is the source '%s'; writing it would "
+                        "destroy the source: choose another -o\n", out, job->file);
+        return 2;
+    }
     char *source = NULL;
     int e = hkl_file_read(job->file, &source, NULL);
     if (e != 0) {
-        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job->file, strerror(-e));
+        fprintf(stderr, "hipkit compile: cannot read '%s': %s\n", job->file, hkl_file_strerror(e));
         return 1;
     }
     const char *defines[HKL_COMPILE_MAX_EXTRA], *dirs[HKL_COMPILE_MAX_EXTRA], *flags[1];
@@ -131,15 +147,6 @@ int hkl_compile_build(const char *backend, const hkl_compile_job *job)
         fprintf(stderr, "hipkit compile: %s\n", hk_errmsg(ctx));
         rc = r == HK_EINVAL ? 2 : 1;
     } else {
-        int several = count_targets(job->targets) > 1;
-        const char *ext = !strcmp(backend, "cuda") ? (several ? ".fatbin" : ".cubin")
-                                                   : (several ? ".hipfb" : ".co");
-        char outbuf[4096];
-        const char *out = job->out;
-        if (!out) {
-            hkl_compile_default_out(job->file, ext, outbuf, sizeof outbuf);
-            out = outbuf;
-        }
         rc = write_file(out, code, size);
         if (rc == 0)
             report(ctx, out, code, size);

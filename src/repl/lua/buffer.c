@@ -26,6 +26,7 @@
 typedef struct lbuf {
     hkl_buffer pub;
     struct lbuf *parent;
+    hkl_pin pin; /* held by a running call: free() is refused */
 } lbuf;
 
 /* ------------------------------------------------------------ dtypes */
@@ -196,9 +197,31 @@ hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
     return u->pub.b;
 }
 
+unsigned char *hkl_host_ptr(hk_buffer *b)
+{
+    return hk_buffer_mode(b) == HK_MEM_MMAP ? NULL : hk_buffer_host_ptr(b);
+}
+
 hk_buffer *hkl_check_buffer(lua_State *L, int idx)
 {
     return hkl_buffer_live(L, luaL_checkudata(L, idx, HKL_BUFFER), idx);
+}
+
+hk_buffer *hkl_hold_buffer_in(lua_State *L, hkl_hold *h, void *ud, int idx)
+{
+    hk_buffer *b = hkl_buffer_live(L, ud, idx);
+    /* Freeing a buffer a view looks into frees the view's memory too: pin
+     * the whole chain. */
+    for (lbuf *p = ud; p; p = p->parent)
+        hkl_hold_add(h, &p->pin);
+    return b;
+}
+
+hk_buffer *hkl_hold_buffer(lua_State *L, int idx, const char *call)
+{
+    void *ud = luaL_checkudata(L, idx, HKL_BUFFER);
+    hkl_buffer_live(L, ud, idx);
+    return hkl_hold_buffer_in(L, hkl_hold_new(L, idx, 1, call), ud, idx);
 }
 
 /* Pushes a closed userdata; the caller acquires the buffer into it. */
@@ -209,6 +232,7 @@ static lbuf *new_ud(lua_State *L, int parent_idx)
     lbuf *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->pub.b = NULL;
     u->parent = NULL;
+    u->pin = (hkl_pin){0, NULL};
     luaL_setmetatable(L, HKL_BUFFER);
     if (parent_idx) {
         u->parent = luaL_testudata(L, parent_idx, HKL_BUFFER);
@@ -236,9 +260,20 @@ static int buf_gc(lua_State *L)
     return 0;
 }
 
+/* `local b <close> = ...`: as free, but a write-back error is dropped as
+ * __gc drops it (close has no result to report it in). */
+static int buf_close(lua_State *L)
+{
+    lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    hkl_pin_check_free(L, &u->pin, "buffer");
+    close_ud(u);
+    return 0;
+}
+
 static int buf_free(lua_State *L)
 {
     lbuf *u = luaL_checkudata(L, 1, HKL_BUFFER);
+    hkl_pin_check_free(L, &u->pin, "buffer");
     /* Only a writable mapping's write-back can fail; say so. */
     int r = close_ud(u);
     if (r)
@@ -255,7 +290,7 @@ void span_init(lua_State *L, span *s, hk_buffer *b, int write)
     s->t = hk_buffer_dtype(b);
     s->es = hk_dtype_size(s->t);
     s->n = hk_buffer_length(b);
-    s->host = hk_buffer_host_ptr(b);
+    s->host = hkl_host_ptr(b);
     s->tmp = NULL;
     /* An empty upload checks that a mapping is writable, before we touch
      * read-only pages through the host pointer. */
@@ -295,7 +330,7 @@ static void span_wend(lua_State *L, span *s, size_t first, size_t n)
 static void read_one(lua_State *L, hk_buffer *b, size_t i, void *out)
 {
     size_t es = hk_dtype_size(hk_buffer_dtype(b));
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     if (host) {
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
         memcpy(out, host + i * es, es);
@@ -350,7 +385,7 @@ static int buf_newindex(lua_State *L)
     if (err)
         return luaL_error(L, "buf[%I] = ...: %s", (lua_Integer)i + 1, err);
     hkl_check(L, hk_buffer_upload(b, 0, NULL, 0)); /* writable? */
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     if (host) {
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
         memcpy(host + i * es, v, es);
@@ -641,7 +676,8 @@ static lua_Integer next_default_seed(lua_State *L)
 static int m_rand(lua_State *L)
 {
     static const char *const names[] = {"seed", "dist", "lo", "hi", "mean", "std", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
+    lua_settop(L, 2);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:rand"); /* the options may run Lua */
     hkl_check_options(L, 2, names, "rand");
     hk_dtype t = hk_buffer_dtype(b);
     size_t n = hk_buffer_length(b);
@@ -862,7 +898,7 @@ void hkl_buffer_register(lua_State *L)
     };
     static const luaL_Reg meta[] = {
         {"__newindex", buf_newindex}, {"__len", buf_len}, {"__tostring", buf_tostring},
-        {"__gc", buf_gc},             {"__close", buf_gc}, {NULL, NULL},
+        {"__gc", buf_gc},             {"__close", buf_close}, {NULL, NULL},
     };
     static const luaL_Reg ctors[] = {
         {"alloc", l_alloc}, {"from", l_from}, {"mmap", l_mmap}, {"load_npy", hkl_npy_load}, {NULL, NULL},

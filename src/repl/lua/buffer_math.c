@@ -109,6 +109,23 @@ static int m_stats(lua_State *L)
 
 #define WORST 5
 
+/* Integer elements compare exactly: i64 and u64 values beyond 2^53 collide
+ * as doubles ((1 << 60) and (1 << 60) + 1 are one double), and allclose at
+ * rtol = atol = 0 must still tell them apart. 128 bits hold the difference
+ * of any two of them. */
+__extension__ typedef __int128 wide;
+
+/* Element k of a block in exact form, where both sides are integers. */
+typedef struct exact_block {
+    wide got[BLOCK], want[BLOCK];
+    unsigned char on[BLOCK]; /* 0: this element compares as doubles */
+} exact_block;
+
+static wide load_wide(hk_dtype t, const unsigned char *p)
+{
+    return t == HK_U64 ? (wide)hk_dtype_load_u64(t, p) : (wide)hk_dtype_load_i64(t, p);
+}
+
 typedef struct mismatch {
     size_t i;
     double got, want, excess;
@@ -147,8 +164,11 @@ static hk_buffer *check_other(lua_State *L, size_t n, int *kind)
 }
 
 /* want[0..bn): elements first + 1 ... of the table or the function of the
- * 1-based index at argument 2, each a number. */
-static void want_from_lua(lua_State *L, int kind, size_t first, double *want, size_t bn)
+ * 1-based index at argument 2, each a number. Where ex is not NULL (this
+ * buffer holds integers) a Lua integer is also kept exactly, read as u64
+ * reads it back when u64 is set (values above 2^63 - 1 wrap negative). */
+static void want_from_lua(lua_State *L, int kind, size_t first, double *want, size_t bn,
+                          exact_block *ex, int u64)
 {
     for (size_t k = 0; k < bn; k++) {
         lua_Integer idx = (lua_Integer)(first + k + 1);
@@ -164,16 +184,28 @@ static void want_from_lua(lua_State *L, int kind, size_t first, double *want, si
         if (!isnum || lua_type(L, -1) != LUA_TNUMBER)
             luaL_error(L, "allclose: %s gave %s for element %I, not a number",
                        kind == LUA_TTABLE ? "the table" : "the function", luaL_typename(L, -1), idx);
+        if (ex && (ex->on[k] = (unsigned char)lua_isinteger(L, -1))) {
+            lua_Integer w = lua_tointeger(L, -1);
+            ex->want[k] = u64 ? (wide)(uint64_t)w : (wide)w;
+        }
         lua_pop(L, 1);
     }
 }
 
-/* Compares one block of bn elements starting at element first. */
-static void judge(verdict *v, const double *got, const double *want, size_t bn, size_t first)
+/* Compares one block of bn elements starting at element first; those ex
+ * marks (ex may be NULL) as integers, exactly. */
+static void judge(verdict *v, const double *got, const double *want, const exact_block *ex,
+                  size_t bn, size_t first)
 {
     for (size_t k = 0; k < bn; k++) {
         double g = got[k], w = want[k], excess;
-        if (isnan(g) || isnan(w))
+        if (ex && ex->on[k]) {
+            wide d = ex->got[k] - ex->want[k];
+            if (!d)
+                continue;
+            if ((excess = (double)(d < 0 ? -d : d) - v->atol - v->rtol * fabs(w)) <= 0)
+                continue;
+        } else if (isnan(g) || isnan(w))
             excess = INFINITY;
         else if (g == w)
             continue;
@@ -246,6 +278,10 @@ static int m_allclose(lua_State *L)
     int kind;
     hk_buffer *ob = check_other(L, n, &kind);
     lua_settop(L, 4);
+    /* The callback, or the table's __index, runs Lua: hold both sides. */
+    hkl_hold_buffer(L, 1, "b:allclose");
+    if (ob)
+        hkl_hold_buffer(L, 2, "b:allclose");
     span s, os;
     span_init(L, &s, b, 0);
     size_t per = chunk_elems(s.es);
@@ -254,6 +290,8 @@ static int m_allclose(lua_State *L)
         per = chunk_elems(s.es > os.es ? s.es : os.es);
     }
     double got[BLOCK], want[BLOCK];
+    int ints = !is_float(s.t) && (!ob || !is_float(os.t));
+    exact_block *ex = ints ? lua_newuserdatauv(L, sizeof *ex, 0) : NULL;
     for (size_t first = 0; first < n; first += per) {
         size_t m = n - first < per ? n - first : per;
         const unsigned char *p = span_read(L, &s, first, m);
@@ -264,8 +302,15 @@ static int m_allclose(lua_State *L)
             if (ob)
                 to_f64(os.t, op + k0 * os.es, want, bn);
             else
-                want_from_lua(L, kind, first + k0, want, bn);
-            judge(&v, got, want, bn, first + k0);
+                want_from_lua(L, kind, first + k0, want, bn, ex, s.t == HK_U64);
+            for (size_t k = 0; ex && k < bn; k++) {
+                ex->got[k] = load_wide(s.t, p + (k0 + k) * s.es);
+                if (ob) {
+                    ex->want[k] = load_wide(os.t, op + (k0 + k) * os.es);
+                    ex->on[k] = 1;
+                }
+            }
+            judge(&v, got, want, ex, bn, first + k0);
         }
     }
     if (!v.bad) {

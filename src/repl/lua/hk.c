@@ -179,6 +179,50 @@ static int l_backends(lua_State *L)
     return 1;
 }
 
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b,
+ * capped: names are short and only "near" (<= 2) matters. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 31 || m > 31)
+        return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= n; i++)
+        for (size_t j = 0; j <= m; j++) {
+            if (!i || !j) {
+                d[i][j] = (int)(i + j);
+                continue;
+            }
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            int v = sub < del ? sub : del;
+            v = v < ins ? v : ins;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The known name nearest to key, if near enough to be a typo of it (a
+ * prefix counts: `define` for `defines`), else NULL. */
+static const char *nearest_name(const char *key, const char *const *names)
+{
+    const char *best = NULL;
+    int bestd = 3;
+    size_t kn = strlen(key);
+    for (const char *const *k = names; *k; k++) {
+        int d = edit_distance(key, *k);
+        if (kn >= 3 && !strncmp(*k, key, kn))
+            d = d < 1 ? d : 1;
+        if (d < bestd && d <= (int)kn / 2 + 1) {
+            bestd = d;
+            best = *k;
+        }
+    }
+    return best;
+}
+
 void hkl_check_options(lua_State *L, int idx, const char *const *names, const char *fn)
 {
     if (lua_isnoneornil(L, idx))
@@ -200,8 +244,12 @@ void hkl_check_options(lua_State *L, int idx, const char *const *names, const ch
                     luaL_addstring(&lb, ", ");
             }
             luaL_pushresult(&lb);
-            luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s' (known: %s)", fn,
-                                                  luaL_tolstring(L, -2, NULL), lua_tostring(L, -1)));
+            const char *key = luaL_tolstring(L, -2, NULL);
+            const char *near = lua_type(L, -3) == LUA_TSTRING ? nearest_name(key, names) : NULL;
+            luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s' (%s%s%sknown: %s)", fn,
+                                                  key, near ? "did you mean '" : "",
+                                                  near ? near : "", near ? "'? " : "",
+                                                  lua_tostring(L, -2)));
         }
     }
 }
@@ -356,7 +404,7 @@ static int l_inspect(lua_State *L)
         const char *path = luaL_checkstring(L, 1);
         int r = hkl_file_read(path, &file, &size);
         if (r != 0)
-            return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, strerror(-r));
+            return luaL_error(L, "hk.inspect: cannot read '%s': %s", path, hkl_file_strerror(r));
         bytes = file;
     }
     hk_code_info *info = NULL;

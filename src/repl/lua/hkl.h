@@ -41,6 +41,24 @@ void hkl_push_list(lua_State *L, int n, void (*push)(lua_State *L, int i, void *
  * not in names (NULL-terminated), naming the function and the known keys. */
 void hkl_check_options(lua_State *L, int idx, const char *const *names, const char *fn);
 
+/* Holds (hold.c). A call that runs Lua code (an option's __index, a
+ * callback) while it uses a buffer or a module holds it: each object has a
+ * pin count, raised by a hold and dropped when the holding C function
+ * returns or raises, and free() of a pinned object is an error. */
+typedef struct hkl_pin {
+    int count;
+    const char *call; /* the latest holder, for the message ("b:rand") */
+} hkl_pin;
+typedef struct hkl_hold hkl_hold;
+/* A hold for up to cap pins, which it drops when the running C function
+ * returns or raises; it keeps the value at idx alive as long. Pushes one
+ * to-be-closed value: call it after any lua_settop that would drop it. */
+hkl_hold *hkl_hold_new(lua_State *L, int idx, int cap, const char *call);
+/* Pins p until the hold is closed (past cap, the hold pushes another). */
+void hkl_hold_add(hkl_hold *h, hkl_pin *p);
+/* Raises "<what>:free(): it is in use by <call> ..." when p is pinned. */
+void hkl_pin_check_free(lua_State *L, const hkl_pin *p, const char *what);
+
 /* Buffers (buffer.c). A buffer userdata owns its hk_buffer; a view
  * keeps its parent alive through its user value. */
 typedef struct hkl_buffer {
@@ -57,8 +75,22 @@ hk_buffer *hkl_check_buffer(lua_State *L, int idx);
 /* For callers that checked the metatable themselves (the launch path): the
  * live hk_buffer of buffer userdata ud at idx, or a Lua error if freed. */
 hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx);
+/* hkl_check_buffer, then holds the buffer (and those it views) for the
+ * running C function: buf:free() on any of them raises an error naming call
+ * (e.g. "b:rand") until the function returns. Pushes one to-be-closed
+ * value (see hkl_hold). */
+hk_buffer *hkl_hold_buffer(lua_State *L, int idx, const char *call);
+/* The live hk_buffer of buffer userdata ud at idx (its metatable checked by
+ * the caller), held by h with those it views: many buffers, one hold. */
+hk_buffer *hkl_hold_buffer_in(lua_State *L, hkl_hold *h, void *ud, int idx);
 /* NULL when idx is not a buffer userdata. */
 hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
+/* The host pointer through which this binding reads and writes b's
+ * elements, or NULL: then they go through hk_buffer_download/upload. NULL
+ * for device memory on a GPU, and for file mappings, whose file another
+ * process may truncate: the library's copies catch that SIGBUS and fail
+ * naming the file, a load through the pointer would end the process. */
+unsigned char *hkl_host_ptr(hk_buffer *b);
 /* Parses a dtype name at idx (default when absent) or errors listing names. */
 hk_dtype hkl_check_dtype(lua_State *L, int idx, const char *def);
 /* One element of dtype t at p, as a double. */

@@ -15,6 +15,7 @@
 
 typedef struct hkl_module {
     hk_module *m; /* NULL once freed */
+    hkl_pin pin;  /* held by a running launch: free() is refused */
 } hkl_module;
 
 typedef struct hkl_kernel {
@@ -51,6 +52,7 @@ static void push_module(lua_State *L, hk_module *m)
 {
     hkl_module *um = lua_newuserdatauv(L, sizeof *um, 1);
     um->m = m;
+    um->pin = (hkl_pin){0, NULL};
     luaL_setmetatable(L, HKL_MODULE);
 }
 
@@ -61,7 +63,11 @@ static const char *anchor_string(lua_State *L, int anchor)
     lua_Integer n = (lua_Integer)lua_rawlen(L, anchor) + 1;
     lua_rawseti(L, anchor, n);
     lua_rawgeti(L, anchor, n);
-    const char *s = lua_tostring(L, -1);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    /* The compiler sees C strings: a NUL would cut the option silently. */
+    if (s && strlen(s) != len)
+        luaL_error(L, "hk.compile: option \"%s\" has a NUL byte at offset %d", s, (int)strlen(s));
     lua_pop(L, 1);
     return s;
 }
@@ -112,6 +118,29 @@ static int string_list(lua_State *L, int opts, int anchor, const char *field, co
     return n;
 }
 
+/* The 1-based line of offset at in s. */
+static size_t line_of(const char *s, size_t at)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += s[i] == '\n';
+    return line;
+}
+
+/* The source at idx as a C string: a NUL byte inside would silently cut
+ * off everything after it, so it is an error naming where it is. */
+static const char *check_source(lua_State *L, int idx, const char *path)
+{
+    size_t len;
+    const char *src = lua_tolstring(L, idx, &len);
+    size_t at = strlen(src);
+    if (at != len)
+        luaL_error(L, "hk.compile: %s%s%shas a NUL byte at offset %I (line %I); HIP source is text",
+                   path ? "'" : "the source ", path ? path : "", path ? "' " : "", (lua_Integer)at,
+                   (lua_Integer)line_of(src, at));
+    return src;
+}
+
 /* hk.compile{path = FILE, ...}: the file's text as the source (pushed), its
  * path as the module's name (so messages name it), its folder searched for
  * includes; the table is the options. */
@@ -120,11 +149,13 @@ static const char *source_from_file(lua_State *L, const char **path, char *dir, 
     lua_getfield(L, 1, "path");
     *path = luaL_checkstring(L, -1);
     char *text = NULL;
-    int e = hkl_file_read(*path, &text, NULL);
+    size_t size = 0;
+    int e = hkl_file_read(*path, &text, &size);
     if (e != 0)
-        luaL_error(L, "hk.compile: cannot read '%s': %s", *path, strerror(-e));
-    lua_pushstring(L, text);
+        luaL_error(L, "hk.compile: cannot read '%s': %s", *path, hkl_file_strerror(e));
+    lua_pushlstring(L, text, size);
     free(text);
+    check_source(L, -1, *path);
     snprintf(dir, cap, "%s", *path);
     char *slash = strrchr(dir, '/');
     if (slash)
@@ -152,6 +183,10 @@ static int looks_like_path(const char *s)
 
 static int l_compile(lua_State *L)
 {
+    static const char *const names[] = {"name",  "flags",       "defines", "include_dirs",
+                                        "cache", "instantiate", NULL};
+    static const char *const file_names[] = {"path",         "name",  "flags",       "defines",
+                                             "include_dirs", "cache", "instantiate", NULL};
     const char *path = NULL, *src;
     char filedir[4096];
     /* 1: source or options, 2: options, 3: the file's text, 4: anchors */
@@ -165,9 +200,11 @@ static int l_compile(lua_State *L)
         if (looks_like_path(src))
             return luaL_error(L, "hk.compile: '%s' looks like a file name, and a string is the source "
                               "itself: hk.compile{path = \"%s\"} compiles a file", src, src);
+        src = check_source(L, 1, NULL);
         lua_settop(L, 2);
         lua_pushnil(L);
     }
+    hkl_check_options(L, 2, path ? file_names : names, "hk.compile");
     hk_compile_options o;
     hk_compile_options_defaults(&o);
     const char *flags[64], *defines[64], *dirs[33], *instantiate[64];
@@ -233,7 +270,7 @@ static int l_load(lua_State *L)
     return 1;
 }
 
-static int module_close(lua_State *L)
+static int module_gc(lua_State *L)
 {
     hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
     /* buffers over its variables go first: their memory is the module's */
@@ -253,6 +290,15 @@ static int module_close(lua_State *L)
         um->m = NULL;
     }
     return 0;
+}
+
+/* m:free() and <close>: refused while a launch of one of its kernels runs
+ * Lua code (a vector argument's __index). */
+static int module_close(lua_State *L)
+{
+    hkl_module *um = luaL_checkudata(L, 1, HKL_MODULE);
+    hkl_pin_check_free(L, &um->pin, "module");
+    return module_gc(L);
 }
 
 static int module_kernels(lua_State *L)
@@ -608,6 +654,13 @@ void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, d
 void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
                       double (*vecs)[4])
 {
+    /* Only a table (a vector's lanes) runs Lua code while arguments are
+     * converted; then every buffer converted is held until the call ends,
+     * so that code cannot free memory already packed. */
+    int runs_lua = 0;
+    for (int i = 0; i < n && !runs_lua; i++)
+        runs_lua = lua_type(L, first + i) == LUA_TTABLE;
+    hkl_hold *hold = NULL;
     for (int i = 0; i < n; i++) {
         int idx = first + i;
         switch (lua_type(L, idx)) {
@@ -656,7 +709,13 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
             if (!is_buf)
                 luaL_error(L, "kernel argument %d is a %s; " WHAT_ARGS, i + 1,
                            luaL_typename(L, idx));
-            args[i] = hk_arg_buffer(hkl_buffer_live(L, lua_touserdata(L, idx), idx));
+            /* Held when a table argument's __index may run Lua (see
+             * do_launch); a plain launch pays nothing for it. */
+            void *ud = lua_touserdata(L, idx);
+            if (runs_lua && !hold)
+                hold = hkl_hold_new(L, idx, n, "k:launch");
+            args[i] = hk_arg_buffer(hold ? hkl_hold_buffer_in(L, hold, ud, idx)
+                                         : hkl_buffer_live(L, ud, idx));
             break;
         }
         case LUA_TNIL:
@@ -668,11 +727,19 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
     }
 }
 
-static int do_launch(lua_State *L, hk_kernel *k, const hk_launch_config *cfg, int first)
+/* owner: the stack index of the kernel's userdata or launcher's. */
+static int do_launch(lua_State *L, hkl_kernel *uk, const hk_launch_config *cfg, int first,
+                     int owner)
 {
+    hk_kernel *k = uk->k;
     int n = lua_gettop(L) - first + 1;
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d kernel arguments", MAX_ARGS);
+    for (int i = 0; i < n; i++)
+        if (lua_type(L, first + i) == LUA_TTABLE) { /* Lua runs: hold the module */
+            hkl_hold_add(hkl_hold_new(L, owner, 1, "k:launch"), &uk->owner->pin);
+            break;
+        }
     hk_arg args[MAX_ARGS];
     double vecs[MAX_ARGS][4];
     hkl_convert_args(L, first, n, args, k, vecs);
@@ -698,14 +765,16 @@ static int kernel_launch(lua_State *L)
     cfg.grid = hkl_check_dim3(L, 2, "grid");
     cfg.block = hkl_check_dim3(L, 3, "block");
     cfg.shared_bytes = 0;
-    return do_launch(L, uk->k, &cfg, 4);
+    return do_launch(L, uk, &cfg, 4, 1);
 }
 
 /* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
 static int kernel_call(lua_State *L)
 {
+    static const char *const names[] = {"grid", "block", "shared", NULL};
     check_kernel(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    hkl_check_options(L, 2, names, "launch configuration");
     hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
     ul->kernel = lua_touserdata(L, 1);
     if (lua_getfield(L, 2, "grid") == LUA_TNIL)
@@ -733,7 +802,7 @@ static int launcher_call(lua_State *L)
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
     if (kernel_gone(ul->kernel))
         return luaL_error(L, "the kernel's module was freed");
-    return do_launch(L, ul->kernel->k, &ul->cfg, 2);
+    return do_launch(L, ul->kernel, &ul->cfg, 2, 1);
 }
 
 static int launcher_tostring(lua_State *L)
@@ -883,7 +952,7 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, module_kernels); /* the REPL completes m. with them */
     lua_setfield(L, -2, "__complete");
-    lua_pushcfunction(L, module_close);
+    lua_pushcfunction(L, module_gc);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, module_close);
     lua_setfield(L, -2, "__close");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_read.h"
 #include "hkl.h"
 
 #define NPY_FILE "hk.npyfile"
@@ -49,6 +50,12 @@ static npyfile *open_file(lua_State *L, const char *path, const char *how, const
         lua_setfield(L, -2, "__gc");
     }
     lua_setmetatable(L, -2);
+    if (how[0] == 'r') { /* a FIFO would block the read forever */
+        int e = hkl_file_open(path, &nf->f);
+        if (e)
+            luaL_error(L, "%s '%s': %s", what, path, hkl_file_strerror(e));
+        return nf;
+    }
     nf->f = fopen(path, how);
     if (!nf->f)
         luaL_error(L, "%s '%s': %s", what, path, strerror(errno));
@@ -69,12 +76,12 @@ static int close_file(lua_State *L, npyfile *nf, const char *path, const char *w
 
 static int m_save(lua_State *L)
 {
-    hk_buffer *b = hkl_check_buffer(L, 1);
     const char *path = luaL_checkstring(L, 2);
+    lua_settop(L, 3);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:save"); /* the shape's __index may run Lua */
     hk_dtype t = hk_buffer_dtype(b);
     size_t n = hk_buffer_length(b), bytes = hk_buffer_bytes(b);
     luaL_Buffer shape;
-    lua_settop(L, 3);
     luaL_buffinit(L, &shape);
     luaL_addchar(&shape, '(');
     if (lua_isnil(L, 3)) {
@@ -100,11 +107,11 @@ static int m_save(lua_State *L)
                                                        (lua_Integer)prod, (lua_Integer)n));
     }
     luaL_addchar(&shape, ')');
-    luaL_pushresult(&shape); /* 4 */
+    luaL_pushresult(&shape); /* 5 */
 
     char header[512];
     int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                       descrs[t], lua_tostring(L, 4));
+                       descrs[t], lua_tostring(L, 5));
     if (len < 0 || (size_t)len + 80 > sizeof header)
         return luaL_error(L, "save: shape too long");
     size_t total = 10 + (size_t)len + 1; /* magic..length, dict, newline */
@@ -115,7 +122,7 @@ static int m_save(lua_State *L)
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                              (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
 
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     unsigned char *tmp = NULL;
     if (host)
         hkl_check(L, hk_synchronize(hkl_ctx(L)));
@@ -369,7 +376,7 @@ static void parse_header(lua_State *L, const char *path, const char *h, size_t h
  * (pushed here) when b has no host pointer. */
 static void read_data(lua_State *L, npyfile *nf, const char *path, hk_buffer *b, size_t bytes)
 {
-    unsigned char *host = hk_buffer_host_ptr(b);
+    unsigned char *host = hkl_host_ptr(b);
     unsigned char *tmp = host ? NULL : lua_newuserdatauv(L, CHUNK_BYTES, 0);
     if (host)
         hkl_check(L, hk_synchronize(hkl_ctx(L)));

@@ -38,7 +38,7 @@ static void reader_init(lua_State *L, reader *r, hk_buffer *b)
     r->t = hk_buffer_dtype(b);
     r->es = hk_dtype_size(r->t);
     r->n = hk_buffer_length(b);
-    r->host = hk_buffer_host_ptr(b);
+    r->host = hkl_host_ptr(b);
     r->first = r->count = 0;
     r->tmp = NULL;
     if (r->host) {
@@ -123,8 +123,10 @@ static double unit(const grid *gr, double v)
 {
     if (!(gr->hi > gr->lo))
         return 0.5;
-    double u = (v - gr->lo) / (gr->hi - gr->lo);
-    return u < 0 ? 0 : u > 1 ? 1 : u;
+    /* Halved: hi - lo of {1e308, -1e308} overflows to infinity, and
+     * inf / inf is NaN. */
+    double u = (v * 0.5 - gr->lo * 0.5) / (gr->hi * 0.5 - gr->lo * 0.5);
+    return u < 0 ? 0 : u > 1 ? 1 : u == u ? u : 0.5;
 }
 
 /* Which of n equal bins u in [0, 1] falls in. */
@@ -327,8 +329,8 @@ static void heatmap(const grid *gr, size_t rows, size_t cols, int color, luaL_Bu
 static int m_plot(lua_State *L)
 {
     static const char *const names[] = {"width", "height", "rows", "shape", "color", "print", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
     lua_settop(L, 2);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:plot"); /* 3; the options may run Lua */
     hkl_check_options(L, 2, names, "plot");
     size_t n = hk_buffer_length(b);
     size_t width = opt_size(L, 2, "width", terminal_width());
@@ -347,21 +349,21 @@ static int m_plot(lua_State *L)
     if (rows && n)
         heatmap_grid(L, b, rows, cols, width, height, color, &gr);
     else
-        sparkline_grid(L, b, width, &gr); /* 3 */
+        sparkline_grid(L, b, width, &gr); /* 4 */
     luaL_Buffer lb;
     luaL_buffinit(L, &lb);
     if (rows && n)
         heatmap(&gr, rows, cols, color, &lb);
     else
         sparkline(&gr, n, &lb);
-    luaL_pushresult(&lb); /* 4 */
+    luaL_pushresult(&lb); /* 5 */
     if (print) {
         if (lua_getglobal(L, "print") == LUA_TFUNCTION) {
-            lua_pushvalue(L, 4);
+            lua_pushvalue(L, 5);
             lua_call(L, 1, 0);
         } else {
             lua_pop(L, 1);
-            printf("%s\n", lua_tostring(L, 4));
+            printf("%s\n", lua_tostring(L, 5));
             fflush(stdout);
         }
         return 0; /* printed: returning it too would show it twice at the prompt */
@@ -379,9 +381,49 @@ static void set_px(unsigned char *img, size_t w, size_t h, long x, long y, const
     memcpy(img + ((size_t)y * w + (size_t)x) * 3, c, 3);
 }
 
+/* Clips the segment to [lo, hi] on both axes (Liang-Barsky, in doubles so
+ * that no coordinate overflows); 0 when nothing of it is inside. */
+static int clip(double *x0, double *y0, double *x1, double *y1, double lo, double hix, double hiy)
+{
+    double t0 = 0, t1 = 1, dx = *x1 - *x0, dy = *y1 - *y0;
+    double p[4] = {-dx, dx, -dy, dy}, q[4] = {*x0 - lo, hix - *x0, *y0 - lo, hiy - *y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0) {
+            if (q[i] < 0)
+                return 0;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0 && r > t1)
+            return 0;
+        if (p[i] > 0 && r < t0)
+            return 0;
+        if (p[i] < 0 && r > t0)
+            t0 = r;
+        if (p[i] > 0 && r < t1)
+            t1 = r;
+    }
+    double ax = *x0, ay = *y0;
+    *x0 = round(ax + t0 * dx);
+    *y0 = round(ay + t0 * dy);
+    *x1 = round(ax + t1 * dx);
+    *y1 = round(ay + t1 * dy);
+    return 1;
+}
+
+/* Bresenham, on the segment clipped to just around the image: endpoints
+ * far outside (a value scaled past the plot) cost no steps and cannot
+ * overflow the error terms. */
 static void line(unsigned char *img, size_t w, size_t h, long x0, long y0, long x1, long y1,
                  const unsigned char c[3])
 {
+    double fx0 = (double)x0, fy0 = (double)y0, fx1 = (double)x1, fy1 = (double)y1;
+    if (!clip(&fx0, &fy0, &fx1, &fy1, -1, (double)w, (double)h))
+        return;
+    x0 = (long)fx0;
+    y0 = (long)fy0;
+    x1 = (long)fx1;
+    y1 = (long)fy1;
     long dx = labs(x1 - x0), dy = -labs(y1 - y0), sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
     long err = dx + dy;
     for (;;) {
@@ -436,9 +478,9 @@ static const char *write_png(const char *path, const unsigned char *img, size_t 
 static int m_png(lua_State *L)
 {
     static const char *const names[] = {"kind", "width", "height", "rows", "shape", NULL};
-    hk_buffer *b = hkl_check_buffer(L, 1);
     const char *path = luaL_checkstring(L, 2);
     lua_settop(L, 3);
+    hk_buffer *b = hkl_hold_buffer(L, 1, "b:png"); /* the options may run Lua */
     hkl_check_options(L, 3, names, "png");
     size_t n = hk_buffer_length(b), rows, cols;
     luaL_argcheck(L, n > 0, 1, "the buffer is empty");

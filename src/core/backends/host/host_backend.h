@@ -39,6 +39,11 @@ int hkc_host_device_info(hkc_backend *be, int index, hk_device_info *out);
 
 /* host_memory.c */
 int hkc_host_buf_alloc(hk_buffer *b);
+/* HIPKIT_CHECK=1 (host_memory.c): 1 when checked mode is on. Then every
+ * buffer's slack bytes hold a canary, and after a launch this returns 1
+ * with a message in msg when a kernel changed one (re-arming it). */
+int hkc_host_checked(void);
+int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap);
 void hkc_host_buf_free(hk_buffer *b);
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
@@ -84,6 +89,12 @@ int hkc_host_compile_target(hkc_backend *be, const char *target, const hkc_compi
                             void **code, size_t *code_size, hkc_strbuf *log);
 /* Writes all n bytes to fd; 0 or -errno. */
 int hkc_host_write_all(int fd, const void *data, size_t n);
+/* host_probe.c: the ELF structure of a shared object ld.so would read
+ * first (0, or HK_EFORMAT with the reason in err); and a load of the object
+ * at path in a forked child, which must exit cleanly before this process
+ * loads it (0, or HK_EFORMAT with what the child met). */
+int hkc_host_elf_check(const void *code, size_t size, hkc_strbuf *err);
+int hkc_host_probe_load(const char *path, hkc_strbuf *err);
 /* Writes a file with mode 0600; 0 or -errno. */
 int hkc_host_write_file(const char *path, const char *data, size_t n);
 /* host_disasm.c */

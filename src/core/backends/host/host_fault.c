@@ -122,6 +122,35 @@ void hkc_fault_thread_release(void)
     thread_altstack = NULL;
 }
 
+/* Kept apart, as the kernel path's run_protected, so that no local of the
+ * caller lives across the jump. */
+static __attribute__((noinline)) int run_armed(hkc_fault_point *p, void (*fn)(void *), void *arg)
+{
+    p->signo = 0;
+    if (sigsetjmp(p->jmp, 0) == 0) {
+        p->armed = 1;
+        fn(arg);
+        p->armed = 0;
+        return 0;
+    }
+    hkc_fault_recovered();
+    return p->signo;
+}
+
+int hkc_fault_run(void (*fn)(void *), void *arg, void **addr)
+{
+    hkc_fault_install();
+    hkc_fault_point p;
+    memset(&p, 0, sizeof p);
+    hkc_fault_point *saved = thread_point; /* a host op inside a kernel's thread */
+    hkc_fault_set_point(&p);
+    int signo = run_armed(&p, fn, arg);
+    thread_point = saved;
+    if (addr)
+        *addr = p.addr;
+    return signo;
+}
+
 const char *hkc_fault_describe(int signo)
 {
     switch (signo) {

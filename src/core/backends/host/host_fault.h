@@ -27,6 +27,12 @@ void hkc_fault_set_point(hkc_fault_point *p);
 void hkc_fault_recovered(void);
 /* Frees the calling thread's alternate stack, if hipkit made it. */
 void hkc_fault_thread_release(void);
+/* Runs fn(arg) on the calling thread with a recovery point armed, for host
+ * code that touches memory a fault may hit outside any kernel (a file
+ * mapping whose file another process truncated: SIGBUS). 0, or the signal
+ * that stopped fn, with the faulting address in *addr. fn must hold no lock
+ * and allocate nothing: it is left by a jump. */
+int hkc_fault_run(void (*fn)(void *), void *arg, void **addr);
 /* "invalid memory access (SIGSEGV)" and so on. */
 const char *hkc_fault_describe(int signo);
 

@@ -45,12 +45,18 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
         hkc_host_pool_run(h->pool, hkc_host_exec_blocks, &L, want);
     pthread_mutex_destroy(&L.msg_lock);
     fflush(stdout); /* device printf output shows when the launch ends */
+    /* Checked after a fault too, so that its writes are not blamed on the
+     * next launch. */
+    char msg[256];
+    int wild = hkc_host_checked() && hkc_host_check_canaries(h, msg, sizeof msg);
     if (atomic_load(&L.failed))
         return hkc_fail(be->ctx, HK_EFAULT, "%s", L.msg);
     if (atomic_load(&L.interrupted))
         return hkc_fail(be->ctx, HK_EINTR, "kernel %s interrupted: %llu of %llu blocks ran to their end",
                         L.desc->name, (unsigned long long)atomic_load(&L.ran),
                         (unsigned long long)L.nblocks);
+    if (wild)
+        return hkc_fail(be->ctx, HK_EFAULT, "kernel %s failed: %s", L.desc->name, msg);
     return 0;
 }
 

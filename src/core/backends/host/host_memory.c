@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host_backend.h"
+#include "host_fault.h"
 
 /* ---------------------------------------------------------------- memory */
 
@@ -15,6 +17,89 @@
  * as close to the trailing guard page as that allows, so an overrun faults at
  * once; at most 63 bytes past the end go unnoticed. */
 #define DATA_ALIGN 64
+
+/* Checked mode (HIPKIT_CHECK=1): the bytes of a buffer's mapping that are
+ * not its data (the alignment slack after its end, the start of its first
+ * page before it) hold a canary, verified after every launch. Guard pages
+ * catch an access at once from a page beyond the data; the canary catches
+ * the writes nearer than that, which would otherwise pass silently. */
+#define CANARY 0xfd
+
+int hkc_host_checked(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("HIPKIT_CHECK");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    return on;
+}
+
+/* The spans of a's pages around its buffer's data. */
+static void slack(const host_alloc *a, size_t page, unsigned char **lo, size_t *nlo,
+                  unsigned char **hi, size_t *nhi)
+{
+    unsigned char *first = (unsigned char *)a->region + page;
+    unsigned char *end = (unsigned char *)a->region + a->region_bytes - page;
+    unsigned char *data = a->b->hptr;
+    *lo = first;
+    *nlo = (size_t)(data - first);
+    *hi = data + a->b->bytes;
+    *nhi = (size_t)(end - *hi);
+}
+
+/* Bytes from the first changed one to the last, in n bytes at p. The
+ * common answer (none) comes from memcmp against canaries, a vectorised
+ * compare: the check runs after every launch. */
+static size_t changed(const unsigned char *p, size_t n, size_t *first)
+{
+    static const unsigned char ref[1024] = {[0 ... 1023] = CANARY};
+    size_t same = 0;
+    while (same < n) {
+        size_t m = n - same < sizeof ref ? n - same : sizeof ref;
+        if (memcmp(p + same, ref, m))
+            break;
+        same += m;
+    }
+    if (same == n) {
+        *first = n;
+        return 0;
+    }
+    size_t lo = n, hi = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != CANARY) {
+            lo = i < lo ? i : lo;
+            hi = i + 1;
+        }
+    *first = lo;
+    return lo < n ? hi - lo : 0;
+}
+
+int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    int bad = 0;
+    for (host_alloc *a = h->allocs; a; a = a->next) {
+        unsigned char *lo, *hi;
+        size_t nlo, nhi, at;
+        slack(a, page, &lo, &nlo, &hi, &nhi);
+        size_t under = changed(lo, nlo, &at), under_at = nlo - at;
+        size_t over = changed(hi, nhi, &at), over_at = at;
+        if ((under || over) && !bad) {
+            snprintf(msg, cap, "it wrote %zu byte%s %s a buffer of %zu %s (%zu byte%s %s it; "
+                     "HIPKIT_CHECK)", under ? under : over, (under ? under : over) == 1 ? "" : "s",
+                     under ? "before the start of" : "past the end of", a->b->count,
+                     hk_dtype_name(a->b->dtype), under ? under_at : over_at,
+                     (under ? under_at : over_at) == 1 ? "" : "s", under ? "before" : "past");
+            bad = 1;
+        }
+        if (under || over) { /* armed again for the next launch */
+            memset(lo, CANARY, nlo);
+            memset(hi, CANARY, nhi);
+        }
+    }
+    return bad;
+}
 
 int hkc_host_buf_alloc(hk_buffer *b)
 {
@@ -42,6 +127,13 @@ int hkc_host_buf_alloc(hk_buffer *b)
     a->b = b;
     a->region = region;
     a->region_bytes = total;
+    if (hkc_host_checked()) {
+        unsigned char *lo, *hi;
+        size_t nlo, nhi;
+        slack(a, page, &lo, &nlo, &hi, &nhi);
+        memset(lo, CANARY, nlo);
+        memset(hi, CANARY, nhi);
+    }
     a->next = h->allocs;
     h->allocs = a;
     b->impl = a;
@@ -62,40 +154,97 @@ void hkc_host_buf_free(hk_buffer *b)
     }
 }
 
+/* ------------------------------------------------- copies that may fault */
+
+/* A file mapping faults (SIGBUS) where another process truncated the file
+ * under it. Copies touching one run under a recovery point (host_fault.c)
+ * and fail naming the buffer's file; other buffers copy directly. */
+typedef struct copy_job {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    size_t es; /* fill: the element size, the value at dst */
+} copy_job;
+
+static void do_move(void *arg)
+{
+    copy_job *j = arg;
+    memmove(j->dst, j->src, j->bytes);
+}
+
+static void do_fill(void *arg)
+{
+    copy_job *j = arg;
+    unsigned char *p = j->dst;
+    memcpy(p, j->src, j->es);
+    /* Doubling copies: a few memcpy calls for any size. */
+    size_t done = j->es;
+    while (done < j->bytes) {
+        size_t n = done < j->bytes - done ? done : j->bytes - done;
+        memcpy(p + done, p, n);
+        done += n;
+    }
+}
+
+static const hk_buffer *file_backed(const hk_buffer *b)
+{
+    while (b && b->parent)
+        b = b->parent;
+    return b && b->mode == HK_MEM_MMAP ? b : NULL;
+}
+
+/* Runs fn(j); b and other (may be NULL) are the buffers it touches. */
+static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk_buffer *other,
+                   const char *what)
+{
+    const hk_buffer *fb = file_backed(b);
+    if (!fb)
+        fb = file_backed(other);
+    if (!fb) {
+        fn(j);
+        return 0;
+    }
+    void *addr = NULL;
+    int signo = hkc_fault_run(fn, j, &addr);
+    if (!signo)
+        return 0;
+    const char *base = fb->map.base;
+    long long at = (const char *)addr >= base && (const char *)addr < base + fb->map.map_bytes
+                       ? (long long)((const char *)addr - base)
+                       : -1;
+    struct stat st;
+    long long size = fstat(fb->map.fd, &st) == 0 ? (long long)st.st_size : -1;
+    return hkc_fail(b->ctx, HK_EIO,
+                    "%s a buffer mapped from '%s': %s at byte %lld of the mapping; the file "
+                    "is now %lld bytes (truncated by another process?)",
+                    what, fb->map.path ? fb->map.path : "?", hkc_fault_describe(signo), at, size);
+}
+
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
-    memcpy((char *)b->hptr + offset, src, bytes);
-    return 0;
+    copy_job j = {(char *)b->hptr + offset, src, bytes, 0};
+    return guarded(do_move, &j, b, NULL, "writing");
 }
 
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    memcpy(dst, (char *)b->hptr + offset, bytes);
-    return 0;
+    copy_job j = {dst, (char *)b->hptr + offset, bytes, 0};
+    return guarded(do_move, &j, b, NULL, "reading");
 }
 
 int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                          size_t bytes)
 {
-    memmove((char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset, bytes);
-    return 0;
+    copy_job j = {(char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset, bytes, 0};
+    return guarded(do_move, &j, dst, src, "copying");
 }
 
 int hkc_host_buf_fill(hk_buffer *b, const void *value)
 {
-    size_t es = hk_dtype_size(b->dtype);
-    unsigned char *p = b->hptr;
     if (!b->count)
         return 0;
-    memcpy(p, value, es);
-    /* Doubling copies: a few memcpy calls for any size. */
-    size_t done = es;
-    while (done < b->bytes) {
-        size_t n = done < b->bytes - done ? done : b->bytes - done;
-        memcpy(p + done, p, n);
-        done += n;
-    }
-    return 0;
+    copy_job j = {b->hptr, value, b->bytes, hk_dtype_size(b->dtype)};
+    return guarded(do_fill, &j, b, NULL, "filling");
 }
 
 /* Names the buffer an address falls in or next to, for fault messages. An

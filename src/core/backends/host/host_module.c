@@ -30,6 +30,9 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
                              "compiler writes (as hk_module_code or m:save gives them)");
         return HK_EFORMAT;
     }
+    int bad = hkc_host_elf_check(c, size, err);
+    if (bad)
+        return bad;
     int fd = memfd_create("hipkit-module", MFD_CLOEXEC);
     if (fd < 0) {
         hkc_strbuf_printf(err, "memfd_create: %s", strerror(errno));
@@ -58,8 +61,13 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
         close(fd);
         return HK_EIO;
     }
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    int probe = hkc_loading_user_code ? hkc_host_probe_load(path, err) : 0;
+    void *dl = probe ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL);
     unlink(path);
+    if (probe) {
+        close(fd);
+        return probe;
+    }
     close(fd);
     if (!dl) {
         hkc_strbuf_printf(err, "cannot load the module: %s", dlerror());
