@@ -101,6 +101,12 @@ void hkc_plugins_unload(hk_context *ctx);
 /* A signature must agree with what the code object says of its parameters
  * (sizes, alignments and offsets where known): a wrong one would pack
  * arguments the kernel reads differently. HK_EARG naming the parameter. */
+/* module.c: loads a code object into a new memory-table entry (its
+ * kernels' metadata read), and makes a module over an entry. */
+int hkc_entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t size,
+                   hkc_modentry **out);
+int hkc_module_new(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
+                   double ms, hk_module **out);
 /* Frees a looked-up kernel (module.c frees a module's, kernel.c a failed lookup). */
 void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,

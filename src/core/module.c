@@ -113,8 +113,8 @@ static hkc_modentry *table_find(hk_context *ctx, hkc_device *dev, const hkc_cach
 }
 
 /* Loads code into a new table entry (owned by the context from then on). */
-static int entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t size,
-                      hkc_modentry **out)
+int hkc_entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t size,
+                   hkc_modentry **out)
 {
     hkc_modentry *e = calloc(1, sizeof *e);
     if (!e)
@@ -166,8 +166,8 @@ static void name_metas(hkc_modentry *e)
     }
 }
 
-static int new_module(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
-                      double ms, hk_module **out)
+int hkc_module_new(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
+                   double ms, hk_module **out)
 {
     hk_module *m = calloc(1, sizeof *m);
     if (!m || !(m->name = strdup(name))) {
@@ -451,37 +451,93 @@ static void locate_scan_error(const char *filtered, hkc_strbuf *msg)
     *msg = fixed;
 }
 
+/* The cache entry that holds q's preprocessed source, beside its code
+ * object (sub and name are the caller's buffers). */
+static hkc_cache_entry_id pp_entry(const compile_req *q, char *sub, size_t subcap, char *name,
+                                   size_t namecap)
+{
+    hkc_backend *be = q->be;
+    snprintf(sub, subcap, "%s-%s-%s", be->ops->name, q->target,
+             be->ops->toolchain(be, q->ctx->cache));
+    sanitize_name(q->name, name, namecap);
+    return (hkc_cache_entry_id){.sub = sub, .name = name, .ext = "kernels.txt", .key = q->key};
+}
+
+/* The preprocessed source from the disk cache, if there (1). */
+static int pp_cached(const compile_req *q, int no_cache, hkc_strbuf *text)
+{
+    char sub[512], safe_name[128];
+    hkc_cache_entry_id id = pp_entry(q, sub, sizeof sub, safe_name, sizeof safe_name);
+    void *data = NULL;
+    size_t size = 0;
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    int hit = !no_cache && hkc_cache_get(q->ctx->cache, &id, &data, &size, &warn);
+    if (hit)
+        hkc_strbuf_append(text, data, size);
+    else if (warn.len) /* a damaged entry, removed */
+        hkc_warn(q->ctx, "%s", warn.data);
+    free(data);
+    hkc_strbuf_free(&warn);
+    return hit;
+}
+
+static void pp_store(const compile_req *q, int no_cache, const hkc_strbuf *text)
+{
+    if (no_cache)
+        return;
+    char sub[512], safe_name[128];
+    hkc_cache_entry_id id = pp_entry(q, sub, sizeof sub, safe_name, sizeof safe_name);
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    hkc_cache_put(q->ctx->cache, &id, text->data, text->len, &warn);
+    if (warn.len)
+        hkc_warn(q->ctx, "%s", warn.data);
+    hkc_strbuf_free(&warn);
+}
+
+/* The backend's preprocess slot on q's source. */
+static int pp_run(const compile_req *q, hkc_strbuf *text, hkc_strbuf *msg)
+{
+    hkc_compile_job job = {
+        .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
+        .nflags = q->nflags,
+    };
+    return q->be->ops->preprocess(q->be, q->dev, &job, text, msg);
+}
+
 /* The source as the backend's compiler preprocesses it, cut to the user's
  * lines (backend.h, preprocess): from the disk cache beside the code
  * object when there, so a cache hit runs no compiler. */
 static int req_preprocessed(compile_req *q, int no_cache, hkc_strbuf *text, hkc_strbuf *msg)
 {
-    hkc_backend *be = q->be;
-    char sub[512], safe_name[128];
-    snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target,
-             be->ops->toolchain(be, q->ctx->cache));
-    sanitize_name(q->name, safe_name, sizeof safe_name);
-    hkc_cache_entry_id id = {.sub = sub, .name = safe_name, .ext = "kernels.txt", .key = q->key};
-    void *data = NULL;
-    size_t size = 0;
-    hkc_strbuf warn;
-    hkc_strbuf_init(&warn);
-    if (!no_cache && hkc_cache_get(q->ctx->cache, &id, &data, &size, &warn)) {
-        hkc_strbuf_append(text, data, size);
-        free(data);
-        hkc_strbuf_free(&warn);
+    if (pp_cached(q, no_cache, text))
         return 0;
+    int r = pp_run(q, text, msg);
+    if (r == 0)
+        pp_store(q, no_cache, text);
+    return r;
+}
+
+/* The kernels (and module variables) in preprocessed text, at the user's
+ * lines; a scan error said in hkc_fail naming the user's line. */
+static int req_scan(compile_req *q, const hkc_strbuf *text, hkc_source_kernel **kernels,
+                    int *count)
+{
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    int r = hkc_source_scan_all(text->data, NULL, q->instantiate, q->ninstantiate, kernels, count,
+                                &q->globals, &q->nglobals, &msg);
+    char file[1024];
+    for (int i = 0; r == 0 && i < *count; i++) {
+        int line = hkc_pp_locate(text->data, (*kernels)[i].line, file, sizeof file);
+        (*kernels)[i].line = line ? line : (*kernels)[i].line;
     }
-    hkc_compile_job job = {
-        .name = q->name, .source = q->source, .path = q->path, .flags = q->flags,
-        .nflags = q->nflags,
-    };
-    int r = be->ops->preprocess(be, q->dev, &job, text, msg);
-    if (r == 0 && !no_cache)
-        hkc_cache_put(q->ctx->cache, &id, text->data, text->len, &warn);
-    if (warn.len)
-        hkc_warn(q->ctx, "%s", warn.data);
-    hkc_strbuf_free(&warn);
+    if (r != 0) {
+        locate_scan_error(text->data, &msg);
+        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
+    }
+    hkc_strbuf_free(&msg);
     return r;
 }
 
@@ -497,27 +553,93 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     if (!q->be->ops->preprocess) {
         r = hkc_source_scan_all(q->source, q->inc.text.data, q->instantiate, q->ninstantiate,
                                 kernels, count, &q->globals, &q->nglobals, &msg);
+        if (r != 0)
+            r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
     } else {
         r = req_preprocessed(q, no_cache, &text, &msg);
-        if (r != 0) {
-            r = hkc_fail(q->ctx, r, "%s", msg.data);
-            goto done;
-        }
-        r = hkc_source_scan_all(text.data, NULL, q->instantiate, q->ninstantiate, kernels, count,
-                                &q->globals, &q->nglobals, &msg);
-        char file[1024];
-        for (int i = 0; r == 0 && i < *count; i++) {
-            int line = hkc_pp_locate(text.data, (*kernels)[i].line, file, sizeof file);
-            (*kernels)[i].line = line ? line : (*kernels)[i].line;
-        }
         if (r != 0)
-            locate_scan_error(text.data, &msg);
+            r = hkc_fail(q->ctx, r, "%s", msg.data);
+        else
+            r = req_scan(q, &text, kernels, count);
     }
-    if (r != 0)
-        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
-done:
     hkc_strbuf_free(&msg);
     hkc_strbuf_free(&text);
+    return r;
+}
+
+/* Discovery beside the compile. A backend that lowers names compiles from
+ * the source alone: the kernels it is given only name what to lower. When
+ * none can need it (no instantiation asked for, no `namespace` in the
+ * user's text), the preprocessor runs on a thread of its own while the
+ * compiler runs, and discovery adds no wall time (issue 17's target: at
+ * most 5% over the compile). */
+static int overlap_pays(const compile_req *q)
+{
+    return q->be->ops->preprocess && q->be->ops->lowers_names && !q->ninstantiate &&
+           !q->noffline && !strstr(q->source, "namespace") &&
+           !(q->inc.text.data && strstr(q->inc.text.data, "namespace"));
+}
+
+typedef struct pp_task {
+    const compile_req *q;
+    hkc_strbuf text, msg;
+    int r;
+} pp_task;
+
+static void *pp_task_run(void *arg)
+{
+    pp_task *t = arg;
+    t->r = pp_run(t->q, &t->text, &t->msg);
+    return NULL;
+}
+
+/* req_discover and req_fetch at once (overlap_pays said they may be). The
+ * errors come in the order the sequential path gives them: the
+ * preprocessor's, the scan's, then the compiler's. */
+static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kernel **kernels,
+                                  int *count, void **code, size_t *code_size,
+                                  hk_code_origin *origin)
+{
+    pp_task t = {.q = q};
+    hkc_strbuf_init(&t.text);
+    hkc_strbuf_init(&t.msg);
+    pthread_t th;
+    if (pp_cached(q, no_cache, &t.text)) { /* nothing to overlap */
+        int r = req_scan(q, &t.text, kernels, count);
+        hkc_strbuf_free(&t.text);
+        hkc_strbuf_free(&t.msg);
+        return r ? r : req_fetch(q, *kernels, *count, no_cache, code, code_size, origin);
+    }
+    if (pthread_create(&th, NULL, pp_task_run, &t) != 0) {
+        hkc_strbuf_free(&t.text);
+        hkc_strbuf_free(&t.msg);
+        int r = req_discover(q, no_cache, kernels, count);
+        return r ? r : req_fetch(q, *kernels, *count, no_cache, code, code_size, origin);
+    }
+    int rf = req_fetch(q, NULL, 0, no_cache, code, code_size, origin);
+    char *fetch_err = rf ? strdup(hk_errmsg(q->ctx)) : NULL;
+    pthread_join(th, NULL);
+    int r = t.r;
+    if (r != 0) {
+        r = hkc_fail(q->ctx, r, "%s", t.msg.data);
+    } else {
+        pp_store(q, no_cache, &t.text);
+        r = req_scan(q, &t.text, kernels, count);
+    }
+    if (r == 0 && rf != 0)
+        r = hkc_fail(q->ctx, rf, "%s", fetch_err ? fetch_err : hk_strerror(rf));
+    if (r == 0 && needs_symbols(q->be, *kernels, *count)) { /* a namespace from a macro */
+        free(*code);
+        *code = NULL;
+        r = req_fetch(q, *kernels, *count, no_cache, code, code_size, origin);
+    }
+    if (r != 0) {
+        free(*code);
+        *code = NULL;
+    }
+    free(fetch_err);
+    hkc_strbuf_free(&t.text);
+    hkc_strbuf_free(&t.msg);
     return r;
 }
 
@@ -585,18 +707,22 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
         goto done;
     hkc_modentry *e = table_find(ctx, dev, &q.key);
     if (e) {
-        r = new_module(ctx, e, q.name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
+        r = hkc_module_new(ctx, e, q.name, HK_ORIGIN_MEMORY, hkc_now_ms() - t0, out);
         goto done;
     }
     /* Past the memory table: find the kernels and their parameters. */
-    r = req_discover(&q, o->no_cache, &kernels, &nkernels);
-    if (r != 0)
-        goto done;
     hk_code_origin origin;
-    r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
+    if (overlap_pays(&q)) {
+        r = req_discover_and_fetch(&q, o->no_cache, &kernels, &nkernels, &code, &code_size,
+                                   &origin);
+    } else {
+        r = req_discover(&q, o->no_cache, &kernels, &nkernels);
+        if (r == 0)
+            r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
+    }
     if (r != 0)
         goto done;
-    r = entry_load(ctx, dev, code, code_size, &e);
+    r = hkc_entry_load(ctx, dev, code, code_size, &e);
     if (r != 0)
         goto done;
     e->key = q.key;
@@ -610,7 +736,7 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     name_metas(e);
     kernels = NULL;
     nkernels = 0;
-    r = new_module(ctx, e, q.name, origin, hkc_now_ms() - t0, out);
+    r = hkc_module_new(ctx, e, q.name, origin, hkc_now_ms() - t0, out);
 
 done:
     req_free(&q);
@@ -750,77 +876,6 @@ HK_API int hk_compile_offline(hk_context *ctx, const char *backend, const char *
 /* Code for another backend than the current device's (an AMD code object
  * while a CPU is selected): say so, rather than let the wrong loader fail
  * in its own words. */
-static int foreign_code(hk_context *ctx, const void *data, size_t size)
-{
-    hkc_device *dev = hkc_current_device(ctx);
-    for (int i = 0; i < ctx->nbackends; i++) {
-        hkc_backend *be = &ctx->backends[i];
-        if (be == dev->be || !be->impl || !be->ops->code_inspect)
-            continue;
-        hk_code_info *info = NULL;
-        hkc_strbuf err;
-        hkc_strbuf_init(&err);
-        int r = be->ops->code_inspect(be, data, size, &info, &err);
-        hkc_strbuf_free(&err);
-        if (r != 0) { /* not its format, or unreadable: the current backend will say */
-            hk_code_info_free(info);
-            continue;
-        }
-        hkc_strbuf targets;
-        hkc_strbuf_init(&targets);
-        for (int k = 0; info && k < info->nentries; k++)
-            hkc_strbuf_printf(&targets, "%s%s", k ? ", " : "", info->entries[k].target);
-        hk_code_info_free(info);
-        r = hkc_fail(ctx, HK_EFORMAT,
-                     "this is code for the %s backend (%s), but the current device is %s:%d (%s); "
-                     "select a %s device (hk.device / HIPKIT_BACKEND=%s)",
-                     be->ops->name, targets.len ? targets.data : "unreadable", dev->be->ops->name,
-                     dev->index, dev->info.name, be->ops->name, be->ops->name);
-        hkc_strbuf_free(&targets);
-        return r;
-    }
-    return 0;
-}
-
-_Thread_local int hkc_loading_user_code;
-
-HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, const char *name,
-                                hk_module **out)
-{
-    if (!ctx || !data || !out)
-        return hkc_fail(ctx, HK_EINVAL, "hk_module_load_bytes: context, data or out is NULL");
-    *out = NULL;
-    double t0 = hkc_now_ms();
-    int r = foreign_code(ctx, data, size);
-    if (r != 0)
-        return r;
-    hkc_modentry *e;
-    hkc_loading_user_code = 1;
-    r = entry_load(ctx, hkc_current_device(ctx), data, size, &e);
-    hkc_loading_user_code = 0;
-    if (r != 0)
-        return r;
-    return new_module(ctx, e, name && *name ? name : "module", HK_ORIGIN_FILE, hkc_now_ms() - t0, out);
-}
-
-HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **out)
-{
-    if (!ctx || !path || !out)
-        return hkc_fail(ctx, HK_EINVAL, "hk_module_load_file: context, path or out is NULL");
-    *out = NULL;
-    char *data;
-    size_t size;
-    int e = hkc_read_file(path, &data, &size);
-    if (e)
-        return hkc_fail(ctx, HK_EIO, "cannot read '%s': %s", path, hkc_file_strerror(e));
-    const char *base = strrchr(path, '/');
-    int r = hk_module_load_bytes(ctx, data, size, base ? base + 1 : path, out);
-    if (r != 0)
-        hkc_fail(ctx, r, "'%s': %s", path, hk_errmsg(ctx));
-    free(data);
-    return r;
-}
-
 void hkc_kernel_free(hk_kernel *k)
 {
     hkc_signature_free(&k->sig);
