@@ -519,8 +519,24 @@ static int req_preprocessed(compile_req *q, int no_cache, hkc_strbuf *text, hkc_
     return r;
 }
 
-/* The kernels (and module variables) in preprocessed text, at the user's
- * lines; a scan error said in hkc_fail naming the user's line. */
+/* A scan of preprocessed text (r, msg) finished: kernels at the user's
+ * lines, a scan error said in hkc_fail naming the user's line. */
+static int req_scan_done(compile_req *q, const hkc_strbuf *text, int r, hkc_strbuf *msg,
+                         hkc_source_kernel **kernels, int *count)
+{
+    char file[1024];
+    for (int i = 0; r == 0 && i < *count; i++) {
+        int line = hkc_pp_locate(text->data, (*kernels)[i].line, file, sizeof file);
+        (*kernels)[i].line = line ? line : (*kernels)[i].line;
+    }
+    if (r != 0) {
+        locate_scan_error(text->data, msg);
+        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg->data);
+    }
+    return r;
+}
+
+/* The kernels (and module variables) in preprocessed text. */
 static int req_scan(compile_req *q, const hkc_strbuf *text, hkc_source_kernel **kernels,
                     int *count)
 {
@@ -528,15 +544,7 @@ static int req_scan(compile_req *q, const hkc_strbuf *text, hkc_source_kernel **
     hkc_strbuf_init(&msg);
     int r = hkc_source_scan_all(text->data, NULL, q->instantiate, q->ninstantiate, kernels, count,
                                 &q->globals, &q->nglobals, &msg);
-    char file[1024];
-    for (int i = 0; r == 0 && i < *count; i++) {
-        int line = hkc_pp_locate(text->data, (*kernels)[i].line, file, sizeof file);
-        (*kernels)[i].line = line ? line : (*kernels)[i].line;
-    }
-    if (r != 0) {
-        locate_scan_error(text->data, &msg);
-        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
-    }
+    r = req_scan_done(q, text, r, &msg, kernels, count);
     hkc_strbuf_free(&msg);
     return r;
 }
@@ -580,16 +588,25 @@ static int overlap_pays(const compile_req *q)
            !(q->inc.text.data && strstr(q->inc.text.data, "namespace"));
 }
 
+/* Preprocess and scan, on a thread of their own: nothing here touches the
+ * context (errors are said by the caller). */
 typedef struct pp_task {
     const compile_req *q;
-    hkc_strbuf text, msg;
-    int r;
+    hkc_strbuf text, msg, scan_msg;
+    int r, scan_r;
+    hkc_source_kernel *kernels;
+    int count;
+    char **globals;
+    int nglobals;
 } pp_task;
 
 static void *pp_task_run(void *arg)
 {
     pp_task *t = arg;
     t->r = pp_run(t->q, &t->text, &t->msg);
+    if (t->r == 0)
+        t->scan_r = hkc_source_scan_all(t->text.data, NULL, NULL, 0, &t->kernels, &t->count,
+                                        &t->globals, &t->nglobals, &t->scan_msg);
     return NULL;
 }
 
@@ -603,6 +620,7 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
     pp_task t = {.q = q};
     hkc_strbuf_init(&t.text);
     hkc_strbuf_init(&t.msg);
+    hkc_strbuf_init(&t.scan_msg);
     pthread_t th;
     if (pp_cached(q, no_cache, &t.text)) { /* nothing to overlap */
         int r = req_scan(q, &t.text, kernels, count);
@@ -624,7 +642,11 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
         r = hkc_fail(q->ctx, r, "%s", t.msg.data);
     } else {
         pp_store(q, no_cache, &t.text);
-        r = req_scan(q, &t.text, kernels, count);
+        *kernels = t.kernels;
+        *count = t.count;
+        q->globals = t.globals;
+        q->nglobals = t.nglobals;
+        r = req_scan_done(q, &t.text, t.scan_r, &t.scan_msg, kernels, count);
     }
     if (r == 0 && rf != 0)
         r = hkc_fail(q->ctx, rf, "%s", fetch_err ? fetch_err : hk_strerror(rf));
@@ -640,6 +662,7 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
     free(fetch_err);
     hkc_strbuf_free(&t.text);
     hkc_strbuf_free(&t.msg);
+    hkc_strbuf_free(&t.scan_msg);
     return r;
 }
 
