@@ -107,6 +107,10 @@ int hkc_entry_load(hk_context *ctx, hkc_device *dev, const void *code, size_t si
                    hkc_modentry **out);
 int hkc_module_new(hk_context *ctx, hkc_modentry *e, const char *name, hk_code_origin origin,
                    double ms, hk_module **out);
+/* The declarations of the kernels of `source` (discovery without a
+ * compile: the preprocessed text is cached as a compile caches it), given
+ * to m when it has none (a module loaded from an image of that source). */
+int hkc_module_discover(hk_module *m, const char *source, const hk_compile_options *o);
 /* Frees a looked-up kernel (module.c frees a module's, kernel.c a failed lookup). */
 void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,

@@ -666,6 +666,33 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
     return r;
 }
 
+int hkc_module_discover(hk_module *m, const char *source, const hk_compile_options *o)
+{
+    hkc_modentry *e = m->entry;
+    if (e->src_kernels)
+        return 0;
+    hkc_device *dev = e->dev;
+    compile_req q = {
+        .ctx = m->ctx, .be = dev->be, .target = dev->info.target, .dev = dev->index,
+        .name = o->name && *o->name ? o->name : "module", .source = source,
+    };
+    hkc_source_kernel *k = NULL;
+    int n = 0;
+    int r = req_prepare(&q, o);
+    if (r == 0)
+        r = req_discover(&q, o->no_cache, &k, &n);
+    if (r == 0) {
+        e->src_kernels = k;
+        e->nsrc_kernels = n;
+        e->src_globals = q.globals;
+        e->nsrc_globals = q.nglobals;
+        q.globals = NULL;
+        q.nglobals = 0;
+    }
+    req_free(&q);
+    return r;
+}
+
 static const hk_compile_options *options_or_defaults(const hk_compile_options *o,
                                                      hk_compile_options *defaults)
 {

@@ -152,6 +152,10 @@ static int load_image(hk_context *ctx, const pl_family *f, const pl_source *src,
         return 1;
     }
     m->origin = HK_ORIGIN_AOT;
+    /* the declarations the plugin's signatures are checked against
+     * (plugin_check.c): discovery alone, no compile. Where it cannot run (no
+     * preprocessor here) the image still runs, unchecked, as before. */
+    (void)hkc_module_discover(m, src->text, &o);
     *out = m;
     return 0;
 }

@@ -49,7 +49,7 @@ static int get_kernel(hk_context *ctx, const char *family, const char *kernel, p
     if (r != 0)
         return r;
     /* a declared type the source contradicts is refused before any launch
-     * (an image carries no declarations: `hipkit plugins --check`) */
+     * (for an image, the declarations come from discovery on its source) */
     r = hkc_plugin_check_module(ctx, f, k, m);
     if (r < 0)
         return r;

@@ -115,11 +115,79 @@ ok $? "plugin new never overwrites a file"
 "$hipkit" plugin new Bad-Name "$W/bad" >"$T/new3.log" 2>&1
 [ $? -eq 2 ] && [ ! -e "$W/bad" ]
 ok $? "plugin new refuses a name that is not [a-z0-9_]+"
-# --- Extension point (issue 18, items 1 and 9), part 1 ----------------------
-# Here the new plugin gains a per-row reduction op (one block per row,
-# dynamic shared memory) and a two-output kernel: edit $W/stats/stats.hip
-# and stats.c (kernels, add_kernel, add_op). Both builds below take them.
-# ----------------------------------------------------------------------------
+# The new plugin gains a per-row reduction (one block per row, blockDim
+# floats of dynamic shared memory, outputs of one value per row: plugin ABI
+# 1.4's ROW_BLOCK rule with extents) and a two-output kernel, as a third
+# party adds them after `plugin new`. Both builds below take them.
+cat >>"$W/stats/stats.hip" <<'EOF'
+
+// The sum of every thread's v, in every thread; any blockDim.
+__device__ float block_sum(float *sh, float v)
+{
+    unsigned t = threadIdx.x;
+    sh[t] = v;
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        if (t % (2 * s) == 0 && t + s < blockDim.x)
+            sh[t] += sh[t + s];
+        __syncthreads();
+    }
+    float r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+// Per-row mean and variance of a rows x cols matrix: one block per row.
+extern "C" __global__ void row_stats(const float *x, float *mean, float *var, int rows, int cols)
+{
+    extern __shared__ float sh[];
+    int r = blockIdx.x;
+    if (r >= rows)
+        return;
+    const float *row = x + (size_t)r * cols;
+    float s = 0;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        s += row[c];
+    float m = block_sum(sh, s) / cols;
+    float q = 0;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        q += (row[c] - m) * (row[c] - m);
+    float v = block_sum(sh, q) / cols;
+    if (threadIdx.x == 0) {
+        mean[r] = m;
+        var[r] = v;
+    }
+}
+
+// Two outputs: s, c = sin x, cos x.
+extern "C" __global__ void sincos_f32(const float *x, float *s, float *c, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        s[i] = sinf(x[i]);
+        c[i] = cosf(x[i]);
+    }
+}
+EOF
+cat >"$T/register.c" <<'EOF'
+    /* mean and var hold one value per row (parameter 3); blockDim floats of
+     * shared memory; the block size is the rule's (at most 256) */
+    static const hk_plugin_extent per_row[] = {{1, {3, -1, -1}, 1}, {2, {3, -1, -1}, 1}};
+    hk_plugin_rule rs = {sizeof rs, {HK_PLUGIN_GEOM_ROW_BLOCK, 0, 0, 0, 3, 4, 0, 0},
+                         sizeof(float), 0, 256, per_row, 2};
+    if (r == 0)
+        r = api->add_kernel_rule(api, "stats", "stats.hip", "row_stats",
+                                 "const float *x, float *mean, float *var, int rows, int cols", &rs,
+                                 "per-row mean and variance: a block per row");
+    hk_plugin_geometry g1 = {HK_PLUGIN_GEOM_1D, 3, 128, 64, 0, 0, 0, 0};
+    if (r == 0)
+        r = api->add_kernel(api, "stats", "stats.hip", "sincos_f32",
+                            "const float *x, float *s, float *c, size_t n", &g1, "s, c = sin x, cos x");
+EOF
+awk -v snip="$T/register.c" '/^    if \(r != 0\)$/ && !done { while ((getline l < snip) > 0) print l; done = 1 } { print }' \
+    "$W/stats/stats.c" >"$T/stats.c" && cp "$T/stats.c" "$W/stats/stats.c"
+grep -q '"row_stats"' "$W/stats/stats.c" && grep -q 'row_stats(const float' "$W/stats/stats.hip"
+ok $? "the plugin is extended with a per-row reduction (ROW_BLOCK, dynamic shared) and a two-output kernel"
 cp -R "$W/stats" "$W/stats-make" # the Makefile's copy (one build per folder)
 
 { "$MESON" setup "$W/stats/build" "$W/stats" && "$MESON" compile -C "$W/stats/build" &&
@@ -166,7 +234,8 @@ run_hk() { # run_hk PLUGIN_DIR LUA: stdout $T/out, stderr $T/err, status $rc
     rc=$?
 }
 refs_ok() { grep -qx 'ref 1 true' "$T/out" && grep -qx 'ref 100003 true' "$T/out"; }
-jit_entries() { find "$HIPKIT_CACHE_DIR" -name 'plugin-stats-*' 2>/dev/null | wc -l; }
+# compiled code only: discovery keeps the preprocessed source (.kernels_txt) even for an image
+jit_entries() { find "$HIPKIT_CACHE_DIR" -name 'plugin-stats-*' ! -name '*.kernels_txt' 2>/dev/null | wc -l; }
 run_hk "$W/stats/build" "$(check_lua 'a * x[i] + b')"
 grep '^seed ' "$T/out" | sed 's/^/# /'
 [ "$rc" -eq 0 ] && refs_ok && ! grep -q stale "$T/err"
@@ -180,11 +249,60 @@ case ",$(pkgv aot_targets)," in
 *) skip "an AOT image ran" "no image for $device" ;;
 esac
 
-# --- Extension point (issue 18, items 1 and 9), part 2 ----------------------
-# Checks of the per-row reduction op and the two-output kernel against
-# their references go here (run_hk "$W/stats/build" ...), beside the one
-# above; the Makefile build below carries them too.
-# ----------------------------------------------------------------------------
+# The per-row reduction and the two-output kernel against references in
+# double, outputs poisoned, 37 rows of 1000 (not a power of two).
+rows_lua="
+local seed = tonumber(os.getenv('HK_TEST_SEED')) or os.time()
+math.randomseed(seed)
+local rows, cols = 37, 1000
+local x = hk.alloc(rows * cols, 'f32'):rand{lo = -2, hi = 3}
+local mean = hk.alloc(rows, 'f32'):fill(0 / 0)
+local var = hk.alloc(rows, 'f32'):fill(0 / 0)
+hk.ops.stats.row_stats(x, mean, var, rows, cols)
+local xs, ms, vs, worst = x:totable(), mean:totable(), var:totable(), 0
+for r = 0, rows - 1 do
+  local s = 0
+  for c = 1, cols do s = s + xs[r * cols + c] end
+  local m, q = s / cols, 0
+  for c = 1, cols do q = q + (xs[r * cols + c] - m) ^ 2 end
+  worst = math.max(worst, math.abs(ms[r + 1] - m), math.abs(vs[r + 1] - q / cols) / (q / cols))
+end
+print('rows ' .. tostring(worst < 1e-4) .. ' ' .. worst)
+local n = 1001
+local a = hk.alloc(n, 'f32'):rand{lo = -4, hi = 4}
+local sn, cs = hk.alloc(n, 'f32'):fill(0 / 0), hk.alloc(n, 'f32'):fill(0 / 0)
+local s2, c2 = hk.ops.stats.sincos(sn, cs, a)
+local as, ss, cc, w2 = a:totable(), sn:totable(), cs:totable(), 0
+for i = 1, n do w2 = math.max(w2, math.abs(ss[i] - math.sin(as[i])), math.abs(cc[i] - math.cos(as[i]))) end
+print('sincos ' .. tostring(w2 < 1e-5 and s2 == sn and c2 == cs) .. ' ' .. w2)
+local ok, e = pcall(hk.ops.stats.row_stats, x, hk.alloc(rows - 1, 'f32'), var, rows, cols)
+print('extent ' .. tostring(not ok))"
+run_hk "$W/stats/build" "$rows_lua"
+[ "$rc" -eq 0 ] && grep -q '^rows true' "$T/out"
+ok $? "row_stats: one block per row over 37 x 1000 matches the double reference ($(sed -n 's/^rows //p' "$T/out"))"
+[ "$rc" -eq 0 ] || diag "$T/out" "$T/err"
+grep -q '^sincos true' "$T/out"
+ok $? "sincos picked by dtype with two outputs: both returned, both match sin and cos"
+grep -q '^extent true' "$T/out"
+ok $? "a per-row output one element short of rows is refused"
+
+# A wrong pointer type in the plugin's own declaration: found when its
+# source is first compiled, and by hipkit plugins --check.
+B=$W/stats-badsig
+cp -R "$W/stats" "$B" && rm -rf "$B/build"
+sed 's/"const float \*x, float \*y, float a, float b, size_t n"/"const double *x, float *y, float a, float b, size_t n"/' \
+    "$B/stats.c" >"$T/bad.c" && cp "$T/bad.c" "$B/stats.c"
+make -C "$B" CC="$CC" >"$T/makebad.log" 2>&1
+HIPKIT_PLUGIN_PATH=$B "$hipkit" plugins --check stats >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "MISMATCH *scale_add" "$T/out" && grep -q "const double \*" "$T/out"
+ok $? "hipkit plugins --check names the kernel whose declared pointer type is not its source's (status $rc)"
+[ "$rc" -eq 1 ] || diag "$T/out" "$T/err" "$T/makebad.log"
+run_hk "$B" "local x = hk.alloc(8, 'f64'); local y = hk.alloc(8, 'f32')
+print(pcall(hk.ops.stats.scale_add, x, y, 1, 0, 8))"
+grep -q "false.*const double" "$T/out" && ! grep -q '^true' "$T/out"
+ok $? "... and launching it is refused, naming the declared and the source's type"
+grep -q "false.*const double" "$T/out" || diag "$T/out" "$T/err"
 
 # 5. The Makefile builds the same plugin; its images are fresh.
 M=$W/stats-make
