@@ -188,7 +188,8 @@ struct hkc_backend_ops {
      * headers, flags and defines; `__global__` left as a word), cut down to
      * the user's lines with line markers (pp_text.h): kernels are found in
      * it, so macro-generated ones are and `#if 0` ones are not. dev is -1
-     * for a named target. NULL: the source is scanned as written. */
+     * for a named target. NULL, or HK_EUNSUPPORTED (no preprocessor on
+     * this machine): the source is scanned as written. */
     int (*preprocess)(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
                       hkc_strbuf *log);
     /* Compiles job for device `dev` into a code object (malloc'd into

@@ -549,6 +549,20 @@ static int req_scan(compile_req *q, const hkc_strbuf *text, hkc_source_kernel **
     return r;
 }
 
+/* The kernels of q's source as written (with the user headers it pulls in
+ * as outside text), where the backend has no preprocessor. */
+static int scan_as_written(compile_req *q, hkc_source_kernel **kernels, int *count)
+{
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    int r = hkc_source_scan_all(q->source, q->inc.text.data, q->instantiate, q->ninstantiate,
+                                kernels, count, &q->globals, &q->nglobals, &msg);
+    if (r != 0)
+        r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
+    hkc_strbuf_free(&msg);
+    return r;
+}
+
 /* The kernels of q's source with their parameters: found in the
  * preprocessed source where the backend can preprocess, else in the source
  * as written (with the user headers it pulls in as outside text). */
@@ -558,17 +572,13 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     hkc_strbuf_init(&msg);
     hkc_strbuf_init(&text);
     int r;
-    if (!q->be->ops->preprocess) {
-        r = hkc_source_scan_all(q->source, q->inc.text.data, q->instantiate, q->ninstantiate,
-                                kernels, count, &q->globals, &q->nglobals, &msg);
-        if (r != 0)
-            r = hkc_fail(q->ctx, HK_ECOMPILE, "%s: %s", q->name, msg.data);
+    r = q->be->ops->preprocess ? req_preprocessed(q, no_cache, &text, &msg) : HK_EUNSUPPORTED;
+    if (r == HK_EUNSUPPORTED) {
+        r = scan_as_written(q, kernels, count);
+    } else if (r != 0) {
+        r = hkc_fail(q->ctx, r, "%s", msg.data);
     } else {
-        r = req_preprocessed(q, no_cache, &text, &msg);
-        if (r != 0)
-            r = hkc_fail(q->ctx, r, "%s", msg.data);
-        else
-            r = req_scan(q, &text, kernels, count);
+        r = req_scan(q, &text, kernels, count);
     }
     hkc_strbuf_free(&msg);
     hkc_strbuf_free(&text);
@@ -638,7 +648,9 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
     char *fetch_err = rf ? strdup(hk_errmsg(q->ctx)) : NULL;
     pthread_join(th, NULL);
     int r = t.r;
-    if (r != 0) {
+    if (r == HK_EUNSUPPORTED) { /* no preprocessor here */
+        r = scan_as_written(q, kernels, count);
+    } else if (r != 0) {
         r = hkc_fail(q->ctx, r, "%s", t.msg.data);
     } else {
         pp_store(q, no_cache, &t.text);

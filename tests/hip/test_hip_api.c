@@ -392,6 +392,35 @@ static void test_templates(const char *target)
            "code object under their mangled symbols, parameters at C offsets", target);
     hk_code_info_free(info);
     free(code);
+    /* kernels a macro makes are found in the source as the AMD compiler
+     * preprocesses it: a template the macro defines can be instantiated */
+    static const char macro_src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "#define SCALER(NS, F) namespace NS { template <typename T> __global__ void scale(T *y, int n) { \\\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] *= (T)F; } }\n"
+        "SCALER(twice, 2)\n"
+        "#if 0\n"
+        "SCALER(never, 3)\n"
+        "#endif\n";
+    const char *minst[] = {"twice::scale<float>"};
+    o.instantiate = minst;
+    o.ninstantiate = 1;
+    r = hk_compile_for_target(ctx, "hip", target, macro_src, &o, &code, &size, NULL);
+    int found = 0;
+    if (r == 0 && hk_code_inspect(ctx, code, size, &info) == 0) {
+        for (int k = 0; k < info->entries[0].nkernels; k++)
+            found += !strncmp(info->entries[0].kernels[k].name, "_ZN5twice5scaleIfEEvPT_i", 24);
+        hk_code_info_free(info);
+    }
+    free(code);
+    tap_ok(r == 0 && found == 1,
+           "%s: a kernel template made by a macro is found in the preprocessed source and "
+           "instantiated (%s)", target, r ? err1() : "ok");
+    const char *never[] = {"never::scale<float>"};
+    o.instantiate = never;
+    r = hk_compile_for_target(ctx, "hip", target, macro_src, &o, &code, &size, NULL);
+    tap_ok(r != 0 && strstr(err1(), "no kernel template 'never::scale'"),
+           "%s: one under #if 0 is not there: %s", target, err1());
     const char *bad[] = {"ops::scale<float, 1, 2>"};
     o.instantiate = bad;
     o.ninstantiate = 1;

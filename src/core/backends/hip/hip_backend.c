@@ -45,6 +45,7 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .target_normalize = hkc_hip_target_normalize,
     .compile_target = hkc_hip_compile_target,
     .compile_offline = hkc_hip_compile_offline,
+    .preprocess = hkc_hip_preprocess,
     .code_inspect = hkc_hip_code_inspect,
     .code_extract = hkc_hip_code_extract,
 };

@@ -69,6 +69,8 @@ int hkc_hip_target_normalize(hkc_backend *be, const char *target, char *out, siz
 int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
                            void **code, size_t *code_size, hkc_strbuf *log);
 /* hip_offline.c: hipcc (or clang) for code objects to ship */
+int hkc_hip_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
+                       hkc_strbuf *log);
 int hkc_hip_compile_offline(hkc_backend *be, const char *const *targets, int ntargets,
                             const hkc_compile_job *job, void **code, size_t *code_size,
                             hkc_strbuf *log);

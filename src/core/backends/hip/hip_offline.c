@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hip_backend.h"
+#include "pp_text.h"
 #include "process.h"
 
 extern const hkc_embedded_file hkc_hip_headers[];
@@ -294,6 +295,132 @@ int hkc_hip_compile_offline(hkc_backend *be, const char *const *targets, int nta
     *code_size = size;
 done:
     argv_free(&a);
+    hkc_strbuf_free(&src);
+    hkc_strbuf_free(&out);
+    hkc_tempdir_remove(dir);
+    return r;
+}
+
+/* ------------------------------------------------------------ discovery */
+
+/* A line of the preprocessed text is the user's unless it comes from the
+ * headers hipkit serves (dir) or a system header (ROCm's). */
+static int user_file(const char *file, int system, void *arg)
+{
+    const char *ours = arg;
+    return !system && file[0] != '<' && strncmp(file, ours, strlen(ours)) != 0;
+}
+
+/* ROCm's headers spell the HIP qualifiers as attributes; discovery reads
+ * the words (source_scan.c), so they are put back. */
+static void restore_qualifiers(const char *in, hkc_strbuf *out)
+{
+    static const struct {
+        const char *attr, *word;
+    } q[] = {
+        {"__attribute__((global))", "__global__"},     {"__attribute__((device))", "__device__"},
+        {"__attribute__((constant))", "__constant__"}, {"__attribute__((shared))", "__shared__"},
+        {"__attribute__((managed))", "__managed__"},
+    };
+    for (const char *p = in; *p;) {
+        size_t i = 0, n = sizeof q / sizeof *q;
+        while (i < n && strncmp(p, q[i].attr, strlen(q[i].attr)))
+            i++;
+        if (i < n) {
+            hkc_strbuf_puts(out, q[i].word);
+            p += strlen(q[i].attr);
+        } else {
+            const char *next = strchr(p + 1, '_');
+            size_t len = next ? (size_t)(next - p) : strlen(p);
+            hkc_strbuf_append(out, p, len);
+            p += len;
+        }
+    }
+}
+
+/* Kernel discovery as hiprtc sees the source: the AMD compiler's own
+ * preprocessor (-E, device side, the target's macros) with hipkit's ROCm 5
+ * compatibility headers first and the preprocessor's part of the user's
+ * flags. HK_EUNSUPPORTED when no AMD compiler is here: the core then scans
+ * the source as written. */
+int hkc_hip_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
+                       hkc_strbuf *log)
+{
+    hip_impl *h = be->impl;
+    toolchain tc;
+    hkc_strbuf why;
+    hkc_strbuf_init(&why);
+    int r = find_toolchain(&tc, &why);
+    hkc_strbuf_free(&why);
+    if (r != 0)
+        return HK_EUNSUPPORTED;
+    const char *target = h && dev >= 0 && dev < h->ndev ? h->devs[dev].target : "gfx90a";
+    char dir[4096];
+    if (hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
+        hkc_tempdir_write_all(dir, hkc_hip_headers) != 0) {
+        hkc_strbuf_puts(log, "cannot write hipkit's headers to a private temporary folder");
+        hkc_tempdir_remove(dir);
+        return HK_EIO;
+    }
+    hkc_strbuf text, src, out;
+    hkc_strbuf_init(&text);
+    hkc_strbuf_init(&src);
+    hkc_strbuf_init(&out);
+    hkc_pp_line_directive(&text, 1, job->path ? job->path : job->name);
+    hkc_strbuf_puts(&text, job->source);
+    hkc_strbuf_puts(&text, "\n");
+    hkc_strbuf_printf(&src, "%s/source.hip", dir);
+    hkc_strbuf_printf(&out, "%s/source.ii", dir);
+    r = hkc_tempdir_write(dir, "source.hip", text.data, text.len) ? HK_EIO : 0;
+    argv_builder a = {.n = 0};
+    base_args(&tc, &a);
+    argf(&a, "--offload-arch=%s", target);
+    arg(&a, "-std=c++17");
+    arg(&a, "-nogpulib");
+    argf(&a, "-I%s", dir);
+    if (job->path) { /* its own folder, for its quoted includes */
+        const char *slash = strrchr(job->path, '/');
+        hkc_strbuf d;
+        hkc_strbuf_init(&d);
+        if (slash)
+            hkc_strbuf_append(&d, job->path, slash > job->path ? (size_t)(slash - job->path) : 1);
+        else
+            hkc_strbuf_puts(&d, ".");
+        argf(&a, "-I%s", d.data);
+        hkc_strbuf_free(&d);
+    }
+    for (int i = 0; i < job->nflags; i++)
+        if (!strncmp(job->flags[i], "-D", 2) || !strncmp(job->flags[i], "-U", 2) ||
+            !strncmp(job->flags[i], "-I", 2))
+            arg(&a, job->flags[i]);
+    if (!tc.clang) {
+        arg(&a, "-x");
+        arg(&a, "hip");
+    }
+    arg(&a, "-E");
+    arg(&a, src.data);
+    arg(&a, "-o");
+    arg(&a, out.data);
+    char *data = NULL;
+    if (r == 0) {
+        int st = hkc_run_capture(a.av, tc.clang ? NULL : HIPCC_ENV, log);
+        if (st != 0 || hkc_read_file(out.data, &data, NULL) != 0) {
+            hkc_strbuf_printf(log, "%spreprocessing %s for kernel discovery failed (%s, exit %d)",
+                              log->len ? "\n" : "", job->name, tc.path, st);
+            r = HK_ECOMPILE;
+        }
+    }
+    if (r == 0) {
+        hkc_strbuf_clear(log);
+        hkc_strbuf words;
+        hkc_strbuf_init(&words);
+        restore_qualifiers(data, &words);
+        hkc_pp_filter(words.data, user_file, dir, pp);
+        hkc_strbuf_free(&words);
+    }
+    free(data);
+    argv_free(&a);
+    hkc_strbuf_free(&text);
     hkc_strbuf_free(&src);
     hkc_strbuf_free(&out);
     hkc_tempdir_remove(dir);
