@@ -42,15 +42,32 @@ __device__ inline double hkr_down(const double *, double r) { return r; }
 __device__ inline int hkr_down(const int *, unsigned r) { return (int)r; }
 __device__ inline unsigned hkr_down(const unsigned *, unsigned r) { return r; }
 
-// The accumulation type of T, and what min/max start from.
+// The accumulation type of T, and what min/max start from (the identity
+// of each: +-inf for floats, the type's limits for integers, which compare
+// in T itself so they keep their sign).
 template <typename T> struct hkr_t;
-template <> struct hkr_t<float> { typedef float A; static __device__ float lo() { return -__int_as_float(0x7f800000); } static __device__ float hi() { return __int_as_float(0x7f800000); } };
+template <> struct hkr_t<float> {
+    typedef float A;
+    static __device__ float lo() { return -__int_as_float(0x7f800000); }
+    static __device__ float hi() { return __int_as_float(0x7f800000); }
+};
 template <> struct hkr_t<__half> : hkr_t<float> {};
 template <> struct hkr_t<__hip_bfloat16> : hkr_t<float> {};
-template <> struct hkr_t<double> { typedef double A; static __device__ double lo() { return -__longlong_as_double(0x7ff0000000000000LL); } static __device__ double hi() { return __longlong_as_double(0x7ff0000000000000LL); } };
-// integer min/max compare in T itself, so these carry T's order
-template <> struct hkr_t<int> { typedef int A; static __device__ int lo() { return -2147483647 - 1; } static __device__ int hi() { return 2147483647; } };
-template <> struct hkr_t<unsigned> { typedef unsigned A; static __device__ unsigned lo() { return 0u; } static __device__ unsigned hi() { return 0xffffffffu; } };
+template <> struct hkr_t<double> {
+    typedef double A;
+    static __device__ double lo() { return -__longlong_as_double(0x7ff0000000000000LL); }
+    static __device__ double hi() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+template <> struct hkr_t<int> {
+    typedef int A;
+    static __device__ int lo() { return -2147483647 - 1; }
+    static __device__ int hi() { return 2147483647; }
+};
+template <> struct hkr_t<unsigned> {
+    typedef unsigned A;
+    static __device__ unsigned lo() { return 0u; }
+    static __device__ unsigned hi() { return 0xffffffffu; }
+};
 
 // A partial result: a value and, for argmin/argmax, its column (the
 // identity's column is past every real one, so a real value wins ties).
@@ -157,7 +174,8 @@ template <typename F, typename T> __device__ hkr_acc<typename hkr_t<T>::A> hkr_r
     const T *row = x + (size_t)blockIdx.x * cols;
     hkr_acc<A> a = F::template id<A>();
     for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-        hkr_acc<A> e = {(A)hkr_up(row[c]), c}; // i32 round-trips through unsigned
+        // i32 round-trips through hkr_up's unsigned unchanged
+        hkr_acc<A> e = {(A)hkr_up(row[c]), c};
         a = F::f(a, e);
     }
     return hkr_block<F>(a);
