@@ -126,6 +126,21 @@ for _, dt in ipairs(all) do
     check_reductions(hk.from(v, dt), dt, rows, cols, " with ties")
 end
 
+-- integer sums wrap; min/max keep the sign (i32) and the full range (u32)
+do
+    local x = hk.from({2147483647, 1, 5, -2147483648, -1, 0}, "i32")
+    local s, m = poisoned(2, "i32"), poisoned(2, "i32")
+    R.sum(s, x, 3)
+    R.min(m, x, 3)
+    local u = hk.from({0xffffffff, 2, 0x80000000, 7}, "u32")
+    local us, um = poisoned(2, "u32"), poisoned(2, "u32")
+    R.sum(us, u, 2)
+    R.max(um, u, 2)
+    t.ok(s[1] == -2147483643 and s[2] == 2147483647 and m[1] == 1 and m[2] == -2147483648 and
+        us[1] == 1 and us[2] == 0x80000007 and um[1] == 0xffffffff and um[2] == 0x80000000,
+        "i32 and u32 sums wrap; min and max over the full ranges")
+end
+
 -- NaN and +-inf: rows with one NaN, two NaNs, inf ties, all -inf, mixed
 for _, dt in ipairs(floats) do
     local cols = 11
