@@ -2,8 +2,9 @@
 // [rows, cols] view (row r is x[r * cols .. (r + 1) * cols)).
 //
 // One block per row (blockIdx.x = row), any blockDim.x, any cols >= 1:
-// each thread folds the columns c = threadIdx.x + k * blockDim.x in order,
-// then the block combines the threads' partials: warp shuffles inside each
+// each thread folds its share of the row (16-byte vectors when the row is
+// aligned, see hkr_fold), then the block combines the threads' partials:
+// warp shuffles inside each
 // warp when blockDim.x is a multiple of warpSize (the plugin's rule always
 // picks such a block), then a tree in dynamic shared memory over the warps'
 // partials (or over every thread's, for a block of another size). Shared
@@ -136,15 +137,37 @@ template <typename F, typename A> __device__ hkr_acc<A> hkr_block(hkr_acc<A> v)
     return r;
 }
 
-// This thread's fold of its columns of row, mapped through G.
-template <typename F, typename T, typename G>
-__device__ inline hkr_acc<typename hkr_t<T>::A> hkr_fold(const T *row, int cols, G g)
+// 16 bytes of T, loaded as one vector.
+template <typename T> struct __align__(16) hkr_vec { T v[16 / sizeof(T)]; };
+
+// This thread's fold with F of its columns of row, each mapped through G
+// into A. A row that starts 16-byte aligned is read 16 bytes at a time
+// (thread t takes vectors t, t + blockDim.x, ...), then the cols % W tail
+// element by element; any other row element by element. The partials
+// carry their column, so the order does not change argmin/argmax.
+template <typename F, typename A, typename T, typename G>
+__device__ inline hkr_acc<A> hkr_fold(const T *row, int cols, G g)
 {
-    typedef typename hkr_t<T>::A A;
     hkr_acc<A> a = F::template id<A>();
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-        hkr_acc<A> e = {g(hkr_up(row[c])), c};
-        a = F::f(a, e);
+    const int W = 16 / sizeof(T);
+    int done = 0;
+    if (((unsigned long long)row & 15) == 0) {
+        const hkr_vec<T> *rv = (const hkr_vec<T> *)row;
+        const int nv = cols / W;
+        for (int v = threadIdx.x; v < nv; v += blockDim.x) {
+            hkr_vec<T> e = rv[v];
+#pragma unroll
+            for (int k = 0; k < W; k++) {
+                hkr_acc<A> p = {(A)g(hkr_up(e.v[k])), (long long)v * W + k};
+                a = F::f(a, p);
+            }
+        }
+        done = nv * W;
+    }
+    for (int c = done + (int)threadIdx.x; c < cols; c += blockDim.x) {
+        // i32 round-trips through hkr_up's unsigned unchanged
+        hkr_acc<A> p = {(A)g(hkr_up(row[c])), c};
+        a = F::f(a, p);
     }
     return a;
 }
@@ -160,10 +183,7 @@ template <typename T> __device__ void hkr_row_sum(const T *x, T *out, int cols, 
 {
     typedef typename hkr_sumt<T>::A A;
     const T *row = x + (size_t)blockIdx.x * cols;
-    hkr_acc<A> a = hkr_sum::id<A>();
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        a.v += (A)hkr_up(row[c]);
-    a = hkr_block<hkr_sum>(a);
+    hkr_acc<A> a = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, hkr_ident()));
     if (threadIdx.x == 0)
         out[blockIdx.x] = hkr_down((const T *)0, mean ? a.v / (A)cols : a.v);
 }
@@ -171,14 +191,7 @@ template <typename T> __device__ void hkr_row_sum(const T *x, T *out, int cols, 
 template <typename F, typename T> __device__ hkr_acc<typename hkr_t<T>::A> hkr_row_ext(const T *x, int cols)
 {
     typedef typename hkr_t<T>::A A;
-    const T *row = x + (size_t)blockIdx.x * cols;
-    hkr_acc<A> a = F::template id<A>();
-    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-        // i32 round-trips through hkr_up's unsigned unchanged
-        hkr_acc<A> e = {(A)hkr_up(row[c]), c};
-        a = F::f(a, e);
-    }
-    return hkr_block<F>(a);
+    return hkr_block<F>(hkr_fold<F, A>(x + (size_t)blockIdx.x * cols, cols, hkr_ident()));
 }
 
 #define HKR_REDUCE(T, name)                                                                    \
@@ -249,9 +262,9 @@ template <typename T> __device__ void hkr_softmax(const T *x, T *out, int cols, 
     typedef typename hkr_t<T>::A A;
     const size_t base = (size_t)blockIdx.x * cols;
     const T *row = x + base;
-    A m = hkr_block<hkr_max>(hkr_fold<hkr_max>(row, cols, hkr_ident())).v;
+    A m = hkr_block<hkr_max>(hkr_fold<hkr_max, A>(row, cols, hkr_ident())).v;
     hkr_expm<A> e = {m};
-    A s = hkr_block<hkr_sum>(hkr_fold<hkr_sum>(row, cols, e)).v;
+    A s = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, e)).v;
     if (log_form) {
         A shift = m + hkr_log(s);
         for (int c = threadIdx.x; c < cols; c += blockDim.x)
@@ -273,9 +286,9 @@ __device__ void hkr_norm(const T *x, const T *w, const T *b, T *out, int cols, f
     const T *row = x + base;
     A m = 0;
     if (center)
-        m = hkr_block<hkr_sum>(hkr_fold<hkr_sum>(row, cols, hkr_ident())).v / (A)cols;
+        m = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, hkr_ident())).v / (A)cols;
     hkr_sq<A> sq = {m};
-    A var = hkr_block<hkr_sum>(hkr_fold<hkr_sum>(row, cols, sq)).v / (A)cols;
+    A var = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, sq)).v / (A)cols;
     A r = hkr_rsqrt(var + (A)eps);
     for (int c = threadIdx.x; c < cols; c += blockDim.x) {
         A y = (hkr_up(row[c]) - m) * r * hkr_up(w[c]);
