@@ -52,6 +52,13 @@ void hkc_fiber_stack_register(hkc_fiber *f)
 
 void hkc_fiber_stack_unregister(hkc_fiber *f)
 {
+#ifdef HAVE_ASAN
+    /* The stack is about to be unmapped, and ASan keeps the shadow of
+     * munmapped memory: frames left poisoned here would make a later
+     * mapping at the same address (a buffer) read as a stack underflow. */
+    if (f->stack_lo)
+        __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
 #ifdef HAVE_VALGRIND
     VALGRIND_STACK_DEREGISTER(f->vg_id);
 #else
