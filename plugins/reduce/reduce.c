@@ -174,14 +174,21 @@ static const struct {
      "out = (x - mean) * rsqrt(var + eps) * w (+ b) per row; cols = #w"},
 };
 
-/* One block per row, a power-of-two block chosen from cols (at most 1024)
- * and one 16-byte partial per thread of shared memory. */
+/* One block per row, a power-of-two block chosen from cols (at most
+ * max_block) and one 16-byte partial per thread of shared memory. Measured
+ * on the H100 (4096 x 4096 f32, docs/RESULTS.md): a row read by 1024
+ * threads keeps one 16-byte load in flight per thread and runs at 0.3-0.4x
+ * copy; 128 threads (reductions) and 256 (softmax and norms, which read
+ * the row twice or three times) reach 0.75-0.85x. */
+#define REDUCTION_MAX_BLOCK 128
+#define ROWWISE_MAX_BLOCK 256
+
 static int add(const hk_plugin_api *api, const char *name, const char *sig, const char *doc,
-               int rows_param, const hk_plugin_extent *ext, int next)
+               int rows_param, const hk_plugin_extent *ext, int next, unsigned max_block)
 {
     hk_plugin_rule rule = {sizeof rule,
                            {HK_PLUGIN_GEOM_ROW_BLOCK, 0, 0, 0, rows_param, rows_param + 1, 0, 0},
-                           16, 0, 1024, ext, next};
+                           16, 0, max_block, ext, next};
     return api->add_kernel_rule(api, "reduce", "reduce.hip", name, sig, &rule, doc);
 }
 
@@ -200,7 +207,7 @@ static int add_kernels(const hk_plugin_api *api)
             snprintf(name, sizeof name, "%s_%s", reductions[o].name, types[t].name);
             snprintf(sig, sizeof sig, "const %s *x, %s *out, int rows, int cols", T, R);
             snprintf(doc, sizeof doc, "%s; out holds rows (%s)", reductions[o].what, types[t].note);
-            r = add(api, name, sig, doc, 2, per_row, 1);
+            r = add(api, name, sig, doc, 2, per_row, 1, REDUCTION_MAX_BLOCK);
         }
     for (size_t o = 0; r == 0 && o < sizeof rowwise / sizeof rowwise[0]; o++)
         for (size_t t = 0; r == 0 && t < 4; t++) {
@@ -212,7 +219,7 @@ static int add_kernels(const hk_plugin_api *api)
             const hk_plugin_extent *ext = rowwise[o].nweights == 2 ? weights : rms_w;
             /* w (and b) hold cols: parameter 4 of rmsnorm, 5 of layernorm */
             r = add(api, name, sig, doc, rows_param, rowwise[o].nweights ? ext : NULL,
-                    rowwise[o].nweights);
+                    rowwise[o].nweights, ROWWISE_MAX_BLOCK);
         }
     return r;
 }
