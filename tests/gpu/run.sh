@@ -66,6 +66,10 @@ done
 for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_vectors test_real_sources test_templates; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
+# the plugin launch model (per-row rules, explicit launches) with its test plugins
+run test_plugin_launch "$build/tests/test_plugin_launch"
+run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch" \
+    "$hipkit" --backend "$backend" "$src/tests/lua/test_plugin_launch.lua"
 cubin=$build/tests/axpb_sm80.cubin
 [ -f "$cubin" ] || cubin=
 run "lua test_load" "$hipkit" --backend "$backend" "$src/tests/gpu/test_load.lua" $cubin
