@@ -6,6 +6,8 @@ import sys
 
 import torch
 
+from torch_timing import bench
+
 n = 1 << (int(sys.argv[1]) if len(sys.argv) > 1 else 28)
 a = torch.full((n,), 1.5, device='cuda', dtype=torch.float32)
 b = torch.full((n,), 2.25, device='cuda', dtype=torch.float32)
@@ -13,24 +15,8 @@ c = torch.empty_like(a)
 h = torch.empty((n,), device='cuda', dtype=torch.bfloat16)
 
 
-def bench(fn, nbytes):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(20):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1))
-    times.sort()
-    return nbytes / (times[10] * 1e-3) / 1e9
-
-
-add = bench(lambda: torch.add(a, b, out=c), 12 * n)
-gelu = bench(lambda: torch.ops.aten.gelu.out(a, approximate='tanh', out=c), 8 * n)
-cast = bench(lambda: h.copy_(a), 6 * n)
+add = bench(lambda: torch.add(a, b, out=c), 12 * n)[1]
+gelu = bench(lambda: torch.ops.aten.gelu.out(a, approximate='tanh', out=c), 8 * n)[1]
+cast = bench(lambda: h.copy_(a), 6 * n)[1]
 print(f"torch {torch.__version__}: add {add:.0f} GB/s, gelu {gelu:.0f} GB/s, "
       f"cast f32->bf16 {cast:.0f} GB/s on 2^{n.bit_length() - 1} elements")

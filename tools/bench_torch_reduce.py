@@ -8,6 +8,8 @@ import sys
 
 import torch
 
+from torch_timing import bench
+
 rows = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
 cols = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
 n = rows * cols
@@ -18,22 +20,6 @@ w = torch.rand((cols,), device='cuda') + 0.5
 b = torch.rand((cols,), device='cuda') * 2 - 1
 per_row = torch.empty((rows,), device='cuda')
 idx = torch.empty((rows,), device='cuda', dtype=torch.int64)
-
-
-def bench(fn, nbytes):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(20):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        times.append(e0.elapsed_time(e1))
-    times.sort()
-    return times[10], nbytes / (times[10] * 1e-3) / 1e9
 
 
 def rmsnorm():
