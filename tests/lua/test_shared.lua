@@ -12,6 +12,9 @@ if hk.device().backend ~= "host" then
     return
 end
 local checked = (os.getenv("HIPKIT_CHECK") or "0") ~= "0"
+-- valgrind reports a deliberate fault itself (and fails the run) before
+-- hipkit's fault handler turns it into an error: those cases are skipped
+local vg = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true) ~= nil
 
 local m = hk.compile([[
 #include <hip/hip_runtime.h>
@@ -77,25 +80,29 @@ end
 m.over{grid = {2}, block = {16}}(o, 0, 0)
 t.ok(reversed(), "a static shared array of 16 floats: the block reverses through it")
 
-for _, extra in ipairs({64, 4096}) do
-    t.errors("kernel over faulted", extra .. " floats past a static __shared__ float s[16]: the launch fails",
-             function() m.over{grid = {2}, block = {16}}(o, extra, 5) end)
-    local ok, err = pcall(function() m.over{grid = {2}, block = {16}}(o, extra, 5) end)
-    err = tostring(err)
-    t.ok(not ok and err:find("static __shared__ memory", 1, true) ~= nil
-         and err:find("block (0, 0, 0), thread (5, 0, 0)", 1, true) ~= nil,
-         "the message names the shared memory, the block and the thread: " .. err)
-    o:fill(-1)
-    m.over{grid = {2}, block = {16}}(o, 0, 0)
-    t.ok(reversed(), "after " .. extra .. " floats past it, the next launch runs")
+if vg then
+    t.skip("overruns past the shared memory", "under valgrind, which reports the deliberate fault")
+else
+    for _, extra in ipairs({64, 4096}) do
+        t.errors("kernel over faulted", extra .. " floats past a static __shared__ float s[16]: the launch fails",
+                 function() m.over{grid = {2}, block = {16}}(o, extra, 5) end)
+        local ok, err = pcall(function() m.over{grid = {2}, block = {16}}(o, extra, 5) end)
+        err = tostring(err)
+        t.ok(not ok and err:find("static __shared__ memory", 1, true) ~= nil
+             and err:find("block (0, 0, 0), thread (5, 0, 0)", 1, true) ~= nil,
+             "the message names the shared memory, the block and the thread: " .. err)
+        o:fill(-1)
+        m.over{grid = {2}, block = {16}}(o, 0, 0)
+        t.ok(reversed(), "after " .. extra .. " floats past it, the next launch runs")
+        t.ok(intact(), "a buffer never passed to the kernel is intact")
+    end
+
+    -- Dynamic shared memory: the guard span past it is as wide.
+    t.errors("past the 64 bytes of dynamic shared memory the launch asked for",
+             "4096 floats past the dynamic shared memory asked for: the launch fails",
+             function() m.dyn{grid = {1}, block = {16}, shared = 64}(o, 4096) end)
     t.ok(intact(), "a buffer never passed to the kernel is intact")
 end
-
--- Dynamic shared memory: the guard span past it is as wide.
-t.errors("past the 64 bytes of dynamic shared memory the launch asked for",
-         "4096 floats past the dynamic shared memory asked for: the launch fails",
-         function() m.dyn{grid = {1}, block = {16}, shared = 64}(o, 4096) end)
-t.ok(intact(), "a buffer never passed to the kernel is intact")
 
 -- Between two arrays of one block: not past the block's shared memory, so
 -- only checked mode sees it.
@@ -108,8 +115,10 @@ else
     t.ok(pcall(function() m.two{grid = {1}, block = {16}}(o, 1) end),
          "without checked mode an overrun into the next shared array is not caught (docs/host-backend.md)")
 end
-t.errors("static __shared__ memory", "past both arrays of the block faults in any mode",
-         function() m.two{grid = {1}, block = {16}}(o, 4096) end)
+if not vg then
+    t.errors("static __shared__ memory", "past both arrays of the block faults in any mode",
+             function() m.two{grid = {1}, block = {16}}(o, 4096) end)
+end
 t.ok(intact(), "buffers intact after the overruns")
 
 local x = hk.alloc(128 * 8, "f32")
