@@ -300,10 +300,12 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
 }
 
 /* A plugin's constructors and init run in a forked child before this
- * process runs them: 0 when the child ended (whatever init returned: the
- * real load says why it failed), else -1 with the reason in why. The child
+ * process runs them: 0 when the child ended as it chose to (whatever init
+ * returned: the real load says why it failed), else -1 with the reason in
+ * why: a signal, or an exit init did not choose (a sanitizer's report). The child
  * is killed after PROBE_SECONDS, as a stuck init would hang the command. */
 #define PROBE_SECONDS 20
+#define PROBE_REFUSED 97
 static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, hkc_strbuf *why)
 {
     fflush(NULL);
@@ -317,7 +319,9 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
         hkc_strbuf w;
         hkc_strbuf_init(&w);
         hk_plugin_init_fn *init = hkc_plugin_open(path, name, &w);
-        _exit(init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : 1);
+        /* 0 or PROBE_REFUSED, never what a crash handler exits with (a
+         * sanitizer's report ends in exit(1), not in the signal) */
+        _exit(init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : PROBE_REFUSED);
     }
     if (pid < 0) {
         hkc_strbuf_printf(why, "cannot try its init in a child process: %s", strerror(errno));
@@ -337,6 +341,10 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
     }
     if (WIFSIGNALED(status)) {
         hkc_strbuf_printf(why, "its init crashed a child process (%s)", strsignal(WTERMSIG(status)));
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != PROBE_REFUSED) {
+        hkc_strbuf_printf(why, "its init crashed a child process (exit status %d)", WEXITSTATUS(status));
         return -1;
     }
     return 0;
