@@ -130,6 +130,8 @@ typedef struct hk_context_options {
     int device;          /* index within the backend; -1: HIPKIT_DEVICE, else 0 */
     int quiet;           /* nonzero: no warnings on stderr (cache trouble, compiler warnings) */
     int no_plugins;      /* nonzero: load no plugin families (build tools, embedders) */
+    int probe_plugins;   /* nonzero: run each plugin's init in a forked child first, and refuse
+                            one whose init crashes there (hipkit info, hipkit plugins) */
 } hk_context_options;
 
 HK_API void hk_context_options_defaults(hk_context_options *o);

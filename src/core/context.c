@@ -228,8 +228,10 @@ HK_API int hk_context_create(const hk_context_options *o, hk_context **out)
     }
     int no_plugins = o->size >= offsetof(hk_context_options, no_plugins) + sizeof o->no_plugins &&
                      o->no_plugins;
+    int probe = o->size >= offsetof(hk_context_options, probe_plugins) + sizeof o->probe_plugins &&
+                o->probe_plugins;
     if (!no_plugins)
-        hkc_plugins_load(ctx);
+        hkc_plugins_load(ctx, probe);
     *out = ctx;
     return 0;
 fail:

@@ -95,7 +95,7 @@ void hkc_module_table_clear(hk_context *ctx);
 
 /* Plugins (plugin_load.c): loaded when the context is made, their modules freed
  * before the memory table is cleared. */
-void hkc_plugins_load(hk_context *ctx);
+void hkc_plugins_load(hk_context *ctx, int probe);
 void hkc_plugins_unload(hk_context *ctx);
 
 /* A signature must agree with what the code object says of its parameters

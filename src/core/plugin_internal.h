@@ -87,6 +87,7 @@ struct hkc_plugins {
      * context: kernels and names taken from them before stay valid. */
     pl_family **retired;
     int nretired;
+    int probe; /* run each init in a forked child first (plugin_load.c) */
 };
 
 /* Plugins may pass NULL for optional text (a doc, a version): it is kept

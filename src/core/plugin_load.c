@@ -4,11 +4,17 @@
  * context ends. */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "elf_exports.h"
@@ -293,6 +299,57 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
     return init;
 }
 
+/* A plugin's constructors and init run in a forked child before this
+ * process runs them: 0 when the child ended as it chose to (whatever init
+ * returned: the real load says why it failed), else -1 with the reason in
+ * why: a signal, or an exit init did not choose (a sanitizer's report). The child
+ * is killed after PROBE_SECONDS, as a stuck init would hang the command. */
+#define PROBE_SECONDS 20
+#define PROBE_REFUSED 97
+static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, hkc_strbuf *why)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) { /* its messages come again from the real load */
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        hkc_strbuf w;
+        hkc_strbuf_init(&w);
+        hk_plugin_init_fn *init = hkc_plugin_open(path, name, &w);
+        /* 0 or PROBE_REFUSED, never what a crash handler exits with (a
+         * sanitizer's report ends in exit(1), not in the signal) */
+        _exit(init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : PROBE_REFUSED);
+    }
+    if (pid < 0) {
+        hkc_strbuf_printf(why, "cannot try its init in a child process: %s", strerror(errno));
+        return -1;
+    }
+    int status = 0;
+    struct timespec tick = {0, 2000000};
+    for (long waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited++) {
+        if (waited > PROBE_SECONDS * 500L) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            hkc_strbuf_printf(why, "its init did not finish in %d s in a child process", PROBE_SECONDS);
+            return -1;
+        }
+        nanosleep(&tick, NULL);
+    }
+    if (WIFSIGNALED(status)) {
+        hkc_strbuf_printf(why, "its init crashed a child process (%s)", strsignal(WTERMSIG(status)));
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != PROBE_REFUSED) {
+        hkc_strbuf_printf(why, "its init crashed a child process (exit status %d)", WEXITSTATUS(status));
+        return -1;
+    }
+    return 0;
+}
+
 /* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
  * after NAME, ABI major equal and minor not newer) before its init runs. */
 static void load_file(hkc_plugins *ps, const char *path, const char *name)
@@ -306,6 +363,11 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
         return;
     hkc_strbuf why;
     hkc_strbuf_init(&why);
+    if (ps->probe && probe_in_child(ps, path, name, &why) != 0) {
+        refuse(ps, name, path, "%s", why.data);
+        hkc_strbuf_free(&why);
+        return;
+    }
     hk_plugin_init_fn *init = hkc_plugin_open(path, name, &why);
     if (!init || hkc_plugin_run_init(ps, init, name, path, &why) != 0)
         refuse(ps, name, path, "%s", why.data);
@@ -373,12 +435,13 @@ static int in_build_tree(void)
     return yes;
 }
 
-void hkc_plugins_load(hk_context *ctx)
+void hkc_plugins_load(hk_context *ctx, int probe)
 {
     hkc_plugins *ps = calloc(1, sizeof *ps);
     if (!ps)
         return;
     ps->ctx = ctx;
+    ps->probe = probe;
     ctx->plugins = ps;
     if (in_build_tree())
         scan_folder(ps, HKC_PLUGIN_BUILD_DIR, 0);

@@ -23,8 +23,11 @@ int hkl_cli_bad_usage(const char *fmt, const char *what);
 /* A context on the default device. When HIPKIT_BACKEND or HIPKIT_DEVICE
  * names one that cannot be used, it says so on stderr and falls back to
  * the host backend (which is always built); NULL when even that fails
- * (context.c). */
-hk_context *hkl_cli_context(void);
+ * (context.c). plugins: HKL_NO_PLUGINS for a command that needs none (one
+ * crashing plugin cannot take it down), HKL_PROBE_PLUGINS to run each
+ * plugin's init in a child first (a crashing one is listed as refused). */
+enum { HKL_NO_PLUGINS, HKL_PROBE_PLUGINS };
+hk_context *hkl_cli_context(int plugins);
 
 /* The cache's mode, folder, entries, size and cap, indented (cmd_cache.c). */
 void hkl_cli_print_cache(const hk_cache_stats *st);

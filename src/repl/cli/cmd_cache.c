@@ -50,7 +50,7 @@ int hkl_cmd_cache(int argc, char **argv)
         return hkl_cli_bad_usage("unknown cache command '%s'", what);
     }
 
-    hk_context *ctx = hkl_cli_context();
+    hk_context *ctx = hkl_cli_context(HKL_NO_PLUGINS);
     if (ctx == NULL)
         return 1;
     int status = 0;

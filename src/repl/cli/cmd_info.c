@@ -97,7 +97,7 @@ int hkl_cmd_info(int argc, char **argv)
     int json = argc == 3 && strcmp(argv[2], "--json") == 0;
     if (argc > 2 && !json)
         return hkl_cli_bad_usage("'info' takes only --json: '%s'", argv[2]);
-    hk_context *ctx = hkl_cli_context();
+    hk_context *ctx = hkl_cli_context(HKL_PROBE_PLUGINS);
     if (ctx == NULL)
         return 1;
     if (json) {

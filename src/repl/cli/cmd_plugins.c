@@ -124,7 +124,7 @@ int hkl_cmd_plugins(int argc, char **argv)
     /* images carry no declarations: every source is compiled to be checked */
     if (check)
         setenv("HIPKIT_PLUGIN_AOT", "off", 1);
-    hk_context *ctx = hkl_cli_context();
+    hk_context *ctx = hkl_cli_context(HKL_PROBE_PLUGINS);
     if (ctx == NULL)
         return 1;
     int rc = 0;

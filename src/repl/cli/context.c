@@ -5,10 +5,12 @@
 #include "cli.h"
 #include "inspect.h"
 
-hk_context *hkl_cli_context(void)
+hk_context *hkl_cli_context(int plugins)
 {
     hk_context_options o;
     hk_context_options_defaults(&o);
+    o.no_plugins = plugins == HKL_NO_PLUGINS;
+    o.probe_plugins = plugins == HKL_PROBE_PLUGINS;
     hk_context *ctx = NULL;
     int rc = hk_context_create(&o, &ctx);
     if (rc != 0) {

@@ -1,7 +1,7 @@
 /* The executor. Each OS thread that runs blocks keeps its own state: the
- * block's dynamic shared memory, the fiber stacks, and the recovery point for
- * faults. A block runs entirely on one OS thread, which is what makes
- * thread_local storage in the module behave as __shared__ memory.
+ * block's dynamic and static shared memory, the fiber stacks, and the
+ * recovery point for faults. A block runs entirely on one OS thread, which is
+ * what makes per-OS-thread storage behave as __shared__ memory.
  *
  * Fiber scheduling (kernels that use barriers or warp operations): warps are
  * run one after another; inside a warp, each lane runs until it reaches a
@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "host_backend.h"
 #include "host_fault.h"
 #include "host_fiber.h"
 
@@ -37,6 +38,15 @@ typedef struct worker {
     hkc_fault_point fault;
     hk_host_block block;
     void *dyn_shared;
+    /* static __shared__ variables: carved downwards from st_end, where a
+     * PROT_NONE span of ST_GUARD bytes begins (see hk_host_shared_vars) */
+    hk_host_shared_vars st;
+    char *st_region, *st_end, *st_top;
+    uint64_t st_bytes;
+    struct {
+        unsigned char *lo; /* checked mode: the canary after a variable */
+        size_t n;
+    } st_gap[HK_HOST_MAX_STATIC_VARS];
     /* fibers */
     hkc_fiber sched;
     fthread *threads;
@@ -57,6 +67,31 @@ typedef struct worker {
  * if it ever is, one pointer fits the loader's static TLS reserve. */
 static _Thread_local worker *self __attribute__((tls_model("initial-exec")));
 
+/* Past the dynamic and the static shared memory: wide enough that an index far beyond the
+ * end (4096 floats, 64 Ki floats) still lands in it, not in a mapping of the
+ * process. In checked mode the span below the end also holds a canary gap
+ * and alignment slack per variable, hence twice the limit. */
+#define ST_GUARD ((size_t)256 * 1024)
+#define ST_SPAN ((size_t)2 * HK_HOST_MAX_STATIC_SHARED)
+#define ST_CANARY_GAP 64
+#define ST_CANARY 0xfd
+
+static int map_static_shared(worker *w)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    char *r = mmap(NULL, pg + ST_SPAN + ST_GUARD, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return -1;
+    if (mprotect(r + pg, ST_SPAN, PROT_READ | PROT_WRITE) != 0) {
+        munmap(r, pg + ST_SPAN + ST_GUARD);
+        return -1;
+    }
+    w->st_region = r;
+    w->st_end = r + pg + ST_SPAN;
+    return 0;
+}
+
 static worker *worker_get(void)
 {
     if (self)
@@ -64,22 +99,26 @@ static worker *worker_get(void)
     worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    /* The dynamic shared block ends at a guard page, and each launch's block
+    /* The dynamic shared block ends at a guard span, and each launch's block
      * is placed so that it ends there too: an access past the bytes the
      * launch asked for (any access, when it asked for none) faults and is
      * reported as a fault of the kernel, instead of reading or corrupting
      * memory of the process. */
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t span = HK_HOST_MAX_DYNAMIC_SHARED + (size_t)pg;
+    size_t span = HK_HOST_MAX_DYNAMIC_SHARED + ST_GUARD;
     char *region = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (region == MAP_FAILED ||
-        mprotect(region + HK_HOST_MAX_DYNAMIC_SHARED, (size_t)pg, PROT_NONE) != 0) {
+    if (region == MAP_FAILED || mprotect(region + HK_HOST_MAX_DYNAMIC_SHARED, ST_GUARD, PROT_NONE) != 0) {
         if (region != MAP_FAILED)
             munmap(region, span);
         free(w);
         return NULL;
     }
     w->dyn_shared = region;
+    if (map_static_shared(w) != 0) {
+        munmap(region, span);
+        free(w);
+        return NULL;
+    }
+    w->block.static_shared = &w->st;
     const char *env = getenv("HIPKIT_HOST_STACK");
     size_t kib = env && atoi(env) > 0 ? (size_t)atoi(env) : 128;
     if (kib < 16) /* room for the start frame and the cache-line shift below */
@@ -111,7 +150,8 @@ void hkc_host_exec_thread_release(void)
     if (!w)
         return;
     release_fibers(w);
-    munmap(w->dyn_shared, HK_HOST_MAX_DYNAMIC_SHARED + (size_t)sysconf(_SC_PAGESIZE));
+    munmap(w->dyn_shared, HK_HOST_MAX_DYNAMIC_SHARED + ST_GUARD);
+    munmap(w->st_region, (size_t)sysconf(_SC_PAGESIZE) + ST_SPAN + ST_GUARD);
     free(w);
     self = NULL;
     hkc_fault_thread_release();
@@ -342,6 +382,60 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
     w->fibers_active = 0;
 }
 
+/* The first time the block reaches a static __shared__ declaration. In
+ * checked mode a canary gap lies between each variable and the one above
+ * it (and fills the alignment slack), verified when the block ends: a write
+ * that runs from one variable into the next is caught there. */
+static void *rt_static_shared(const char *key, uint64_t size, uint64_t align)
+{
+    worker *w = self;
+    hk_host_shared_vars *s = &w->st;
+    char msg[256];
+    if (align < 16)
+        align = 16;
+    if (align > 256 || (align & (align - 1))) {
+        snprintf(msg, sizeof msg, "kernel %s: __shared__ variable %s asks for alignment %llu "
+                 "(at most 256 on the CPU backend)", w->block.kernel, key, (unsigned long long)align);
+        rt_fail(msg);
+    }
+    if (s->hk_n == HK_HOST_MAX_STATIC_VARS || size > HK_HOST_MAX_STATIC_SHARED - w->st_bytes) {
+        snprintf(msg, sizeof msg, "kernel %s: its static __shared__ variables (at %s) need more "
+                 "than %u bytes or %u variables per block", w->block.kernel, key,
+                 HK_HOST_MAX_STATIC_SHARED, HK_HOST_MAX_STATIC_VARS);
+        rt_fail(msg);
+    }
+    int checked = hkc_host_checked();
+    uintptr_t top = (uintptr_t)w->st_top;
+    uintptr_t p = (top - (checked && s->hk_n ? ST_CANARY_GAP : 0) - size) & ~(uintptr_t)(align - 1);
+    if (checked) {
+        w->st_gap[s->hk_n].lo = (unsigned char *)p + size;
+        w->st_gap[s->hk_n].n = top - (p + size);
+        memset(w->st_gap[s->hk_n].lo, ST_CANARY, w->st_gap[s->hk_n].n);
+    }
+    s->hk_var[s->hk_n].hk_key = key;
+    s->hk_var[s->hk_n].hk_p = (void *)p;
+    s->hk_n++;
+    w->st_bytes += size;
+    w->st_top = (char *)p;
+    return (void *)p;
+}
+
+/* Checked mode, at the end of a block: 0, or -1 with w->fail_msg naming
+ * the variable whose canary gap was written. */
+static int check_static_canaries(worker *w)
+{
+    for (uint32_t i = 0; i < w->st.hk_n; i++)
+        for (size_t k = 0; k < w->st_gap[i].n; k++)
+            if (w->st_gap[i].lo[k] != ST_CANARY) {
+                hk_host_block *b = &w->block;
+                snprintf(w->fail_msg, sizeof w->fail_msg,
+                         "block (%u, %u, %u) wrote %zu bytes past the end of __shared__ variable %s "
+                         "(checked mode)", b->idx.x, b->idx.y, b->idx.z, k, (const char *)w->st.hk_var[i].hk_key);
+                return -1;
+            }
+    return 0;
+}
+
 static const hk_host_runtime runtime_table = {
     .size = sizeof(hk_host_runtime),
     .version = HK_HOST_ABI_VERSION,
@@ -353,6 +447,7 @@ static const hk_host_runtime runtime_table = {
     .activemask = rt_activemask,
     .fail = rt_fail,
     .print = rt_print,
+    .static_shared = rt_static_shared,
 };
 
 /* ---------------------------------------------------------------- blocks */
@@ -379,10 +474,16 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
         if (w->fault.signo > 0) {
             char addr[256] = "";
             char *guard = (char *)w->dyn_shared + HK_HOST_MAX_DYNAMIC_SHARED;
-            if ((char *)w->fault.addr >= guard &&
-                (char *)w->fault.addr < guard + sysconf(_SC_PAGESIZE))
+            char *a = w->fault.addr;
+            if (a >= guard && a < guard + ST_GUARD)
                 snprintf(addr, sizeof addr, "(past the %llu bytes of dynamic shared memory the "
                          "launch asked for)", (unsigned long long)L->shared_bytes);
+            else if (a >= w->st_end && a < w->st_end + ST_GUARD)
+                snprintf(addr, sizeof addr, "(%zu bytes past the end of the block's %llu bytes of "
+                         "static __shared__ memory)", (size_t)(a - w->st_end),
+                         (unsigned long long)(w->st_end - w->st_top));
+            else if (a >= w->st_region && a < w->st_region + sysconf(_SC_PAGESIZE))
+                snprintf(addr, sizeof addr, "(before the block's static __shared__ memory)");
             else if (L->describe_addr)
                 L->describe_addr(L->describe_ctx, w->fault.addr, addr, sizeof addr);
             snprintf(L->msg, sizeof L->msg, "kernel %s faulted: %s at address %p%s%s in %s",
@@ -402,10 +503,17 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
 static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w)
 {
     w->fault.signo = 0;
+    w->st.hk_n = 0;
+    w->st_top = w->st_end;
+    w->st_bytes = 0;
     if (sigsetjmp(w->fault.jmp, 0) == 0) {
         w->fault.armed = 1;
         L->desc->run_block(&runtime_table, &w->block, L->kernarg);
         w->fault.armed = 0;
+        if (w->st.hk_n && hkc_host_checked() && check_static_canaries(w) != 0) {
+            w->fault.signo = -1;
+            return -1;
+        }
         return 0;
     }
     /* Back from a jump: trust the thread's own state, not registers. */

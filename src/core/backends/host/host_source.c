@@ -1,5 +1,5 @@
-/* The CPU backend's translation unit: the user's source, with dynamic shared
- * memory declarations rewritten, and the kernel table appended.
+/* The CPU backend's translation unit: the user's source, with shared memory
+ * declarations rewritten, and the kernel table appended.
  *
  * `extern __shared__ T s[];` cannot be kept as it is: C++ has no storage that
  * is sized at launch, so the name must become a pointer to the block's
@@ -7,7 +7,12 @@
  * same spelling work inside a kernel and at namespace scope. The scan runs on
  * the core's C++ tokenizer (cpp_lexer.h), which skips comments, literals and
  * directives; braces tell a function body from a namespace (or extern "C")
- * block. */
+ * block.
+ *
+ * `__shared__ T s[N];` in a function body is rewritten too, into a reference
+ * to storage the runtime carves per block below a guard page, so that an
+ * overrun faults instead of running through the module's thread_local data
+ * into the process's heap. */
 #include "host_source.h"
 #include "name_expr.h"
 #include "pp_text.h"
@@ -20,43 +25,40 @@
 
 #define MAX_DECL_TOKENS 64
 
-/* Tries to read `extern __shared__ TYPE NAME[] DIMS;` from lx, whose last
- * token was `ext`. On success writes the replacement into out, leaves lx
- * just past the `;` and returns 1; else returns 0 (the caller restores lx)
- * and writes nothing. */
-static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_function,
-                                  hkc_strbuf *out)
+/* Reads the tokens of a declaration after first (already in tok[0]) up to
+ * its `;` (left in *semi). 0 when it is no plain declaration: an
+ * initializer, a brace, a directive, or too long. */
+static int read_decl(hkc_lexer *lx, hkc_tok *tok, int *ntok, hkc_tok *semi)
 {
-    hkc_tok tok[MAX_DECL_TOKENS], semi;
-    int ntok = 0;
-    tok[ntok++] = *ext;
     for (;;) {
-        hkc_lex_next(lx, &semi);
-        if (semi.kind == HKC_TOK_EOF || semi.kind == HKC_TOK_DIRECTIVE ||
-            ntok == MAX_DECL_TOKENS || hkc_tok_punct(&semi, '#'))
+        hkc_lex_next(lx, semi);
+        if (semi->kind == HKC_TOK_EOF || semi->kind == HKC_TOK_DIRECTIVE ||
+            *ntok == MAX_DECL_TOKENS || hkc_tok_punct(semi, '#'))
             return 0;
-        if (hkc_tok_punct(&semi, ';'))
-            break;
-        if (hkc_tok_punct(&semi, '{') || hkc_tok_punct(&semi, '}') || hkc_tok_punct(&semi, '='))
+        if (hkc_tok_punct(semi, ';'))
+            return 1;
+        if (hkc_tok_punct(semi, '{') || hkc_tok_punct(semi, '}') || hkc_tok_punct(semi, '='))
             return 0;
-        tok[ntok++] = semi;
+        tok[(*ntok)++] = *semi;
     }
-    /* The replacement ends with as many newlines as the declaration spans,
-     * so that the lines after it keep their numbers. */
-    int nl = semi.line - ext->line;
-    /* tok[0] is `extern`. Drop it, __shared__ and attribute groups. */
-    hkc_tok keep[MAX_DECL_TOKENS];
-    int nkeep = 0, shared = 0;
+}
+
+/* Copies tok[1..ntok) to keep without __shared__ and attribute groups;
+ * *shared says whether __shared__ was among them. -1 on an unclosed group. */
+static int strip_decl(const hkc_tok *tok, int ntok, hkc_tok *keep, int *nkeep, int *shared)
+{
+    *nkeep = 0;
+    *shared = 0;
     for (int k = 1; k < ntok; k++) {
         hkc_tok t = tok[k];
         if (hkc_tok_is(&t, "__shared__")) {
-            shared = 1;
+            *shared = 1;
             continue;
         }
         if (hkc_tok_is(&t, "__align__") || hkc_tok_is(&t, "alignas") || hkc_tok_is(&t, "__attribute__") ||
             hkc_tok_is(&t, "__declspec")) {
             if (k + 1 >= ntok || !hkc_tok_is(&tok[k + 1], "("))
-                return 0;
+                return -1;
             int depth = 0;
             for (k++; k < ntok; k++) {
                 if (hkc_tok_is(&tok[k], "("))
@@ -65,7 +67,7 @@ static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_func
                     break;
             }
             if (k >= ntok)
-                return 0;
+                return -1;
             continue;
         }
         if (hkc_tok_is(&t, "[") && k + 1 < ntok && hkc_tok_is(&tok[k + 1], "[")) { /* [[attr]] */
@@ -77,11 +79,34 @@ static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_func
                     break;
             }
             if (k >= ntok)
-                return 0;
+                return -1;
             continue;
         }
-        keep[nkeep++] = t;
+        keep[(*nkeep)++] = t;
     }
+    return 0;
+}
+
+/* Tries to read `extern __shared__ TYPE NAME[] DIMS;` from lx, whose last
+ * token was `ext`. On success writes the replacement into out, leaves lx
+ * just past the `;` and returns 1; else returns 0 (the caller restores lx)
+ * and writes nothing. */
+static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_function,
+                                  hkc_strbuf *out)
+{
+    hkc_tok tok[MAX_DECL_TOKENS], semi;
+    int ntok = 0;
+    tok[ntok++] = *ext;
+    if (!read_decl(lx, tok, &ntok, &semi))
+        return 0;
+    /* The replacement ends with as many newlines as the declaration spans,
+     * so that the lines after it keep their numbers. */
+    int nl = semi.line - ext->line;
+    /* tok[0] is `extern`. Drop it, __shared__ and attribute groups. */
+    hkc_tok keep[MAX_DECL_TOKENS];
+    int nkeep, shared;
+    if (strip_decl(tok, ntok, keep, &nkeep, &shared) != 0)
+        return 0;
     if (!shared)
         return 0;
     /* keep = TYPE... NAME [ ] DIMS... */
@@ -126,6 +151,57 @@ static int rewrite_dynamic_shared(hkc_lexer *lx, const hkc_tok *ext, int in_func
         for (int k = 0; k < nl; k++)
             hkc_strbuf_puts(out, "\n");
     }
+    hkc_strbuf_free(&type);
+    hkc_strbuf_free(&dims);
+    return 1;
+}
+
+/* Tries to read `__shared__ TYPE NAME DIMS;` in a function body from lx,
+ * whose last token was `sh` (`__shared__`), as rewrite_dynamic_shared does.
+ * The variable becomes a reference to the block's storage for it, carved
+ * from a region that ends at a guard page (hk_host_static_shared), instead
+ * of a thread_local of the module: an overrun then faults rather than
+ * corrupting the process. Several declarators, an initializer or a storage
+ * class keep the thread_local spelling. */
+static int rewrite_static_shared(hkc_lexer *lx, const hkc_tok *sh, int id, hkc_strbuf *out)
+{
+    hkc_tok tok[MAX_DECL_TOKENS], semi, keep[MAX_DECL_TOKENS];
+    int ntok = 0, nkeep, shared;
+    tok[ntok++] = *sh;
+    if (!read_decl(lx, tok, &ntok, &semi) || strip_decl(tok, ntok, keep, &nkeep, &shared) != 0)
+        return 0;
+    int name = nkeep - 1;
+    for (int k = 0; k < nkeep; k++)
+        if (hkc_tok_is(&keep[k], "[")) {
+            name = k - 1;
+            break;
+        }
+    if (name < 1 || keep[name].kind != HKC_TOK_IDENT)
+        return 0;
+    static const char *const refuse[] = {",", "(", ")", "static", "extern", "typedef",
+                                         "thread_local", "constexpr", "__shared__", "__constant__"};
+    for (int k = 0; k < nkeep; k++)
+        for (size_t r = 0; r < sizeof refuse / sizeof *refuse; r++)
+            if (hkc_tok_is(&keep[k], refuse[r]))
+                return 0;
+    hkc_strbuf type, dims;
+    hkc_strbuf_init(&type);
+    hkc_strbuf_init(&dims);
+    for (int k = 0; k < name; k++) {
+        hkc_strbuf_append(&type, keep[k].p, keep[k].n);
+        hkc_strbuf_puts(&type, " ");
+    }
+    for (int k = name + 1; k < nkeep; k++)
+        hkc_strbuf_append(&dims, keep[k].p, keep[k].n);
+    int n = (int)keep[name].n;
+    const char *v = keep[name].p;
+    hkc_strbuf_printf(out, "static const char __hk_shared_%d[] = \"%.*s\"; "
+                      "%s(&%.*s)%s = *(%s(*)%s)hk_host_static_shared(__hk_shared_%d, "
+                      "sizeof(%s%s), alignof(%s%s));",
+                      id, n, v, type.data, n, v, dims.data, type.data, dims.data, id, type.data,
+                      dims.data, type.data, dims.data);
+    for (int k = 0; k < semi.line - sh->line; k++)
+        hkc_strbuf_puts(out, "\n");
     hkc_strbuf_free(&type);
     hkc_strbuf_free(&dims);
     return 1;
@@ -193,24 +269,32 @@ static int rewrite_source(const char *source, hkc_strbuf *out)
     size_t len = strlen(source), copied = 0;
     int rc = 0;
     hkc_lex_init(&lx, source, len);
+    int stmt_start = 1, nstatic = 0; /* the last token ended a statement or opened a block */
     for (hkc_lex_next(&lx, &t); t.kind != HKC_TOK_EOF && !rc; hkc_lex_next(&lx, &t)) {
         if (t.kind == HKC_TOK_DIRECTIVE)
             continue;
-        if (!hkc_tok_is(&t, "extern")) {
+        int ext = hkc_tok_is(&t, "extern");
+        int stat = !ext && stmt_start && sc.in_body > 0 && hkc_tok_is(&t, "__shared__");
+        stmt_start = hkc_tok_punct(&t, ';') || hkc_tok_punct(&t, '{') || hkc_tok_punct(&t, '}');
+        if (!ext && !stat) {
             rc = scopes_see(&sc, &t);
             continue;
         }
         hkc_strbuf repl;
         hkc_strbuf_init(&repl);
         hkc_lexer before = lx;
-        if (rewrite_dynamic_shared(&lx, &t, sc.in_body > 0, &repl)) {
+        if (ext ? rewrite_dynamic_shared(&lx, &t, sc.in_body > 0, &repl)
+                : rewrite_static_shared(&lx, &t, nstatic++, &repl)) {
             hkc_strbuf_append(out, source + copied, (size_t)(t.p - source) - copied);
             hkc_strbuf_append(out, repl.data, repl.len);
             copied = (size_t)(lx.p - source);
             sc.after_extern = 0;
+            stmt_start = 1;
         } else {
             lx = before;
-            sc.after_extern = 1;
+            sc.after_extern = ext;
+            if (!ext)
+                rc = scopes_see(&sc, &t);
         }
         hkc_strbuf_free(&repl);
     }

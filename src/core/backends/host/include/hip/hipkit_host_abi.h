@@ -22,11 +22,14 @@
 extern "C" {
 #endif
 
-#define HK_HOST_ABI_VERSION 1u
+#define HK_HOST_ABI_VERSION 2u
 /* warpSize on the CPU backend: 64, as on AMD CDNA, the first target. */
 #define HK_HOST_WARP_SIZE 64
 /* Largest dynamic shared memory per block (as the LDS of a CDNA CU). */
 #define HK_HOST_MAX_DYNAMIC_SHARED (64u * 1024u)
+/* Largest static `__shared__` memory per block, and most variables. */
+#define HK_HOST_MAX_STATIC_SHARED (64u * 1024u)
+#define HK_HOST_MAX_STATIC_VARS 64u
 
 typedef struct hk_host_uint3 {
     uint32_t x, y, z;
@@ -48,7 +51,24 @@ typedef struct hk_host_block {
     void *dynamic_shared; /* 16-byte aligned: the bytes asked for, rounded up to 16, then a guard page */
     uint64_t dynamic_shared_bytes; /* what the launch asked for */
     const char *kernel;   /* name, for messages */
+    struct hk_host_shared_vars *static_shared; /* the block's static __shared__ variables */
 } hk_host_block;
+
+/* The block's static `__shared__` variables. host_source.c rewrites each
+ * declaration in a function body into a reference to storage the runtime
+ * carves, per block, downwards from a guard page: the first variable a block
+ * reaches ends at the guard, the next one ends where that one begins, so an
+ * access past the last byte of the block's shared memory faults. `key` is
+ * the address of a constant that holds the variable's name, one per
+ * declaration (and template instantiation); the module looks it up here and
+ * calls rt->static_shared the first time a block reaches it. */
+typedef struct hk_host_shared_vars { /* names a user's -D cannot reach */
+    uint32_t hk_n;
+    struct {
+        const void *hk_key;
+        void *hk_p;
+    } hk_var[HK_HOST_MAX_STATIC_VARS];
+} hk_host_shared_vars;
 
 typedef void (*hk_host_thread_fn)(void *__closure, const hk_host_thread *__t);
 
@@ -77,6 +97,10 @@ typedef struct hk_host_runtime {
     void (*fail)(const char *__msg) __attribute__((noreturn));
     /* Writes device printf output (one call per printf, kept whole). */
     void (*print)(const char *__text, size_t __n);
+    /* The storage of a static __shared__ variable the block reaches for the
+     * first time (see hk_host_shared_vars); fails the launch when the
+     * block's variables pass HK_HOST_MAX_STATIC_SHARED. */
+    void *(*static_shared)(const char *__key, uint64_t __size, uint64_t __align);
 } hk_host_runtime;
 
 /* One kernel of the module. */

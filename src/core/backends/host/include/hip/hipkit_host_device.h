@@ -9,7 +9,10 @@
  * - the threads of a block run on the block's OS thread, either as a plain
  *   loop (uses_sync == 0: the kernel is inlined into the loop) or as fibers
  *   (uses_sync == 1: rt->run_fibers), so per-OS-thread storage is per-block
- *   storage, which is what `__shared__` (thread_local) relies on;
+ *   storage: a static `__shared__` variable in a function body is rewritten
+ *   (host_source.c) into the block's storage behind hk_host_static_shared,
+ *   and any other `__shared__` (namespace scope, several declarators) stays
+ *   thread_local, which is per block for the same reason;
  * - the current GPU thread's coordinates are kept by value in that object
  *   rather than behind a pointer, so in loop mode the compiler sees the stores
  *   the loop makes and forwards them into the inlined kernel body. Fibers copy
@@ -308,6 +311,17 @@ template <typename _Hk_E> struct hk_host_shared_array {
     _Hk_E &operator*() const { return *(_Hk_E *)hk_host_dynamic_shared(); }
     explicit operator uintptr_t() const { return (uintptr_t)hk_host_dynamic_shared(); }
 };
+
+/* What `__shared__ T name[N];` in a function body becomes (host_source.c):
+ * the block's storage for the declaration whose name constant is __key. */
+static inline void *hk_host_static_shared(const char *__key, size_t __size, size_t __align)
+{
+    hk_host_shared_vars *__v = __hk_tls.__blk->static_shared;
+    for (uint32_t __i = 0; __i < __v->hk_n; __i++)
+        if (__v->hk_var[__i].hk_key == __key)
+            return __v->hk_var[__i].hk_p;
+    return __hk_tls.__rt->static_shared(__key, __size, __align);
+}
 
 #define HIP_DYNAMIC_SHARED(type, __var) type *__var = (type *)hk_host_dynamic_shared()
 #define HIP_DYNAMIC_SHARED_ATTRIBUTE
