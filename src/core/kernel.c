@@ -235,9 +235,7 @@ HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_b
         return hkc_fail(m->ctx, HK_ENOMEM, "out of memory");
     b->ctx = m->ctx;
     b->dev = e->dev;
-    for (int i = 0; i < m->ctx->ndevices; i++)
-        if (&m->ctx->devices[i] == e->dev)
-            b->device = i;
+    b->device = e->dev->be->first_device + e->dev->index;
     b->dtype = dtype;
     b->mode = HK_MEM_DEVICE;
     b->count = bytes / es;

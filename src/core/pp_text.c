@@ -96,3 +96,8 @@ void hkc_pp_line_directive(hkc_strbuf *out, int line, const char *name)
     }
     hkc_strbuf_puts(out, "\"\n");
 }
+
+int hkc_pp_is_pp_flag(const char *flag)
+{
+    return !strncmp(flag, "-D", 2) || !strncmp(flag, "-U", 2) || !strncmp(flag, "-I", 2);
+}

@@ -14,6 +14,10 @@ typedef int (*hkc_pp_is_user)(const char *file, int system, void *arg);
 
 /* Copies the user's lines of cpp_out into out, each run of them after a
  * marker `# LINE "FILE"` that places it. Other lines are dropped. */
+/* Whether a compiler flag is the preprocessor's (-D, -U, -I): discovery
+ * passes those, and only those, to a preprocessor run beside a compiler
+ * that takes others (--use_fast_math, -arch=...). */
+int hkc_pp_is_pp_flag(const char *flag);
 void hkc_pp_filter(const char *cpp_out, hkc_pp_is_user is_user, void *arg, hkc_strbuf *out);
 
 /* Where line `line` (1-based) of filtered text came from: writes the file

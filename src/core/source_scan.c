@@ -802,15 +802,7 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
 int hkc_source_scan(const char *src, const char *extra_text, hkc_source_kernel **out,
                     int *count, hkc_strbuf *err)
 {
-    return hkc_source_scan_instances(src, extra_text, NULL, 0, out, count, err);
-}
-
-int hkc_source_scan_instances(const char *src, const char *extra_text,
-                              const char *const *instantiate_names, int ninstantiate,
-                              hkc_source_kernel **out, int *count, hkc_strbuf *err)
-{
-    return hkc_source_scan_all(src, extra_text, instantiate_names, ninstantiate, out, count, NULL,
-                               NULL, err);
+    return hkc_source_scan_all(src, extra_text, NULL, 0, out, count, NULL, NULL, err);
 }
 
 void hkc_source_globals_free(char **globals, int count)

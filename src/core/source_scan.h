@@ -39,15 +39,11 @@ int hkc_source_scan(const char *src, const char *extra_text,
                     hkc_source_kernel **out, int *count, hkc_strbuf *err);
 /* As hkc_source_scan, and each of `instantiate_names` (`reduce<float, 256>`,
  * `ns::scale<double>`) added as a kernel whose parameter types are its
- * template's with the arguments (or defaults) put in. A name that is no
+ * template's with the arguments (or defaults) put in (a name that is no
  * template of the source, or whose arguments do not fit, fails with
- * HK_EINVAL saying so. */
-int hkc_source_scan_instances(const char *src, const char *extra_text,
-                              const char *const *instantiate_names, int ninstantiate,
-                              hkc_source_kernel **out, int *count, hkc_strbuf *err);
-/* As hkc_source_scan_instances, and the module variables the source
- * defines at namespace scope (__device__, __constant__, __managed__; by
- * qualified name, malloc'd strings) into *globals when it is not NULL. */
+ * HK_EINVAL saying so); and the module variables the source defines at
+ * namespace scope (__device__, __constant__, __managed__; by qualified
+ * name, malloc'd strings) into *globals when it is not NULL. */
 int hkc_source_scan_all(const char *src, const char *extra_text,
                         const char *const *instantiate_names, int ninstantiate,
                         hkc_source_kernel **out, int *count, char ***globals, int *nglobals,

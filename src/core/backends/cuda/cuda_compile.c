@@ -459,8 +459,7 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
         /* the preprocessor's part of the flags only: the others are NVRTC's
          * (--use_fast_math, -arch=...), which the host compiler refuses */
         for (int i = 0; i < job->nflags; i++)
-            if (!strncmp(job->flags[i], "-D", 2) || !strncmp(job->flags[i], "-U", 2) ||
-                !strncmp(job->flags[i], "-I", 2))
+            if (hkc_pp_is_pp_flag(job->flags[i]))
                 argv[a++] = job->flags[i];
         argv[a++] = "-x";
         argv[a++] = "c++";

@@ -390,8 +390,7 @@ int hkc_hip_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc
         hkc_strbuf_free(&d);
     }
     for (int i = 0; i < job->nflags; i++)
-        if (!strncmp(job->flags[i], "-D", 2) || !strncmp(job->flags[i], "-U", 2) ||
-            !strncmp(job->flags[i], "-I", 2))
+        if (hkc_pp_is_pp_flag(job->flags[i]))
             arg(&a, job->flags[i]);
     if (!tc.clang) {
         arg(&a, "-x");
