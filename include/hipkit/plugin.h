@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 4
+#define HK_PLUGIN_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -150,6 +150,14 @@ typedef struct hk_plugin_config {
     size_t shared_bytes; /* dynamic shared memory; 0: the rule's formula */
 } hk_plugin_config;
 
+/* Fields added after minor 0 default to null in C++, so a table written
+ * field by field for an older minor still compiles warning-free. */
+#ifdef __cplusplus
+#define HK_PLUGIN_LATER = nullptr
+#else
+#define HK_PLUGIN_LATER
+#endif
+
 /* What an op may do, handed to it at each call. Grows only at the end. */
 typedef struct hk_plugin_host {
     size_t size;
@@ -180,6 +188,23 @@ typedef struct hk_plugin_host {
     /* The current device's warp (wavefront) size: 32 on NVIDIA, 32 or 64
      * on AMD, the CPU backend's own. */
     unsigned (*warp_size)(const hk_plugin_call *call);
+
+    /* --- ABI 1.5: check HK_PLUGIN_HOST_HAS(host, scratch) first --- */
+
+    /* A temporary buffer of count elements of dtype ("u32", ...) on the
+     * current device, every byte zero, passed to launches like any buffer.
+     * It lives until the op returns; kernels the op launched may still use
+     * it afterwards (the memory goes back to a pool that later launches
+     * reach only after them). NULL on failure, with the call failed. */
+    void *(*scratch)(const hk_plugin_call *call, const char *dtype, size_t count) HK_PLUGIN_LATER;
+    /* Byte copies between host memory and a buffer argument or scratch
+     * buffer, ordered after the kernels the op launched before: download
+     * waits for them (a device-side flag read back, a count that sizes the
+     * next launch). 0 or a negative hipkit error code. */
+    int (*upload)(const hk_plugin_call *call, void *buf, size_t offset, const void *src,
+                  size_t bytes) HK_PLUGIN_LATER;
+    int (*download)(const hk_plugin_call *call, void *buf, size_t offset, void *dst,
+                    size_t bytes) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later
@@ -191,13 +216,6 @@ typedef struct hk_plugin_host {
 typedef int (*hk_plugin_op_fn)(const hk_plugin_host *host, const hk_plugin_call *call,
                                const hk_plugin_arg *args, int nargs);
 
-/* Fields added after minor 0 default to null in C++, so a table written
- * field by field for an older minor still compiles warning-free. */
-#ifdef __cplusplus
-#define HK_PLUGIN_LATER = nullptr
-#else
-#define HK_PLUGIN_LATER
-#endif
 
 struct hk_plugin_api {
     size_t size;         /* sizeof the host's table: fields beyond it are absent */

@@ -4,8 +4,9 @@
  * through), plugin_load.c (finding, checking and loading them),
  * plugin_query.c (what they registered), plugin_image.c (AOT image or JIT
  * for a source), plugin_launch.c (a kernel launched by its geometry rule),
- * plugin_ops.c (host ops that chain launches), plugin_reload.c (a plugin
- * loaded again in a running session). */
+ * plugin_ops.c (host ops that chain launches), plugin_scratch.c (the
+ * scratch memory and copies ops use), plugin_reload.c (a plugin loaded
+ * again in a running session). */
 #ifndef HKC_PLUGIN_INTERNAL_H
 #define HKC_PLUGIN_INTERNAL_H
 
@@ -50,6 +51,7 @@ typedef struct pl_op {
 } pl_op;
 
 typedef struct pl_session pl_session;
+typedef struct pl_scratch pl_scratch;
 
 /* An entry: a family, or a refused plugin (error set). */
 typedef struct pl_family {
@@ -88,7 +90,22 @@ struct hkc_plugins {
     pl_family **retired;
     int nretired;
     int probe; /* run each init in a forked child first (plugin_load.c) */
+    pl_scratch *scratch; /* host ops' scratch pool (plugin_scratch.c) */
+    int nscratch, capscratch;
 };
+
+/* plugin_scratch.c: the scratch buffers one op call holds (views of pool
+ * buffers), released when the op returns. */
+#define HKC_SCRATCH_MAX 16
+typedef struct hkc_scratch_list {
+    hk_buffer *views[HKC_SCRATCH_MAX];
+    int pool[HKC_SCRATCH_MAX];
+    int n;
+} hkc_scratch_list;
+int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scratch_list *l,
+                       hk_buffer **out);
+void hkc_plugin_scratch_release(hk_context *ctx, hkc_scratch_list *l);
+void hkc_plugin_scratch_free_all(hkc_plugins *ps);
 
 /* Plugins may pass NULL for optional text (a doc, a version): it is kept
  * as "" so readers never check. */

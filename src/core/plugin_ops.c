@@ -17,6 +17,7 @@ struct hk_plugin_call {
     hk_context *ctx;
     const pl_family *f;
     const pl_op *op;
+    hkc_scratch_list *scratch;
 };
 
 /* An op's messages start "family.op" once: a launch's error, or a text the
@@ -71,6 +72,42 @@ static unsigned host_op_warp_size(const hk_plugin_call *c)
     return w > 0 ? (unsigned)w : 32;
 }
 
+static void *host_op_scratch(const hk_plugin_call *c, const char *dtype, size_t count)
+{
+    if (!c)
+        return NULL;
+    hk_buffer *b = NULL;
+    int r = hkc_plugin_scratch(c->ctx, dtype, count, c->scratch, &b);
+    if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return b;
+}
+
+/* upload and download: the buffer's own range checks, the op's name first
+ * in their messages. */
+static int op_copy(const hk_plugin_call *c, void *buf, size_t offset, void *host, size_t bytes, int up)
+{
+    if (!c)
+        return HK_EINVAL;
+    if (!buf)
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->%s: buffer is NULL", c->f->name, c->op->name,
+                        up ? "upload" : "download");
+    int r = up ? hk_buffer_upload(buf, offset, host, bytes) : hk_buffer_download(buf, offset, host, bytes);
+    if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return r;
+}
+
+static int host_op_upload(const hk_plugin_call *c, void *buf, size_t offset, const void *src, size_t bytes)
+{
+    return op_copy(c, buf, offset, (void *)(uintptr_t)src, bytes, 1);
+}
+
+static int host_op_download(const hk_plugin_call *c, void *buf, size_t offset, void *dst, size_t bytes)
+{
+    return op_copy(c, buf, offset, dst, bytes, 0);
+}
+
 static size_t host_op_length(const hk_plugin_call *c, const void *buf)
 {
     (void)c;
@@ -111,6 +148,9 @@ static const hk_plugin_host host_table = {
     .fail = host_op_fail,
     .launch_config = host_op_launch_config,
     .warp_size = host_op_warp_size,
+    .scratch = host_op_scratch,
+    .upload = host_op_upload,
+    .download = host_op_download,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
@@ -128,8 +168,10 @@ HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op
         for (int a = 0; a < nargs; a++)
             if (args[a].kind == HK_ARG_BUFFER && !args[a].v.buf)
                 return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d is a NULL buffer", family, op, a + 1);
-        hk_plugin_call call = {ctx, f, &f->ops[i]};
+        hkc_scratch_list scratch = {.n = 0};
+        hk_plugin_call call = {ctx, f, &f->ops[i], &scratch};
         int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
+        hkc_plugin_scratch_release(ctx, &scratch);
         return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;
     }
     return hkc_fail(ctx, HK_ENOTFOUND, "family '%s' has no op '%s'", family, op);

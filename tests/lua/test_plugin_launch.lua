@@ -13,7 +13,28 @@ local fams = {}
 for _, p in ipairs(hk.plugins()) do fams[p.name] = p end
 if not fams.stats then
     t.ok(false, "the stats test plugin loads (HIPKIT_PLUGIN_PATH=" .. tostring(os.getenv("HIPKIT_PLUGIN_PATH")) .. ")")
-    t.done()
+    
+-- ABI 1.5: scratch memory (zeroed at each request, pooled) and a count read back
+do
+    local n = 5003
+    local x = hk.alloc(n, "f32"):rand{lo = -1, hi = 1}
+    t.ok(pcall(hk.ops.stats.check_finite, x), "check_finite passes a finite buffer (the scratch count starts at 0)")
+    local bad = {}
+    for k = 1, 37 do bad[(k * 7919) % n] = true end
+    local nbad = 0
+    for i in pairs(bad) do x[i] = (nbad % 3 == 0) and 0 / 0 or ((nbad % 3 == 1) and 1 / 0 or -1 / 0); nbad = nbad + 1 end
+    local msgs = {}
+    for k = 1, 3 do
+        local okc, errc = pcall(hk.ops.stats.check_finite, x)
+        msgs[k] = not okc and tostring(errc) or "passed"
+    end
+    local want = "stats.check_finite(x): x holds " .. nbad .. " NaN or infinite values"
+    t.ok(msgs[1] == want and msgs[2] == want and msgs[3] == want,
+        "the count is read back after the launch, and the pooled scratch is zeroed again for each call: " .. msgs[1])
+    local y = hk.alloc(4 * n, "f32"):rand()
+    t.ok(pcall(hk.ops.stats.check_finite, y), "a larger request after smaller ones gets zeroed memory too")
+end
+t.done()
     return
 end
 local geom = {}
@@ -120,4 +141,25 @@ t.ok(not ok and tostring(err) == "stats.sincos: no kernel writes f32 from f64, f
     "mixed dtypes fit no two-output kernel: " .. tostring(err))
 ok, err = pcall(hk.ops.stats.sincos, hk.alloc(8, "f32"), hk.alloc(4, "f32"), hk.alloc(8, "f32"))
 t.ok(not ok and tostring(err):find("output 2 has 4 elements", 1, true), "a short second output is named: " .. tostring(err))
+
+-- ABI 1.5: scratch memory (zeroed at each request, pooled) and a count read back
+do
+    local n = 5003
+    local x = hk.alloc(n, "f32"):rand{lo = -1, hi = 1}
+    t.ok(pcall(hk.ops.stats.check_finite, x), "check_finite passes a finite buffer (the scratch count starts at 0)")
+    local bad = {}
+    for k = 1, 37 do bad[(k * 7919) % n] = true end
+    local nbad = 0
+    for i in pairs(bad) do x[i] = (nbad % 3 == 0) and 0 / 0 or ((nbad % 3 == 1) and 1 / 0 or -1 / 0); nbad = nbad + 1 end
+    local msgs = {}
+    for k = 1, 3 do
+        local okc, errc = pcall(hk.ops.stats.check_finite, x)
+        msgs[k] = not okc and tostring(errc) or "passed"
+    end
+    local want = "stats.check_finite(x): x holds " .. nbad .. " NaN or infinite values"
+    t.ok(msgs[1] == want and msgs[2] == want and msgs[3] == want,
+        "the count is read back after the launch, and the pooled scratch is zeroed again for each call: " .. msgs[1])
+    local y = hk.alloc(4 * n, "f32"):rand()
+    t.ok(pcall(hk.ops.stats.check_finite, y), "a larger request after smaller ones gets zeroed memory too")
+end
 t.done()

@@ -199,7 +199,7 @@ EOF
 expect "plugins --check: a wrong pointer type is a mismatch naming both types, status 1" 1 "$T/want"
 HIPKIT_PLUGIN_PATH=$TEST_PLUGINS run plugins --check stats
 if [ "$rc" -eq 0 ] && grep -qx '  ok         row_stats_f32' "$T/out" &&
-    grep -qx 'stats: 5 ok, 0 mismatched, 0 unchecked' "$T/out"; then
+    grep -qx 'stats: 6 ok, 0 mismatched, 0 unchecked' "$T/out"; then
     ok 0 "plugins --check: every kernel of a right family is ok, status 0"
 else
     ok 1 "plugins --check: every kernel of a right family is ok, status 0"; show

@@ -2,7 +2,8 @@
  * tests/lua/test_plugin_launch.lua): per-row mean and variance with one
  * block per row and blockDim floats of dynamic shared memory, a row maximum
  * with one warp per row, a 2-D explicit-geometry kernel, a host op chaining
- * two explicit launches, and a two-output kernel in two dtypes. */
+ * two explicit launches, a two-output kernel in two dtypes, and (ABI 1.5)
+ * a host op counting into scratch memory and reading the count back. */
 #include <hipkit/plugin.h>
 
 HK_PLUGIN_DEFINE(stats);
@@ -59,7 +60,36 @@ static const char src[] =
     "         i += (size_t)gridDim.x * blockDim.x) { s[i] = sin(x[i]); c[i] = cos(x[i]); } \\\n"
     "  }\n"
     "SINCOS(float, sincos_f32)\n"
-    "SINCOS(double, sincos_f64)\n";
+    "SINCOS(double, sincos_f64)\n"
+    "extern \"C\" __global__ void count_nonfinite_f32(const float *x, unsigned *count, size_t n) {\n"
+    "  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (size_t)gridDim.x * blockDim.x)\n"
+    "    if (!isfinite(x[i])) atomicAdd(count, 1u);\n"
+    "}\n";
+
+/* check_finite(x): fails naming how many elements of x are NaN or
+ * infinite. The count lives in zeroed scratch memory (ABI 1.5) and is read
+ * back after the launch. */
+static int check_finite(const hk_plugin_host *host, const hk_plugin_call *call,
+                        const hk_plugin_arg *args, int nargs)
+{
+    if (!HK_PLUGIN_HOST_HAS(host, download))
+        return host->fail(call, "needs a host of plugin ABI 1.5 (scratch, download)");
+    if (nargs != 1 || args[0].kind != HK_PLUGIN_ARG_BUFFER)
+        return host->fail(call, "expects one f32 buffer; got %d arguments", nargs);
+    void *count = host->scratch(call, "u32", 1);
+    if (!count)
+        return -1;
+    hk_plugin_arg a[3] = {args[0], {HK_PLUGIN_ARG_BUFFER, {.buf = count}}, {HK_PLUGIN_ARG_UINT, {0}}};
+    a[2].v.u = host->length(call, args[0].v.buf);
+    unsigned n = 0;
+    int r = host->launch(call, "count_nonfinite_f32", a, 3);
+    if (r == 0)
+        r = host->download(call, count, 0, &n, sizeof n);
+    if (r == 0 && n > 0)
+        return host->fail(call, "x holds %u NaN or infinite values", n);
+    return r;
+}
 
 /* standardize(x, mean, var, y, rows, cols): y = (x - mean) / sqrt(var +
  * 1e-5) per row, in two launches with explicit configurations: row_stats
@@ -123,6 +153,16 @@ int hk_plugin_stats_init(const hk_plugin_api *api)
         r = api->add_kernel(api, "stats", "stats.hip", "sincos_f64",
                             "const double *x, double *s, double *c, size_t n", &g1,
                             "s, c = sin x, cos x (f64)");
+    /* count holds one value: its extent is 1, not n */
+    static const hk_plugin_extent one[] = {{1, {-1, -1, -1}, 1}};
+    hk_plugin_rule gcount = {sizeof gcount, {HK_PLUGIN_GEOM_1D, 2, 128, 64, 0, 0, 0, 0}, 0, 0, 0, one, 1};
+    if (r == 0)
+        r = api->add_kernel_rule(api, "stats", "stats.hip", "count_nonfinite_f32",
+                                 "const float *x, unsigned *count, size_t n", &gcount,
+                                 "*count += the NaN and infinite elements of x");
+    if (r == 0)
+        r = api->add_op(api, "stats", "check_finite", "x", check_finite,
+                        "fails naming how many elements of x are not finite (scratch + download)");
     if (r == 0)
         r = api->add_op(api, "stats", "standardize", "x, mean, var, y, rows, cols", standardize,
                         "per-row standardisation: row_stats then row_apply, explicit launches");

@@ -1,0 +1,107 @@
+/* Scratch memory and byte copies for host ops (plugin ABI 1.5): a scan's
+ * tile states, a sort's ping-pong keys, an indexing op's out-of-range flag.
+ *
+ * Device allocations are slow and cuMemFree/hipFree wait for the device,
+ * so scratch comes from a per-context pool of device buffers that are
+ * never freed before the context: an op's request is a typed view of a
+ * free pool buffer, zeroed by a memset ordered on the stream after what
+ * was launched before. When the op returns its views are freed and the
+ * pool buffers marked free; kernels still running then were launched
+ * before any later op's memset, so stream order keeps them apart. */
+#include "plugin_internal.h"
+
+/* Pool buffers are at least this big, so small requests share few. */
+#define SCRATCH_MIN_BYTES ((size_t)64 << 10)
+
+struct pl_scratch {
+    hk_buffer *mem; /* u8, device memory */
+    int device;
+    int busy; /* handed out to the op running now */
+};
+
+/* The smallest free pool buffer of `device` holding `bytes`, or a new one
+ * (power-of-two size); its index, or a negative error. */
+static int pool_take(hk_context *ctx, int device, size_t bytes)
+{
+    hkc_plugins *ps = ctx->plugins;
+    int best = -1;
+    for (int i = 0; i < ps->nscratch; i++) {
+        pl_scratch *s = &ps->scratch[i];
+        if (!s->busy && s->device == device && hk_buffer_bytes(s->mem) >= bytes &&
+            (best < 0 || hk_buffer_bytes(s->mem) < hk_buffer_bytes(ps->scratch[best].mem)))
+            best = i;
+    }
+    if (best >= 0) {
+        ps->scratch[best].busy = 1;
+        return best;
+    }
+    if (ps->nscratch == ps->capscratch) {
+        int cap = ps->capscratch ? 2 * ps->capscratch : 4;
+        pl_scratch *grown = realloc(ps->scratch, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+        ps->scratch = grown;
+        ps->capscratch = cap;
+    }
+    size_t size = SCRATCH_MIN_BYTES;
+    while (size < bytes && size <= SIZE_MAX / 2)
+        size *= 2;
+    hk_buffer *mem = NULL;
+    int r = hk_buffer_alloc(ctx, size < bytes ? bytes : size, HK_U8, HK_MEM_DEVICE, &mem);
+    if (r)
+        return r;
+    ps->scratch[ps->nscratch] = (pl_scratch){mem, device, 1};
+    return ps->nscratch++;
+}
+
+int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scratch_list *l,
+                       hk_buffer **out)
+{
+    hk_dtype t;
+    *out = NULL;
+    if (!dtype || hk_dtype_parse(dtype, &t) != 0)
+        return hkc_fail(ctx, HK_EARG, "scratch: unknown dtype '%s'", dtype ? dtype : "(null)");
+    size_t es = hk_dtype_size(t);
+    if (count == 0 || count > SIZE_MAX / es)
+        return hkc_fail(ctx, HK_EARG, "scratch: %zu elements of %s is not a size", count, dtype);
+    if (l->n == HKC_SCRATCH_MAX)
+        return hkc_fail(ctx, HK_EARG, "scratch: at most %d scratch buffers per op call", HKC_SCRATCH_MAX);
+    int i = pool_take(ctx, ctx->current, count * es);
+    if (i < 0)
+        return i;
+    hk_buffer *mem = ctx->plugins->scratch[i].mem, *zero = NULL, *view = NULL;
+    static const unsigned char nothing = 0;
+    int r = hk_buffer_view(mem, HK_U8, 0, count * es, &zero);
+    if (!r)
+        r = hk_buffer_fill(zero, &nothing);
+    hk_buffer_free(zero);
+    if (!r)
+        r = hk_buffer_view(mem, t, 0, count, &view);
+    if (r) {
+        ctx->plugins->scratch[i].busy = 0;
+        return r;
+    }
+    l->pool[l->n] = i;
+    l->views[l->n++] = view;
+    *out = view;
+    return 0;
+}
+
+void hkc_plugin_scratch_release(hk_context *ctx, hkc_scratch_list *l)
+{
+    for (int k = 0; k < l->n; k++) {
+        hk_buffer_free(l->views[k]);
+        if (ctx->plugins && l->pool[k] < ctx->plugins->nscratch)
+            ctx->plugins->scratch[l->pool[k]].busy = 0;
+    }
+    l->n = 0;
+}
+
+void hkc_plugin_scratch_free_all(hkc_plugins *ps)
+{
+    for (int i = 0; i < ps->nscratch; i++)
+        hk_buffer_free(ps->scratch[i].mem);
+    free(ps->scratch);
+    ps->scratch = NULL;
+    ps->nscratch = ps->capscratch = 0;
+}
