@@ -336,3 +336,327 @@ HKR_ROWS(float, f32)
 HKR_ROWS(double, f64)
 HKR_ROWS(__half, f16)
 HKR_ROWS(__hip_bfloat16, bf16)
+
+// ---------------------------------------------------------------------------
+// Strided reductions, candle's fast_* form: src is a strided view of
+// num_dims dims (info = dims[num_dims] then strides[num_dims], in
+// elements), its logical elements in row-major order of dims; block r
+// reduces the logical elements [r * el, (r + 1) * el) into dst[r] (the
+// host op moves the reduced dims last). info NULL: src is contiguous.
+//
+//   fast_OP_T(size_t numel, size_t el, size_t num_dims, const size_t *info,
+//             const T *src, R *dst)      OP in sum mean min max argmin argmax;
+//                                        R = T, argmin/argmax: unsigned (as candle)
+
+// The offset of logical element i of a strided view.
+__device__ inline size_t hkr_strided(size_t i, size_t nd, const size_t *info)
+{
+    size_t off = 0;
+    for (size_t d = nd; d-- > 0;) {
+        off += (i % info[d]) * info[nd + d];
+        i /= info[d];
+    }
+    return off;
+}
+
+template <typename F, typename A, typename T>
+__device__ hkr_acc<A> hkr_fold_strided(const T *src, size_t first, size_t el, size_t nd, const size_t *info)
+{
+    if (!info)
+        return hkr_fold<F, A>(src + first, (int)el, hkr_ident());
+    hkr_acc<A> a = F::template id<A>();
+    for (size_t c = threadIdx.x; c < el; c += blockDim.x) {
+        hkr_acc<A> p = {(A)hkr_up(src[hkr_strided(first + c, nd, info)]), (long long)c};
+        a = F::f(a, p);
+    }
+    return a;
+}
+
+#define HKR_FAST(T, name)                                                                      \
+    extern "C" __global__ void fast_sum_##name(size_t numel, size_t el, size_t num_dims,       \
+                                               const size_t *info, const T *src, T *dst)       \
+    {                                                                                          \
+        typedef hkr_sumt<T>::A A;                                                              \
+        if ((size_t)blockIdx.x * el >= numel)                                                  \
+            return;                                                                            \
+        hkr_acc<A> a = hkr_block<hkr_sum>(                                                     \
+            hkr_fold_strided<hkr_sum, A>(src, (size_t)blockIdx.x * el, el, num_dims, info));   \
+        if (threadIdx.x == 0)                                                                  \
+            dst[blockIdx.x] = hkr_down((const T *)0, a.v);                                     \
+    }                                                                                          \
+    HKR_FAST_EXT(T, name, min, hkr_min)                                                        \
+    HKR_FAST_EXT(T, name, max, hkr_max)
+
+#define HKR_FAST_EXT(T, name, op, F)                                                           \
+    extern "C" __global__ void fast_##op##_##name(size_t numel, size_t el, size_t num_dims,    \
+                                                  const size_t *info, const T *src, T *dst)    \
+    {                                                                                          \
+        typedef hkr_t<T>::A A;                                                                 \
+        if ((size_t)blockIdx.x * el >= numel)                                                  \
+            return;                                                                            \
+        hkr_acc<A> a = hkr_block<F>(                                                           \
+            hkr_fold_strided<F, A>(src, (size_t)blockIdx.x * el, el, num_dims, info));         \
+        if (threadIdx.x == 0)                                                                  \
+            dst[blockIdx.x] = hkr_down((const T *)0, a.v);                                     \
+    }                                                                                          \
+    extern "C" __global__ void fast_arg##op##_##name(size_t numel, size_t el, size_t num_dims, \
+                                                     const size_t *info, const T *src,         \
+                                                     unsigned *dst)                            \
+    {                                                                                          \
+        typedef hkr_t<T>::A A;                                                                 \
+        if ((size_t)blockIdx.x * el >= numel)                                                  \
+            return;                                                                            \
+        hkr_acc<A> a = hkr_block<F>(                                                           \
+            hkr_fold_strided<F, A>(src, (size_t)blockIdx.x * el, el, num_dims, info));         \
+        if (threadIdx.x == 0)                                                                  \
+            dst[blockIdx.x] = (unsigned)a.i;                                                   \
+    }
+
+#define HKR_FAST_MEAN(T, name)                                                                 \
+    extern "C" __global__ void fast_mean_##name(size_t numel, size_t el, size_t num_dims,      \
+                                                const size_t *info, const T *src, T *dst)      \
+    {                                                                                          \
+        typedef hkr_t<T>::A A;                                                                 \
+        if ((size_t)blockIdx.x * el >= numel)                                                  \
+            return;                                                                            \
+        hkr_acc<A> a = hkr_block<hkr_sum>(                                                     \
+            hkr_fold_strided<hkr_sum, A>(src, (size_t)blockIdx.x * el, el, num_dims, info));   \
+        if (threadIdx.x == 0)                                                                  \
+            dst[blockIdx.x] = hkr_down((const T *)0, a.v / (A)el);                             \
+    }
+
+HKR_FAST(float, f32)
+HKR_FAST(double, f64)
+HKR_FAST(__half, f16)
+HKR_FAST(__hip_bfloat16, bf16)
+HKR_FAST(int, i32)
+HKR_FAST(unsigned, u32)
+HKR_FAST_MEAN(float, f32)
+HKR_FAST_MEAN(double, f64)
+HKR_FAST_MEAN(__half, f16)
+HKR_FAST_MEAN(__hip_bfloat16, bf16)
+
+// ---------------------------------------------------------------------------
+// Rotary embeddings, candle's three layouts; cos and sin hold [t, d / 2]
+// (or [b, t, d / 2] when stride_b > 0: the batch of an element is
+// 2 * i / stride_b). Any grid: each thread walks pairs with a grid stride.
+//
+//   rope_i_T(src, cos, sin, dst, bh, td, stride_b)     interleaved pairs
+//       (x[2k], x[2k+1]) of [bh, t, d] (td = t * d)
+//   rope_T(src, cos, sin, dst, bh, td, d, stride_b)     half-split pairs
+//       (x[k], x[k + d/2]) of each row of d
+//   rope_thd_T(src, cos, sin, dst, b, t, h, d, stride_b)  half-split over
+//       [b, t, h, d]
+// out = (x0 * c - x1 * s, x0 * s + x1 * c), in f32 for f16/bf16.
+
+template <typename T>
+__device__ inline void hkr_rotate(const T *src, const T *cs, const T *sn, T *dst, size_t i1, size_t i2,
+                                  size_t ics)
+{
+    typedef typename hkr_t<T>::A A;
+    A x0 = hkr_up(src[i1]), x1 = hkr_up(src[i2]), c = hkr_up(cs[ics]), s = hkr_up(sn[ics]);
+    dst[i1] = hkr_down((const T *)0, x0 * c - x1 * s);
+    dst[i2] = hkr_down((const T *)0, x0 * s + x1 * c);
+}
+
+#define HKR_GRID_STRIDE(i, n)                                                                  \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);                    \
+         i += (size_t)gridDim.x * blockDim.x)
+
+#define HKR_ROPE(T, name)                                                                      \
+    extern "C" __global__ void rope_i_##name(const T *src, const T *cos, const T *sin, T *dst, \
+                                             unsigned bh, unsigned td, unsigned stride_b)      \
+    {                                                                                          \
+        const size_t half = td / 2;                                                            \
+        HKR_GRID_STRIDE(i, (size_t)bh * half)                                                  \
+        {                                                                                      \
+            size_t ics = i % half;                                                             \
+            if (stride_b)                                                                      \
+                ics += (2 * i / stride_b) * half;                                              \
+            hkr_rotate(src, cos, sin, dst, 2 * i, 2 * i + 1, ics);                             \
+        }                                                                                      \
+    }                                                                                          \
+    extern "C" __global__ void rope_##name(const T *src, const T *cos, const T *sin, T *dst,   \
+                                           unsigned bh, unsigned td, unsigned d,               \
+                                           unsigned stride_b)                                  \
+    {                                                                                          \
+        const size_t half = td / 2, hd = d / 2;                                                \
+        HKR_GRID_STRIDE(i, (size_t)bh * half)                                                  \
+        {                                                                                      \
+            size_t ibh = i / half, itd = i % half, it = itd / hd, id = itd % hd;               \
+            size_t i1 = ibh * td + it * d + id, ics = it * hd + id;                            \
+            if (stride_b)                                                                      \
+                ics += (2 * i / stride_b) * half;                                              \
+            hkr_rotate(src, cos, sin, dst, i1, i1 + hd, ics);                                  \
+        }                                                                                      \
+    }                                                                                          \
+    extern "C" __global__ void rope_thd_##name(const T *src, const T *cos, const T *sin,       \
+                                               T *dst, unsigned b, unsigned t, unsigned h,     \
+                                               unsigned d, unsigned stride_b)                  \
+    {                                                                                          \
+        const size_t hd = d / 2;                                                               \
+        HKR_GRID_STRIDE(i, (size_t)b * t * h * hd)                                             \
+        {                                                                                      \
+            size_t ibth = i / hd, id = i % hd, it = (ibth / h) % t;                            \
+            size_t i1 = ibth * d + id, ics = it * hd + id;                                     \
+            if (stride_b)                                                                      \
+                ics += (2 * i / stride_b) * ((size_t)t * hd);                                  \
+            hkr_rotate(src, cos, sin, dst, i1, i1 + hd, ics);                                  \
+        }                                                                                      \
+    }
+
+HKR_ROPE(float, f32)
+HKR_ROPE(double, f64)
+HKR_ROPE(__half, f16)
+HKR_ROPE(__hip_bfloat16, bf16)
+
+// ---------------------------------------------------------------------------
+// Prefix sums over a whole buffer in one pass (a decoupled look-back scan):
+// each block takes the next tile (an atomic ticket, so a block waits only
+// for tiles whose blocks have started), scans it, publishes its total,
+// then walks back over the tiles before it until one has published its
+// inclusive prefix, adding the totals it passes; then publishes its own
+// inclusive prefix and writes the tile. Every element is read once and
+// written once.
+//
+//   cumsum_T(const T *x, T *out, size_t n, unsigned *state, A *part,
+//            int exclusive)
+//       state: 1 + tiles unsigned, zero before the launch (state[0] hands
+//       out tiles, state[1 + k] is tile k's flag: 1 total, 2 prefix);
+//       part: 2 * tiles of the accumulation type A (tile k's total at
+//       2k, its inclusive prefix at 2k + 1). A tile is 64 bytes of x per
+//       thread (16 f32, 8 f64, 32 f16); gridDim.x = the tile count. Dynamic
+//       shared memory: 8 * (2 + 64) bytes.
+//   A: f32 for f32/f16/bf16, f64, u32 for i32/u32 (wrapping), u64 for i64.
+
+template <typename T> struct hkr_scan_t { typedef typename hkr_sumt<T>::A A; };
+template <> struct hkr_scan_t<long long> { typedef unsigned long long A; };
+__device__ inline unsigned long long hkr_up(long long x) { return (unsigned long long)x; }
+__device__ inline long long hkr_down(const long long *, unsigned long long r) { return (long long)r; }
+
+template <typename A> __device__ inline A hkr_warp_scan(A v) // inclusive, over the warp
+{
+    const int lane = threadIdx.x % warpSize;
+    for (int o = 1; o < warpSize; o *= 2) {
+        A u = __shfl_up(v, o);
+        if (lane >= o)
+            v += u;
+    }
+    return v;
+}
+
+// Tile `tile`'s exclusive prefix: its total published, then the walk back.
+template <typename A>
+__device__ A hkr_look_back(unsigned *state, A *part, size_t tile, A total)
+{
+    volatile unsigned *flag = state + 1;
+    volatile A *vp = part;
+    if (tile == 0) {
+        vp[1] = total;
+        __threadfence();
+        atomicExch(&state[1], 2u);
+        return (A)0;
+    }
+    vp[2 * tile] = total;
+    __threadfence();
+    atomicExch(&state[1 + tile], 1u);
+    A prefix = (A)0;
+    for (size_t p = tile; p-- > 0;) {
+        unsigned f;
+        while ((f = flag[p]) == 0)
+            ;
+        __threadfence();
+        if (f == 2) {
+            prefix += vp[2 * p + 1];
+            break;
+        }
+        prefix += vp[2 * p];
+    }
+    vp[2 * tile + 1] = prefix + total;
+    __threadfence();
+    atomicExch(&state[1 + tile], 2u);
+    return prefix;
+}
+
+template <typename T>
+__device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
+                           typename hkr_scan_t<T>::A *part, int exclusive)
+{
+    typedef typename hkr_scan_t<T>::A A;
+    const int W = 16 / sizeof(T), ITEMS = 4 * W;
+    extern __shared__ double hkr_sh[];
+    unsigned long long *ticket = (unsigned long long *)(void *)hkr_sh;
+    A *prefix_sh = (A *)(void *)(hkr_sh + 1), *warp_sums = (A *)(void *)(hkr_sh + 2);
+    if (threadIdx.x == 0)
+        *ticket = atomicAdd(&state[0], 1u);
+    __syncthreads();
+    const size_t tile = (size_t)*ticket;
+    const size_t first = (tile * blockDim.x + threadIdx.x) * ITEMS;
+    A v[ITEMS];
+    const bool whole = first + ITEMS <= n && ((unsigned long long)(x + first) & 15) == 0;
+    if (whole) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            hkr_vec<T> e = ((const hkr_vec<T> *)(x + first))[k];
+#pragma unroll
+            for (int j = 0; j < W; j++)
+                v[k * W + j] = (A)hkr_up(e.v[j]);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            v[k] = first + k < n ? (A)hkr_up(x[first + k]) : (A)0;
+    }
+#pragma unroll
+    for (int k = 1; k < ITEMS; k++)
+        v[k] += v[k - 1];
+    // the block's exclusive scan of the threads' totals
+    const A total = v[ITEMS - 1];
+    const unsigned lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize;
+    const unsigned nwarps = (blockDim.x + warpSize - 1) / warpSize;
+    A incl = hkr_warp_scan(total);
+    if (lane == (unsigned)warpSize - 1 || threadIdx.x == blockDim.x - 1)
+        warp_sums[w] = incl;
+    __syncthreads();
+    if (w == 0) {
+        A s = lane < nwarps ? warp_sums[lane] : (A)0;
+        s = hkr_warp_scan(s);
+        if (lane < nwarps)
+            warp_sums[lane] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)
+        *prefix_sh = hkr_look_back(state, part, tile, warp_sums[nwarps - 1]);
+    __syncthreads();
+    const A run = *prefix_sh + (w ? warp_sums[w - 1] : (A)0) + incl - total;
+    if (whole && ((unsigned long long)(out + first) & 15) == 0) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            hkr_vec<T> e;
+#pragma unroll
+            for (int j = 0; j < W; j++) {
+                int i = k * W + j;
+                e.v[j] = hkr_down((const T *)0, run + (exclusive ? (i ? v[i - 1] : (A)0) : v[i]));
+            }
+            ((hkr_vec<T> *)(out + first))[k] = e;
+        }
+    } else {
+        for (int i = 0; i < ITEMS && first + i < n; i++)
+            out[first + i] = hkr_down((const T *)0, run + (exclusive ? (i ? v[i - 1] : (A)0) : v[i]));
+    }
+}
+
+#define HKR_CUMSUM(T, name, A)                                                                 \
+    extern "C" __global__ void cumsum_##name(const T *x, T *out, size_t n, unsigned *state,   \
+                                             A *part, int exclusive)                           \
+    {                                                                                          \
+        hkr_cumsum(x, out, n, state, part, exclusive);                                         \
+    }
+
+HKR_CUMSUM(float, f32, float)
+HKR_CUMSUM(double, f64, double)
+HKR_CUMSUM(__half, f16, float)
+HKR_CUMSUM(__hip_bfloat16, bf16, float)
+HKR_CUMSUM(int, i32, unsigned)
+HKR_CUMSUM(unsigned, u32, unsigned)
+HKR_CUMSUM(long long, i64, unsigned long long)
