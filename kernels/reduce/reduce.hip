@@ -257,11 +257,99 @@ template <typename A> struct hkr_sq {
     __device__ A operator()(A v) const { return (v - m) * (v - m); }
 };
 
+// A row held in registers: thread t keeps the 16-byte vectors t,
+// t + blockDim.x, ... (at most HKR_NV of them) as A values, so softmax and
+// the norms read their row once. Usable when the row and out are 16-byte
+// aligned, cols is a whole number of vectors and the block covers it.
+#define HKR_NV 8
+template <typename T> struct hkr_regrow {
+    typedef typename hkr_t<T>::A A;
+    enum { W = 16 / sizeof(T) };
+    A v[HKR_NV * W];
+    int nv;
+
+    static __device__ bool fits(const T *row, const T *out, int cols)
+    {
+        return (((unsigned long long)row | (unsigned long long)out) & 15) == 0 && cols % W == 0 &&
+               cols / W <= HKR_NV * (int)blockDim.x;
+    }
+    __device__ void load(const T *row, int cols)
+    {
+        nv = cols / W;
+        const hkr_vec<T> *rv = (const hkr_vec<T> *)row;
+#pragma unroll
+        for (int k = 0; k < HKR_NV; k++) {
+            int i = threadIdx.x + k * blockDim.x;
+            if (i < nv) {
+                hkr_vec<T> e = rv[i];
+#pragma unroll
+                for (int j = 0; j < W; j++)
+                    v[k * W + j] = hkr_up(e.v[j]);
+            }
+        }
+    }
+    // This thread's fold of g(value) with F.
+    template <typename F, typename G> __device__ hkr_acc<A> fold(G g) const
+    {
+        hkr_acc<A> a = F::template id<A>();
+#pragma unroll
+        for (int k = 0; k < HKR_NV; k++)
+            if ((int)threadIdx.x + k * (int)blockDim.x < nv)
+#pragma unroll
+                for (int j = 0; j < W; j++) {
+                    hkr_acc<A> p = {g(v[k * W + j]), 0};
+                    a = F::f(a, p);
+                }
+        return a;
+    }
+    // out's vectors from f(value, column).
+    template <typename G> __device__ void store(T *out, G f) const
+    {
+        hkr_vec<T> *ov = (hkr_vec<T> *)out;
+#pragma unroll
+        for (int k = 0; k < HKR_NV; k++) {
+            int i = threadIdx.x + k * blockDim.x;
+            if (i < nv) {
+                hkr_vec<T> e;
+#pragma unroll
+                for (int j = 0; j < W; j++)
+                    e.v[j] = hkr_down((const T *)0, f(v[k * W + j], i * W + j));
+                ov[i] = e;
+            }
+        }
+    }
+};
+
+template <typename A> struct hkr_softmax_out {
+    A m, inv;
+    bool log_form;
+    __device__ A operator()(A v, int) const { return log_form ? v - m : hkr_exp(v - m) * inv; }
+};
+template <typename T, typename A> struct hkr_norm_out {
+    const T *w, *b;
+    A m, r;
+    __device__ A operator()(A v, int c) const
+    {
+        A y = (v - m) * r * hkr_up(w[c]);
+        return b ? y + hkr_up(b[c]) : y;
+    }
+};
+
 template <typename T> __device__ void hkr_softmax(const T *x, T *out, int cols, bool log_form)
 {
     typedef typename hkr_t<T>::A A;
     const size_t base = (size_t)blockIdx.x * cols;
     const T *row = x + base;
+    if (hkr_regrow<T>::fits(row, out + base, cols)) {
+        hkr_regrow<T> rr;
+        rr.load(row, cols);
+        A m = hkr_block<hkr_max>(rr.template fold<hkr_max>(hkr_ident())).v;
+        hkr_expm<A> e = {m};
+        A s = hkr_block<hkr_sum>(rr.template fold<hkr_sum>(e)).v;
+        hkr_softmax_out<A> o = {log_form ? m + hkr_log(s) : m, (A)1 / s, log_form};
+        rr.store(out + base, o);
+        return;
+    }
     A m = hkr_block<hkr_max>(hkr_fold<hkr_max, A>(row, cols, hkr_ident())).v;
     hkr_expm<A> e = {m};
     A s = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, e)).v;
@@ -284,6 +372,18 @@ __device__ void hkr_norm(const T *x, const T *w, const T *b, T *out, int cols, f
     typedef typename hkr_t<T>::A A;
     const size_t base = (size_t)blockIdx.x * cols;
     const T *row = x + base;
+    if (hkr_regrow<T>::fits(row, out + base, cols)) {
+        hkr_regrow<T> rr;
+        rr.load(row, cols);
+        A m = 0;
+        if (center)
+            m = hkr_block<hkr_sum>(rr.template fold<hkr_sum>(hkr_ident())).v / (A)cols;
+        hkr_sq<A> sq = {m};
+        A var = hkr_block<hkr_sum>(rr.template fold<hkr_sum>(sq)).v / (A)cols;
+        hkr_norm_out<T, A> o = {w, b, m, hkr_rsqrt(var + (A)eps)};
+        rr.store(out + base, o);
+        return;
+    }
     A m = 0;
     if (center)
         m = hkr_block<hkr_sum>(hkr_fold<hkr_sum, A>(row, cols, hkr_ident())).v / (A)cols;
@@ -660,3 +760,113 @@ HKR_CUMSUM(__hip_bfloat16, bf16, float)
 HKR_CUMSUM(int, i32, unsigned)
 HKR_CUMSUM(unsigned, u32, unsigned)
 HKR_CUMSUM(long long, i64, unsigned long long)
+
+// ---------------------------------------------------------------------------
+// Whole-buffer reductions in one launch: every block folds a grid-strided
+// share of x (four 16-byte loads in flight per thread), writes its partial
+// (as double, exact for every type here, and its index), and the block
+// that finishes last (an atomic count) folds the partials in index order
+// of blocks, so the result does not depend on which block ends when.
+//
+//   OP_all_T(const T *x, R *out, size_t n, double *part, long long *part_i,
+//            unsigned *done)        out[0]; part, part_i: gridDim.x each;
+//                                   done: one zero. Shared: 16 * blockDim.x + 16.
+
+template <typename F, typename A, typename T>
+__device__ inline void hkr_fold_vec(hkr_acc<A> &a, const hkr_vec<T> &e, size_t v)
+{
+    const int W = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < W; k++) {
+        hkr_acc<A> p = {(A)hkr_up(e.v[k]), (long long)(v * W + k)};
+        a = F::f(a, p);
+    }
+}
+
+// The fold of the whole of x, in *r of the thread that writes it (returns
+// true there: thread 0 of the last block).
+template <typename F, typename A, typename T>
+__device__ bool hkr_all(const T *x, size_t n, double *part, long long *part_i, unsigned *done,
+                        hkr_acc<A> *r)
+{
+    extern __shared__ double hkr_sh[];
+    const int W = 16 / sizeof(T);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x, first_scalar = 0;
+    hkr_acc<A> a = F::template id<A>();
+    if (((unsigned long long)x & 15) == 0) {
+        const hkr_vec<T> *xv = (const hkr_vec<T> *)x;
+        const size_t nv = n / W;
+        for (; v + 3 * stride < nv; v += 4 * stride) {
+            hkr_vec<T> e0 = xv[v], e1 = xv[v + stride], e2 = xv[v + 2 * stride], e3 = xv[v + 3 * stride];
+            hkr_fold_vec<F>(a, e0, v);
+            hkr_fold_vec<F>(a, e1, v + stride);
+            hkr_fold_vec<F>(a, e2, v + 2 * stride);
+            hkr_fold_vec<F>(a, e3, v + 3 * stride);
+        }
+        for (; v < nv; v += stride)
+            hkr_fold_vec<F>(a, xv[v], v);
+        first_scalar = nv * W;
+    }
+    for (size_t c = first_scalar + (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += stride) {
+        hkr_acc<A> p = {(A)hkr_up(x[c]), (long long)c};
+        a = F::f(a, p);
+    }
+    a = hkr_block<F>(a);
+    unsigned *last = (unsigned *)(void *)(hkr_sh + 2 * blockDim.x);
+    if (threadIdx.x == 0) {
+        part[blockIdx.x] = (double)a.v;
+        part_i[blockIdx.x] = a.i;
+        __threadfence();
+        *last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!*last)
+        return false;
+    __threadfence();
+    const volatile double *pv = part;
+    const volatile long long *pi = part_i;
+    hkr_acc<A> b = F::template id<A>();
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
+        hkr_acc<A> p = {(A)pv[i], pi[i]};
+        b = F::f(b, p);
+    }
+    *r = hkr_block<F>(b);
+    return threadIdx.x == 0;
+}
+
+#define HKR_ALL_VALUE(T, name, op, F, A, scale)                                               \
+    extern "C" __global__ void op##_all_##name(const T *x, T *out, size_t n, double *part,     \
+                                               long long *part_i, unsigned *done)              \
+    {                                                                                          \
+        hkr_acc<A> r;                                                                          \
+        if (hkr_all<F, A>(x, n, part, part_i, done, &r))                                       \
+            out[0] = hkr_down((const T *)0, scale);                                            \
+    }
+#define HKR_ALL_INDEX(T, name, op, F)                                                          \
+    extern "C" __global__ void op##_all_##name(const T *x, long long *out, size_t n,           \
+                                               double *part, long long *part_i,                \
+                                               unsigned *done)                                 \
+    {                                                                                          \
+        hkr_acc<hkr_t<T>::A> r;                                                                \
+        if (hkr_all<F, hkr_t<T>::A>(x, n, part, part_i, done, &r))                             \
+            out[0] = r.i;                                                                      \
+    }
+#define HKR_ALL(T, name)                                                                       \
+    HKR_ALL_VALUE(T, name, sum, hkr_sum, hkr_sumt<T>::A, r.v)                                  \
+    HKR_ALL_VALUE(T, name, min, hkr_min, hkr_t<T>::A, r.v)                                     \
+    HKR_ALL_VALUE(T, name, max, hkr_max, hkr_t<T>::A, r.v)                                     \
+    HKR_ALL_INDEX(T, name, argmin, hkr_min)                                                    \
+    HKR_ALL_INDEX(T, name, argmax, hkr_max)
+#define HKR_MEAN_ALL(T, name) HKR_ALL_VALUE(T, name, mean, hkr_sum, hkr_t<T>::A, r.v / (hkr_t<T>::A)n)
+
+HKR_ALL(float, f32)
+HKR_ALL(double, f64)
+HKR_ALL(__half, f16)
+HKR_ALL(__hip_bfloat16, bf16)
+HKR_ALL(int, i32)
+HKR_ALL(unsigned, u32)
+HKR_MEAN_ALL(float, f32)
+HKR_MEAN_ALL(double, f64)
+HKR_MEAN_ALL(__half, f16)
+HKR_MEAN_ALL(__hip_bfloat16, bf16)

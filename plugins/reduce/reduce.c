@@ -101,6 +101,41 @@ static double number(const hk_plugin_arg *a)
 static int by_dims(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                    int nargs, const char *op);
 
+/* Threads of a whole-buffer reduction's block, and at most this many
+ * blocks (each folds a grid-strided share; the last one to finish folds
+ * their partials). */
+#define ALL_BLOCK 256
+#define ALL_MAX_BLOCKS 2048
+
+/* OP(out, x): OP over the whole of x into out[0], one launch. */
+static int by_all(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                  const char *op)
+{
+    if (!HK_PLUGIN_HOST_HAS(host, scratch))
+        return host->fail(call, "a whole-buffer reduction needs a host of plugin ABI 1.5");
+    if (!is_buffer(&args[0]) || !is_buffer(&args[1]))
+        return host->fail(call, "expects buffers out and x");
+    size_t n = host->length(call, args[1].v.buf);
+    if (n == 0)
+        return host->fail(call, "x is empty: no %s of nothing", op);
+    const char *dt = host->dtype(call, args[1].v.buf);
+    size_t per_block = (size_t)ALL_BLOCK * 64 / 4; /* about 64 bytes of f32 per thread */
+    size_t blocks = (n + per_block - 1) / per_block;
+    if (blocks > ALL_MAX_BLOCKS)
+        blocks = ALL_MAX_BLOCKS;
+    void *part = host->scratch(call, "f64", blocks);
+    void *part_i = part ? host->scratch(call, "i64", blocks) : NULL;
+    void *done = part_i ? host->scratch(call, "u32", 1) : NULL;
+    if (!done)
+        return -1;
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "%s_all_%s", op, dt);
+    hk_plugin_arg a[6] = {args[1], args[0], {HK_PLUGIN_ARG_UINT, {.u = n}}, {HK_PLUGIN_ARG_BUFFER, {.buf = part}},
+                          {HK_PLUGIN_ARG_BUFFER, {.buf = part_i}}, {HK_PLUGIN_ARG_BUFFER, {.buf = done}}};
+    hk_plugin_config cfg = {{(unsigned)blocks, 1, 1}, {ALL_BLOCK, 1, 1}, 0};
+    return host->launch_config(call, kernel, &cfg, a, 6);
+}
+
 /* OP(out, x, cols): a reduction, softmax or log_softmax; the reductions
  * also take OP(out, x, shape, strides, dims) (by_dims). */
 static int by_cols(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -109,6 +144,8 @@ static int by_cols(const hk_plugin_host *host, const hk_plugin_call *call, const
     int row_op = !strcmp(op, "softmax") || !strcmp(op, "log_softmax");
     if (nargs > 3 && !row_op)
         return by_dims(host, call, args, nargs, op);
+    if (nargs == 2 && !row_op)
+        return by_all(host, call, args, op);
     if (nargs != 3 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || args[2].kind != HK_PLUGIN_ARG_INT)
         return host->fail(call, "expects buffers out and x and an integer cols; got %d arguments", nargs);
     hk_plugin_arg a[4] = {args[1], args[0]};
@@ -401,17 +438,17 @@ static const struct {
     hk_plugin_op_fn fn;
     const char *doc;
 } ops[] = {
-    {"sum", "out, x, cols | out, x, shape, strides, dims", op_sum,
+    {"sum", "out, x, [cols] | out, x, shape, strides, dims", op_sum,
      "out[r] = sum of row r of x viewed as [#x / cols, cols], or over dims of a strided view"},
-    {"min", "out, x, cols | out, x, shape, strides, dims", op_min,
+    {"min", "out, x, [cols] | out, x, shape, strides, dims", op_min,
      "out[r] = minimum of row r (NaN if it holds one), or over dims"},
-    {"max", "out, x, cols | out, x, shape, strides, dims", op_max,
+    {"max", "out, x, [cols] | out, x, shape, strides, dims", op_max,
      "out[r] = maximum of row r (NaN if it holds one), or over dims"},
-    {"mean", "out, x, cols | out, x, shape, strides, dims", op_mean,
+    {"mean", "out, x, [cols] | out, x, shape, strides, dims", op_mean,
      "out[r] = mean of row r (float types), or over dims"},
-    {"argmin", "out, x, cols | out, x, shape, strides, dims", op_argmin,
+    {"argmin", "out, x, [cols] | out, x, shape, strides, dims", op_argmin,
      "out[r] = first index of row r's minimum or first NaN (i64; over dims: u32)"},
-    {"argmax", "out, x, cols | out, x, shape, strides, dims", op_argmax,
+    {"argmax", "out, x, [cols] | out, x, shape, strides, dims", op_argmax,
      "out[r] = first index of row r's maximum or first NaN (i64; over dims: u32)"},
     {"softmax", "out, x, cols", op_softmax, "out = softmax of each row of x (max-subtracted)"},
     {"log_softmax", "out, x, cols", op_log_softmax, "out = log-softmax of each row of x"},
@@ -453,6 +490,28 @@ static int add_explicit(const hk_plugin_api *api, const char *name, const char *
     hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0},
                            shared_per_thread, shared_fixed, 0, ext, next};
     return api->add_kernel_rule(api, "reduce", "reduce.hip", name, sig, &rule, doc);
+}
+
+/* OP_all_T: the whole buffer in one launch; any grid and block (16 bytes
+ * of shared memory per thread and 16 more). */
+static int add_whole_kernels(const hk_plugin_api *api)
+{
+    static const hk_plugin_extent one[] = {{1, {-1, -1, -1}, 1}};
+    char name[64], sig[256], doc[256];
+    int r = 0;
+    for (size_t o = 0; r == 0 && o < sizeof reductions / sizeof reductions[0]; o++)
+        for (size_t t = 0; r == 0 && t < sizeof types / sizeof types[0]; t++) {
+            if (reductions[o].floats_only && types[t].integer)
+                continue;
+            const char *T = types[t].ctype, *R = reductions[o].out ? reductions[o].out : T;
+            snprintf(name, sizeof name, "%s_all_%s", reductions[o].name, types[t].name);
+            snprintf(sig, sizeof sig, "const %s *x, %s *out, size_t n, double *part, long long *part_i, "
+                     "unsigned *done", T, R);
+            snprintf(doc, sizeof doc, "out[0] = %s of all of x; part, part_i: gridDim.x each, done: one "
+                     "zero (%s)", reductions[o].name, types[t].note);
+            r = add_explicit(api, name, sig, doc, 16, 16, one, 1);
+        }
+    return r;
 }
 
 /* fast_OP_T: candle's strided form; a block per output, any block (16
@@ -555,6 +614,8 @@ static int add_kernels(const hk_plugin_api *api)
             r = add(api, name, sig, doc, rows_param, rowwise[o].nweights ? ext : NULL,
                     rowwise[o].nweights, ROWWISE_MAX_BLOCK);
         }
+    if (r == 0)
+        r = add_whole_kernels(api);
     if (r == 0)
         r = add_strided_kernels(api);
     if (r == 0)

@@ -1,4 +1,5 @@
--- The reduce family's strided reductions (candle's fast_* form), rotary
+-- The reduce family's whole-buffer reductions (one launch), strided
+-- reductions (candle's fast_* form), rotary
 -- embeddings (rope_i, rope, rope_thd) and one-pass prefix sums (cumsum),
 -- against references computed in double in Lua on fresh random data,
 -- outputs poisoned first. Sizes: 1, 7, a tile boundary and a length that
@@ -47,6 +48,53 @@ local function wrap(dt, x)
     if dt == "i32" then return ((x + 0x80000000) & 0xffffffff) - 0x80000000 end
     if dt == "u32" then return x & 0xffffffff end
     return x
+end
+
+------------------------------------------------- whole-buffer reductions
+local function check_all(x, dt, what)
+    local v, s, sa, mn, mx, imn, imx, inan = x:totable(), 0, 0, nil, nil, 0, 0, nil
+    for i = 1, #v do
+        local e = v[i]
+        s, sa = s + e, sa + math.abs(e)
+        if e ~= e then inan = inan or i - 1
+        else
+            if mn == nil or e < mn then mn, imn = e, i - 1 end
+            if mx == nil or e > mx then mx, imx = e, i - 1 end
+        end
+    end
+    if inan then mn, mx, imn, imx = nan, nan, inan, inan end
+    local want = {sum = isint[dt] and wrap(dt, s) or s, mean = s / #v, min = mn, max = mx, argmin = imn, argmax = imx}
+    for _, op in ipairs({"sum", "mean", "min", "max", "argmin", "argmax"}) do
+        if not (op == "mean" and isint[dt]) then
+            local arg = op:sub(1, 3) == "arg"
+            local out = poisoned(2, arg and "i64" or dt)
+            R[op](out, x)
+            local tol = 0
+            if not isint[dt] and (op == "sum" or op == "mean") then
+                tol = 4 * acc_eps[dt] * sa / (op == "mean" and #v or 1) + out_eps[dt] * math.abs(want[op])
+            end
+            local g, w = out[1], want[op]
+            local ok = (same(g, w) or (w == w and math.abs(g - w) <= tol)) and same(out[2], poisoned(1, arg and "i64" or dt)[1])
+            t.ok(ok, ("%s of all of %d %s%s"):format(op, #v, dt, what) .. (ok and "" or (": got %s, want %s"):format(tostring(g), tostring(w))))
+        end
+    end
+end
+for _, dt in ipairs({"f32", "f64", "f16", "bf16", "i32", "u32"}) do
+    local ns = {1, 7, 4099, 70001}
+    if not valgrind and (dt == "f32" or heavy) then ns[#ns + 1] = 1000003 end
+    for _, n in ipairs(ns) do check_all(random(n, dt), dt, "") end
+    local v = {}
+    for i = 1, 5003 do v[i] = math.random(0, 3) end
+    check_all(hk.from(v, dt), dt, " with ties")
+end
+for _, dt in ipairs(floats) do
+    local x = random(9001, dt)
+    x[4000], x[7000], x[100] = 1 / 0, 0 / 0, -1 / 0
+    check_all(x, dt, " holding inf, NaN, -inf")
+end
+do
+    local ok, err = pcall(R.sum, hk.alloc(1, "f32"), hk.alloc(0, "f32"))
+    t.ok(not ok and tostring(err):find("x is empty", 1, true), "the sum of an empty buffer is refused: " .. tostring(err))
 end
 
 ------------------------------------------------------------------ cumsum
