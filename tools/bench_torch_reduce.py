@@ -54,7 +54,7 @@ s1 = torch.empty((), device='cuda')
 print(f"torch on {n1} f32")
 copy = None
 for name, fn, nbytes in [('copy', lambda: c.copy_(a), 8 * n1),
-                         ('sum', lambda: torch.sum(a, out=s1), 4 * n1),
+                         ('sum', lambda: torch.sum(a, 0, out=s1), 4 * n1),
                          ('cumsum', lambda: torch.cumsum(a, 0, out=c), 8 * n1)]:
     ms, gbps = bench(fn, nbytes)
     copy = copy or gbps

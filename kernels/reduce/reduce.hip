@@ -645,36 +645,50 @@ template <typename A> __device__ inline A hkr_warp_scan(A v) // inclusive, over 
     return v;
 }
 
-// Tile `tile`'s exclusive prefix: its total published, then the walk back.
+// Tile `tile`'s exclusive prefix, computed by the whole of warp 0: lane 0
+// publishes the tile's total, then the warp looks back over a window of
+// warpSize tiles at once (lane l at tile - 1 - l, waiting until that tile
+// has published something), adds the totals up to the nearest tile that
+// has published its inclusive prefix, and slides the window back while
+// there is none. Lane 0 publishes the tile's own inclusive prefix.
 template <typename A>
 __device__ A hkr_look_back(unsigned *state, A *part, size_t tile, A total)
 {
     volatile unsigned *flag = state + 1;
     volatile A *vp = part;
-    if (tile == 0) {
-        vp[1] = total;
+    const int lane = threadIdx.x % warpSize;
+    if (lane == 0) {
+        vp[2 * tile + (tile == 0)] = total;
         __threadfence();
-        atomicExch(&state[1], 2u);
+        atomicExch(&state[1 + tile], tile == 0 ? 2u : 1u);
+    }
+    if (tile == 0)
         return (A)0;
-    }
-    vp[2 * tile] = total;
-    __threadfence();
-    atomicExch(&state[1 + tile], 1u);
     A prefix = (A)0;
-    for (size_t p = tile; p-- > 0;) {
-        unsigned f;
-        while ((f = flag[p]) == 0)
-            ;
-        __threadfence();
-        if (f == 2) {
-            prefix += vp[2 * p + 1];
-            break;
+    for (long long end = (long long)tile - 1;; end -= warpSize) {
+        const long long p = end - lane;
+        unsigned f = 2; // before tile 0: an inclusive prefix of 0
+        A v = (A)0;
+        if (p >= 0) {
+            while ((f = flag[p]) == 0)
+                ;
+            __threadfence();
+            v = f == 2 ? vp[2 * p + 1] : vp[2 * p];
         }
-        prefix += vp[2 * p];
+        const unsigned long long inclusive = __ballot(f == 2);
+        const int nearest = inclusive ? __ffsll((long long)inclusive) - 1 : warpSize;
+        A mine = lane <= nearest ? v : (A)0;
+        for (int o = warpSize / 2; o > 0; o /= 2)
+            mine += __shfl_xor(mine, o);
+        prefix += mine;
+        if (inclusive)
+            break;
     }
-    vp[2 * tile + 1] = prefix + total;
-    __threadfence();
-    atomicExch(&state[1 + tile], 2u);
+    if (lane == 0) {
+        vp[2 * tile + 1] = prefix + total;
+        __threadfence();
+        atomicExch(&state[1 + tile], 2u);
+    }
     return prefix;
 }
 
@@ -725,8 +739,11 @@ __device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
             warp_sums[lane] = s;
     }
     __syncthreads();
-    if (threadIdx.x == 0)
-        *prefix_sh = hkr_look_back(state, part, tile, warp_sums[nwarps - 1]);
+    if (w == 0) {
+        A prefix = hkr_look_back(state, part, tile, warp_sums[nwarps - 1]);
+        if (lane == 0)
+            *prefix_sh = prefix;
+    }
     __syncthreads();
     const A run = *prefix_sh + (w ? warp_sums[w - 1] : (A)0) + incl - total;
     if (whole && ((unsigned long long)(out + first) & 15) == 0) {
