@@ -626,7 +626,7 @@ HKR_ROPE(__hip_bfloat16, bf16)
 //       part: 2 * tiles of the accumulation type A (tile k's total at
 //       2k, its inclusive prefix at 2k + 1). A tile is 64 bytes of x per
 //       thread (16 f32, 8 f64, 32 f16); gridDim.x = the tile count. Dynamic
-//       shared memory: 8 * (2 + 64) bytes.
+//       shared memory: 8 * (2 + 64) bytes and 64 per thread (the staged tile).
 //   A: f32 for f32/f16/bf16, f64, u32 for i32/u32 (wrapping), u64 for i64.
 
 template <typename T> struct hkr_scan_t { typedef typename hkr_sumt<T>::A A; };
@@ -650,18 +650,62 @@ template <typename A> __device__ inline A hkr_warp_scan(A v) // inclusive, over 
 // warpSize tiles at once (lane l at tile - 1 - l, waiting until that tile
 // has published something), adds the totals up to the nearest tile that
 // has published its inclusive prefix, and slides the window back while
-// there is none. Lane 0 publishes the tile's own inclusive prefix.
+// there is none. Lane 0 then publishes the tile's own inclusive prefix.
+//
+// A tile's status: for a 4-byte A one 64-bit word, flag << 32 | value bits
+// (one store publishes both, one load reads both: the words live in
+// `part`, tiles of them); for an 8-byte A the flag in state[1 + tile] and
+// the values in part, ordered by fences.
+__device__ inline unsigned hkr_bits(float v) { return __float_as_uint(v); }
+__device__ inline unsigned hkr_bits(unsigned v) { return v; }
+__device__ inline float hkr_unbits(unsigned b, float) { return __uint_as_float(b); }
+__device__ inline unsigned hkr_unbits(unsigned b, unsigned) { return b; }
+
+template <typename A, bool Packed = sizeof(A) == 4> struct hkr_status;
+template <typename A> struct hkr_status<A, true> {
+    volatile unsigned long long *w;
+    __device__ hkr_status(unsigned *, A *part) : w((volatile unsigned long long *)(void *)part) {}
+    __device__ void publish(size_t tile, unsigned flag, A v)
+    {
+        atomicExch((unsigned long long *)w + tile, (unsigned long long)flag << 32 | hkr_bits(v));
+    }
+    __device__ unsigned wait(size_t tile, A *v) const
+    {
+        unsigned long long s;
+        while (((s = w[tile]) >> 32) == 0)
+            ;
+        *v = hkr_unbits((unsigned)s, (A)0);
+        return (unsigned)(s >> 32);
+    }
+};
+template <typename A> struct hkr_status<A, false> {
+    unsigned *flag;
+    volatile A *vp;
+    __device__ hkr_status(unsigned *state, A *part) : flag(state + 1), vp(part) {}
+    __device__ void publish(size_t tile, unsigned f, A v)
+    {
+        vp[2 * tile + (f == 2)] = v;
+        __threadfence();
+        atomicExch(&flag[tile], f);
+    }
+    __device__ unsigned wait(size_t tile, A *v) const
+    {
+        unsigned f;
+        while ((f = ((volatile unsigned *)flag)[tile]) == 0)
+            ;
+        __threadfence();
+        *v = vp[2 * tile + (f == 2)];
+        return f;
+    }
+};
+
 template <typename A>
 __device__ A hkr_look_back(unsigned *state, A *part, size_t tile, A total)
 {
-    volatile unsigned *flag = state + 1;
-    volatile A *vp = part;
+    hkr_status<A> st(state, part);
     const int lane = threadIdx.x % warpSize;
-    if (lane == 0) {
-        vp[2 * tile + (tile == 0)] = total;
-        __threadfence();
-        atomicExch(&state[1 + tile], tile == 0 ? 2u : 1u);
-    }
+    if (lane == 0)
+        st.publish(tile, tile == 0 ? 2u : 1u, total);
     if (tile == 0)
         return (A)0;
     A prefix = (A)0;
@@ -669,12 +713,8 @@ __device__ A hkr_look_back(unsigned *state, A *part, size_t tile, A total)
         const long long p = end - lane;
         unsigned f = 2; // before tile 0: an inclusive prefix of 0
         A v = (A)0;
-        if (p >= 0) {
-            while ((f = flag[p]) == 0)
-                ;
-            __threadfence();
-            v = f == 2 ? vp[2 * p + 1] : vp[2 * p];
-        }
+        if (p >= 0)
+            f = st.wait((size_t)p, &v);
         const unsigned long long inclusive = __ballot(f == 2);
         const int nearest = inclusive ? __ffsll((long long)inclusive) - 1 : warpSize;
         A mine = lane <= nearest ? v : (A)0;
@@ -684,14 +724,14 @@ __device__ A hkr_look_back(unsigned *state, A *part, size_t tile, A total)
         if (inclusive)
             break;
     }
-    if (lane == 0) {
-        vp[2 * tile + 1] = prefix + total;
-        __threadfence();
-        atomicExch(&state[1 + tile], 2u);
-    }
+    if (lane == 0)
+        st.publish(tile, 2u, prefix + total);
     return prefix;
 }
 
+// The tile passes through shared memory both ways, so global loads and
+// stores are whole 16-byte vectors of consecutive threads (coalesced)
+// while each thread scans 4 consecutive vectors of its own.
 template <typename T>
 __device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
                            typename hkr_scan_t<T>::A *part, int exclusive)
@@ -701,17 +741,24 @@ __device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
     extern __shared__ double hkr_sh[];
     unsigned long long *ticket = (unsigned long long *)(void *)hkr_sh;
     A *prefix_sh = (A *)(void *)(hkr_sh + 1), *warp_sums = (A *)(void *)(hkr_sh + 2);
+    hkr_vec<T> *stage = (hkr_vec<T> *)(void *)(hkr_sh + 2 + 64);
     if (threadIdx.x == 0)
         *ticket = atomicAdd(&state[0], 1u);
     __syncthreads();
     const size_t tile = (size_t)*ticket;
-    const size_t first = (tile * blockDim.x + threadIdx.x) * ITEMS;
+    const size_t tile_first = tile * blockDim.x * ITEMS, first = tile_first + (size_t)threadIdx.x * ITEMS;
+    const bool whole = tile_first + (size_t)blockDim.x * ITEMS <= n &&
+                       (((unsigned long long)x | (unsigned long long)out) & 15) == 0;
     A v[ITEMS];
-    const bool whole = first + ITEMS <= n && ((unsigned long long)(x + first) & 15) == 0;
     if (whole) {
+        const hkr_vec<T> *xv = (const hkr_vec<T> *)(x + tile_first);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            stage[threadIdx.x + k * blockDim.x] = xv[threadIdx.x + k * blockDim.x];
+        __syncthreads();
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            hkr_vec<T> e = ((const hkr_vec<T> *)(x + first))[k];
+            hkr_vec<T> e = stage[threadIdx.x * 4 + k];
 #pragma unroll
             for (int j = 0; j < W; j++)
                 v[k * W + j] = (A)hkr_up(e.v[j]);
@@ -746,7 +793,7 @@ __device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
     }
     __syncthreads();
     const A run = *prefix_sh + (w ? warp_sums[w - 1] : (A)0) + incl - total;
-    if (whole && ((unsigned long long)(out + first) & 15) == 0) {
+    if (whole) {
 #pragma unroll
         for (int k = 0; k < 4; k++) {
             hkr_vec<T> e;
@@ -755,8 +802,13 @@ __device__ void hkr_cumsum(const T *x, T *out, size_t n, unsigned *state,
                 int i = k * W + j;
                 e.v[j] = hkr_down((const T *)0, run + (exclusive ? (i ? v[i - 1] : (A)0) : v[i]));
             }
-            ((hkr_vec<T> *)(out + first))[k] = e;
+            stage[threadIdx.x * 4 + k] = e;
         }
+        __syncthreads();
+        hkr_vec<T> *ov = (hkr_vec<T> *)(out + tile_first);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            ov[threadIdx.x + k * blockDim.x] = stage[threadIdx.x + k * blockDim.x];
     } else {
         for (int i = 0; i < ITEMS && first + i < n; i++)
             out[first + i] = hkr_down((const T *)0, run + (exclusive ? (i ? v[i - 1] : (A)0) : v[i]));

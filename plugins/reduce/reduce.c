@@ -565,7 +565,8 @@ static int add_rope_kernels(const hk_plugin_api *api)
 }
 
 /* cumsum_T: a tile of SCAN_BLOCK threads per block, state and part in
- * scratch (the op's), 8 * (2 + 64) bytes of shared memory. */
+ * scratch (the op's), 8 * (2 + 64) bytes of shared memory and the staged
+ * tile (64 bytes per thread). */
 static int add_cumsum_kernels(const hk_plugin_api *api)
 {
     static const hk_plugin_extent xn[] = {{0, {2, -1, -1}, 1}, {1, {2, -1, -1}, 1}};
@@ -580,7 +581,7 @@ static int add_cumsum_kernels(const hk_plugin_api *api)
         snprintf(doc, sizeof doc, "out = prefix sums of x (exclusive != 0: exclusive), one pass; state: "
                  "1 + tiles zeros, part: 2 * tiles; gridDim.x = tiles of %d x %d bytes", SCAN_BLOCK,
                  SCAN_BYTES_PER_THREAD);
-        r = add_explicit(api, name, sig, doc, 0, 8 * (2 + 64), xn, 2);
+        r = add_explicit(api, name, sig, doc, SCAN_BYTES_PER_THREAD, 8 * (2 + 64), xn, 2);
     }
     return r;
 }
