@@ -79,9 +79,12 @@ template <typename A> __device__ inline bool hkr_nan(A v) { return v != v; }
 // Folds: combine(a, b) is order-free for sum (up to rounding) and takes
 // the index into account for the others, so any combination order gives
 // the first NaN / the first extreme.
+// seq(a, p) is f for a p that comes after every element folded into a
+// (a chain walking its columns in order): cheaper, no tie test.
 struct hkr_sum {
     template <typename A> __device__ static hkr_acc<A> id() { hkr_acc<A> r = {(A)0, 0}; return r; }
     template <typename A> __device__ static hkr_acc<A> f(hkr_acc<A> a, hkr_acc<A> b) { a.v = a.v + b.v; return a; }
+    template <typename A> __device__ static hkr_acc<A> seq(hkr_acc<A> a, hkr_acc<A> b) { a.v = a.v + b.v; return a; }
 };
 template <bool Max> struct hkr_ext {
     template <typename A> __device__ static hkr_acc<A> id()
@@ -97,6 +100,14 @@ template <bool Max> struct hkr_ext {
         if (b.v == a.v)
             return b.i < a.i ? b : a;
         return (Max ? b.v > a.v : b.v < a.v) ? b : a;
+    }
+    template <typename A> __device__ static hkr_acc<A> seq(hkr_acc<A> a, hkr_acc<A> p)
+    {
+        // a.i > p.i only for the identity, which any element replaces
+        bool take = (Max ? p.v > a.v : p.v < a.v) || (hkr_nan(p.v) && !hkr_nan(a.v)) || a.i > p.i;
+        a.v = take ? p.v : a.v;
+        a.i = take ? p.i : a.i;
+        return a;
     }
 };
 typedef hkr_ext<false> hkr_min;
@@ -152,6 +163,13 @@ __device__ inline hkr_acc<A> hkr_fold(const T *row, int cols, G g)
     const int W = 16 / sizeof(T);
     int done = 0;
     if (((unsigned long long)row & 15) == 0) {
+        // one chain per vector lane, combined at the end: W independent
+        // folds keep the adder busy (one thread walks a whole row when
+        // the CPU backend runs a block of one)
+        hkr_acc<A> lane[W];
+#pragma unroll
+        for (int k = 0; k < W; k++)
+            lane[k] = a;
         const hkr_vec<T> *rv = (const hkr_vec<T> *)row;
         const int nv = cols / W;
         for (int v = threadIdx.x; v < nv; v += blockDim.x) {
@@ -159,9 +177,12 @@ __device__ inline hkr_acc<A> hkr_fold(const T *row, int cols, G g)
 #pragma unroll
             for (int k = 0; k < W; k++) {
                 hkr_acc<A> p = {(A)g(hkr_up(e.v[k])), (long long)v * W + k};
-                a = F::f(a, p);
+                lane[k] = F::seq(lane[k], p);
             }
         }
+#pragma unroll
+        for (int k = 0; k < W; k++)
+            a = F::f(a, lane[k]);
         done = nv * W;
     }
     for (int c = done + (int)threadIdx.x; c < cols; c += blockDim.x) {
@@ -832,7 +853,9 @@ HKR_CUMSUM(long long, i64, unsigned long long)
 
 // ---------------------------------------------------------------------------
 // Whole-buffer reductions in one launch: every block folds a grid-strided
-// share of x (four 16-byte loads in flight per thread), writes its partial
+// share of x (four 16-byte loads in flight per thread; a block of one
+// thread, the CPU backend's shape, a contiguous share of at most 2^31 - 1
+// elements), writes its partial
 // (as double, exact for every type here, and its index), and the block
 // that finishes last (an atomic count) folds the partials in index order
 // of blocks, so the result does not depend on which block ends when.
@@ -863,7 +886,19 @@ __device__ bool hkr_all(const T *x, size_t n, double *part, long long *part_i, u
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x, first_scalar = 0;
     hkr_acc<A> a = F::template id<A>();
-    if (((unsigned long long)x & 15) == 0) {
+    if (blockDim.x == 1) {
+        // a block of one thread (the CPU backend's shape): a contiguous
+        // share of whole vectors, folded as a row
+        const size_t nv = n / W, lo = nv * blockIdx.x / gridDim.x, hi = nv * (blockIdx.x + 1) / gridDim.x;
+        const bool last = blockIdx.x == gridDim.x - 1;
+        const size_t len = (hi - lo) * W + (last ? n - nv * W : 0); // < 2^31: the op's grid
+        if (len > 0) {
+            a = hkr_fold<F, A>(x + lo * W, (int)len, hkr_ident());
+            a.i += (long long)(lo * W);
+        }
+        v = n; // nothing left for the loops below
+        first_scalar = n;
+    } else if (((unsigned long long)x & 15) == 0) {
         const hkr_vec<T> *xv = (const hkr_vec<T> *)x;
         const size_t nv = n / W;
         for (; v + 3 * stride < nv; v += 4 * stride) {

@@ -57,6 +57,14 @@ static const struct {
      2},
 };
 
+/* On the CPU backend a block of hundreds of threads that synchronise runs
+ * them as fibers (docs/host-backend.md); a reduction there is faster as a
+ * block of one thread folding its row with 16-byte vectors. */
+static int on_cpu(const hk_plugin_host *host, const hk_plugin_call *call)
+{
+    return HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+}
+
 /* Launches OP_<dtype of x> over rows = #x / cols rows. args are the
  * kernel's, with the rows and cols slots (rows_at, rows_at + 1) filled in
  * here. with_ints: the op has i32 and u32 kernels. */
@@ -85,6 +93,10 @@ static int launch_rows(const hk_plugin_host *host, const hk_plugin_call *call, c
     args[rows_at].v.i = (long long)(n / (size_t)cols);
     args[rows_at + 1].kind = HK_PLUGIN_ARG_INT;
     args[rows_at + 1].v.i = cols;
+    if (with_ints && on_cpu(host, call)) { /* the reductions: a thread per row */
+        hk_plugin_config one = {{0, 0, 0}, {1, 1, 1}, 0};
+        return host->launch_config(call, kernel, &one, args, nargs);
+    }
     return host->launch(call, kernel, args, nargs);
 }
 
@@ -106,6 +118,9 @@ static int by_dims(const hk_plugin_host *host, const hk_plugin_call *call, const
  * their partials). */
 #define ALL_BLOCK 256
 #define ALL_MAX_BLOCKS 2048
+/* On the CPU backend: blocks of one thread, 16 Ki elements each, at most
+ * this many (enough to spread over the worker threads). */
+#define ALL_CPU_BLOCKS 256
 
 /* OP(out, x): OP over the whole of x into out[0], one launch. */
 static int by_all(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -119,10 +134,14 @@ static int by_all(const hk_plugin_host *host, const hk_plugin_call *call, const 
     if (n == 0)
         return host->fail(call, "x is empty: no %s of nothing", op);
     const char *dt = host->dtype(call, args[1].v.buf);
-    size_t per_block = (size_t)ALL_BLOCK * 64 / 4; /* about 64 bytes of f32 per thread */
+    int cpu = on_cpu(host, call);
+    unsigned block = cpu ? 1 : ALL_BLOCK;
+    size_t per_block = (size_t)(cpu ? 1 << 14 : ALL_BLOCK * 16); /* about 64 bytes of f32 per GPU thread */
     size_t blocks = (n + per_block - 1) / per_block;
-    if (blocks > ALL_MAX_BLOCKS)
-        blocks = ALL_MAX_BLOCKS;
+    if (blocks > (cpu ? ALL_CPU_BLOCKS : ALL_MAX_BLOCKS))
+        blocks = cpu ? ALL_CPU_BLOCKS : ALL_MAX_BLOCKS;
+    if (cpu && blocks < n / (1u << 30) + 1) /* a one-thread block folds under 2^31 elements */
+        blocks = n / (1u << 30) + 1;
     void *part = host->scratch(call, "f64", blocks);
     void *part_i = part ? host->scratch(call, "i64", blocks) : NULL;
     void *done = part_i ? host->scratch(call, "u32", 1) : NULL;
@@ -132,7 +151,7 @@ static int by_all(const hk_plugin_host *host, const hk_plugin_call *call, const 
     snprintf(kernel, sizeof kernel, "%s_all_%s", op, dt);
     hk_plugin_arg a[6] = {args[1], args[0], {HK_PLUGIN_ARG_UINT, {.u = n}}, {HK_PLUGIN_ARG_BUFFER, {.buf = part}},
                           {HK_PLUGIN_ARG_BUFFER, {.buf = part_i}}, {HK_PLUGIN_ARG_BUFFER, {.buf = done}}};
-    hk_plugin_config cfg = {{(unsigned)blocks, 1, 1}, {ALL_BLOCK, 1, 1}, 0};
+    hk_plugin_config cfg = {{(unsigned)blocks, 1, 1}, {block, 1, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, 6);
 }
 
@@ -283,8 +302,8 @@ static int by_dims(const hk_plugin_host *host, const hk_plugin_call *call, const
     hk_plugin_arg a[6] = {{HK_PLUGIN_ARG_UINT, {.u = numel}}, {HK_PLUGIN_ARG_UINT, {.u = el}},
                           {HK_PLUGIN_ARG_UINT, {.u = (unsigned long long)ns}},
                           {HK_PLUGIN_ARG_BUFFER, {.buf = dev}}, args[1], args[0]};
-    unsigned block = host->warp_size(call);
-    while (block < el && block < 128)
+    unsigned block = on_cpu(host, call) ? 1 : host->warp_size(call);
+    while (block > 1 && block < el && block < 128)
         block *= 2;
     hk_plugin_config cfg = {{(unsigned)(numel / el), 1, 1}, {block, 1, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, 6);
