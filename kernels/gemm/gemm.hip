@@ -79,6 +79,35 @@ __device__ inline void hkg_store(TC *c, long long ldc, int m, int n, int i, int 
     hkg_down(p, v);
 }
 
+template <typename TC, int N> struct __align__(N * sizeof(TC)) hkg_pack { TC v[N]; };
+
+// C(i, j .. j + N - 1) from acc[0 .. N - 1]: one N-wide store where the
+// run lies inside the matrix and is aligned to it (a warp's stores then
+// cover whole sectors), else element by element.
+template <int N, typename TC, typename S, typename A>
+__device__ inline void hkg_store_run(TC *c, long long ldc, int m, int n, int i, int j, const A *acc, S alpha,
+                                     S beta)
+{
+    TC *p = c + (long long)i * ldc + j;
+    if (i < m && j + N <= n && ((unsigned long long)p % (N * sizeof(TC))) == 0) {
+        hkg_pack<TC, N> o;
+        if (beta != (S)0)
+            o = *(const hkg_pack<TC, N> *)p;
+#pragma unroll
+        for (int e = 0; e < N; e++) {
+            A v = (A)alpha * acc[e];
+            if (beta != (S)0)
+                v += (A)beta * (A)hkg_up(o.v[e]);
+            hkg_down(&o.v[e], v);
+        }
+        *(hkg_pack<TC, N> *)p = o;
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < N; e++)
+        hkg_store(c, ldc, m, n, i, j + e, acc[e], alpha, beta);
+}
+
 // ---------------------------------------------------------------------------
 // The tiled path: BK = 8 deep tiles of A (as [k][m]) and B (as [k][n]) in
 // shared memory, two buffers, the next tile read into registers while the
@@ -95,26 +124,47 @@ template <typename TA, typename TS, int BM, int BN> struct hkg_tiles {
     static const int LA = BM + 4, LB = BN + 4; // padded rows: fewer bank conflicts on stores
     TS ra[EA], rb[EB];
 
-    // Tile kt of A and B into registers.
+    // E elements from src on, step apart (a run of unit stride: one E-wide
+    // load when it lies inside the matrix and is aligned), or zero where
+    // in(e) says element e is outside.
+    template <int E, typename In>
+    __device__ static void run(TS *dst, const TA *src, long long step, bool whole, In in)
+    {
+        if (step == 1 && whole && ((unsigned long long)src % (E * sizeof(TA))) == 0) {
+            hkg_pack<TA, E> v = *(const hkg_pack<TA, E> *)src;
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                dst[e] = hkg_cv<TS>::f(v.v[e]);
+            return;
+        }
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            dst[e] = in(e) ? hkg_cv<TS>::f(src[e * step]) : hkg_cv<TS>::zero();
+    }
+
+    // Tile kt of A and B into registers: each thread a run of EA (EB)
+    // elements along the unit-stride dimension.
     __device__ void fetch(const TA *a, const TA *b, int m, int n, int k, long long sam, long long sak,
                           long long sbk, long long sbn, int i0, int j0, int kt)
     {
         const int t = threadIdx.x, k0 = kt * HKG_BK;
-#pragma unroll
-        for (int q = 0; q < EA; q++) {
-            int r, p;
-            if (sam == 1) { r = (t % (BM / EA)) * EA + q; p = t / (BM / EA); }
-            else { r = t / (HKG_BK / EA); p = (t % (HKG_BK / EA)) * EA + q; }
-            int i = i0 + r, kk = k0 + p;
-            ra[q] = i < m && kk < k ? hkg_cv<TS>::f(a[(long long)i * sam + (long long)kk * sak]) : hkg_cv<TS>::zero();
+        if (sam == 1) {
+            const int i = i0 + (t % (BM / EA)) * EA, kk = k0 + t / (BM / EA);
+            run<EA>(ra, a + (long long)kk * sak + i, 1, kk < k && i + EA <= m,
+                    [&](int e) { return kk < k && i + e < m; });
+        } else {
+            const int i = i0 + t / (HKG_BK / EA), kk = k0 + (t % (HKG_BK / EA)) * EA;
+            run<EA>(ra, a + (long long)i * sam + (long long)kk * sak, sak, i < m && kk + EA <= k,
+                    [&](int e) { return i < m && kk + e < k; });
         }
-#pragma unroll
-        for (int q = 0; q < EB; q++) {
-            int cl, p;
-            if (sbn == 1) { cl = (t % (BN / EB)) * EB + q; p = t / (BN / EB); }
-            else { cl = t / (HKG_BK / EB); p = (t % (HKG_BK / EB)) * EB + q; }
-            int j = j0 + cl, kk = k0 + p;
-            rb[q] = j < n && kk < k ? hkg_cv<TS>::f(b[(long long)kk * sbk + (long long)j * sbn]) : hkg_cv<TS>::zero();
+        if (sbn == 1) {
+            const int j = j0 + (t % (BN / EB)) * EB, kk = k0 + t / (BN / EB);
+            run<EB>(rb, b + (long long)kk * sbk + j, 1, kk < k && j + EB <= n,
+                    [&](int e) { return kk < k && j + e < n; });
+        } else {
+            const int j = j0 + t / (HKG_BK / EB), kk = k0 + (t % (HKG_BK / EB)) * EB;
+            run<EB>(rb, b + (long long)kk * sbk + (long long)j * sbn, sbk, j < n && kk + EB <= k,
+                    [&](int e) { return j < n && kk + e < k; });
         }
     }
 
@@ -178,9 +228,9 @@ template <typename A, int BM, int BN> struct hkg_simt {
 #pragma unroll
         for (int x = 0; x < TM; x++)
 #pragma unroll
-            for (int y = 0; y < TN; y++)
-                hkg_store(c, ldc, m, n, i0 + (x / 4) * (BM / GM) + ty * 4 + x % 4,
-                          j0 + (y / 4) * (BN / GN) + tx * 4 + y % 4, acc[x][y], alpha, beta);
+            for (int y = 0; y < TN; y += 4)
+                hkg_store_run<4>(c, ldc, m, n, i0 + (x / 4) * (BM / GM) + ty * 4 + x % 4,
+                                 j0 + (y / 4) * (BN / GN) + tx * 4, &acc[x][y], alpha, beta);
     }
 };
 
@@ -382,11 +432,15 @@ template <typename TA, int BM, int BN> struct hkg_mma {
                      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
     }
 
-    // One 32-deep tile: two k16 steps of MI x NI mma each.
+    // One 32-deep tile: two k16 steps of MI x NI mma each. The ldmatrix
+    // addresses are this lane's row of each 8 x 8 matrix: A rows l % 16,
+    // columns 8 (l / 16); B (transposed on the way) rows k = l % 16, columns
+    // 8 (l / 16).
     __device__ void step(const TA *sa, const TA *sb)
     {
         const int w = threadIdx.x / 32, l = threadIdx.x % 32;
-        const TA *wa = sa + (w / 4) * WM * HKG_LDA, *wb = sb + (w % 4) * WN;
+        const unsigned pa = hkg_smem(sa + ((w / 4) * WM + l % 16) * HKG_LDA + (l / 16) * 8);
+        const unsigned pb = hkg_smem(sb + (l % 16) * LB + (w % 4) * WN + (l / 16) * 8);
 #pragma unroll
         for (int ks = 0; ks < HKG_MK; ks += 16) {
             unsigned x[MI][4], y[NI][2];
@@ -394,12 +448,12 @@ template <typename TA, int BM, int BN> struct hkg_mma {
             for (int mi = 0; mi < MI; mi++)
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(x[mi][0]), "=r"(x[mi][1]), "=r"(x[mi][2]), "=r"(x[mi][3])
-                             : "r"(hkg_smem(wa + (mi * 16 + l % 16) * HKG_LDA + ks + (l / 16) * 8)));
+                             : "r"(pa + (unsigned)((mi * 16 * HKG_LDA + ks) * 2)));
 #pragma unroll
             for (int ni = 0; ni < NI; ni += 2)
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(y[ni][0]), "=r"(y[ni][1]), "=r"(y[ni + 1][0]), "=r"(y[ni + 1][1])
-                             : "r"(hkg_smem(wb + (ks + l % 16) * LB + ni * 8 + (l / 16) * 8)));
+                             : "r"(pb + (unsigned)((ks * LB + ni * 8) * 2)));
 #pragma unroll
             for (int mi = 0; mi < MI; mi++)
 #pragma unroll
@@ -417,8 +471,11 @@ template <typename TA, int BM, int BN> struct hkg_mma {
         const int i0 = blockIdx.y * BM, j0 = blockIdx.x * BN, kts = (k + HKG_MK - 1) / HKG_MK;
         const bool va = sak == 1 && sam % 8 == 0 && ((unsigned long long)a & 15) == 0;
         const bool vb = sbn == 1 && sbk % 8 == 0 && ((unsigned long long)b & 15) == 0;
+#pragma unroll
         for (int mi = 0; mi < MI; mi++)
+#pragma unroll
             for (int ni = 0; ni < NI; ni++)
+#pragma unroll
                 for (int r = 0; r < 4; r++)
                     acc[mi][ni][r] = 0.0f;
         if (kts > 0)
@@ -438,11 +495,14 @@ template <typename TA, int BM, int BN> struct hkg_mma {
         }
         const int w = threadIdx.x / 32, l = threadIdx.x % 32;
         const int ri = i0 + (w / 4) * WM + l / 4, cj = j0 + (w % 4) * WN + 2 * (l % 4);
+#pragma unroll
         for (int mi = 0; mi < MI; mi++)
+#pragma unroll
             for (int ni = 0; ni < NI; ni++)
-                for (int r = 0; r < 4; r++)
-                    hkg_store(c, ldc, m, n, ri + mi * 16 + 8 * (r / 2), cj + ni * 8 + r % 2, acc[mi][ni][r], alpha,
-                              beta);
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    hkg_store_run<2>(c, ldc, m, n, ri + mi * 16 + 8 * h, cj + ni * 8, &acc[mi][ni][2 * h], alpha,
+                                     beta);
     }
 };
 #endif
@@ -472,21 +532,26 @@ __device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, l
     }
 }
 
-#define HKG_KERNEL(name, BM, BN, TA, TC, S)                                                                  \
-    extern "C" __global__ void __launch_bounds__(HKG_THREADS)                                                \
+// MINB blocks per multiprocessor: 2 caps registers at 128 a thread (the
+// f16/bf16 and f32 tiles fit; f64's 128 x 128 accumulators alone need 128).
+#define HKG_KERNEL(name, BM, BN, MINB, TA, TC, S)                                                            \
+    extern "C" __global__ void __launch_bounds__(HKG_THREADS, MINB)                                          \
         name(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,             \
              long long sbk, long long sbn, long long ldc, long long bsa, long long bsb, long long bsc,        \
              S alpha, S beta)                                                                                \
     {                                                                                                        \
         hkg_gemm<BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc, alpha, beta);             \
     }
-#define HKG_PAIR(in, out, TA, TC, S)                                                                         \
-    HKG_KERNEL(gemm_##in##_##out, 128, 128, TA, TC, S)                                                       \
-    HKG_KERNEL(gemm64_##in##_##out, 64, 64, TA, TC, S)
+#ifndef HKG_MMA_MINB
+#define HKG_MMA_MINB 2
+#endif
+#define HKG_PAIR(in, out, MINB, TA, TC, S)                                                                   \
+    HKG_KERNEL(gemm_##in##_##out, 128, 128, MINB, TA, TC, S)                                                 \
+    HKG_KERNEL(gemm64_##in##_##out, 64, 64, 2, TA, TC, S)
 
-HKG_PAIR(f32, f32, float, float, float)
-HKG_PAIR(f64, f64, double, double, double)
-HKG_PAIR(f16, f16, __half, __half, float)
-HKG_PAIR(f16, f32, __half, float, float)
-HKG_PAIR(bf16, bf16, __hip_bfloat16, __hip_bfloat16, float)
-HKG_PAIR(bf16, f32, __hip_bfloat16, float, float)
+HKG_PAIR(f32, f32, 2, float, float, float)
+HKG_PAIR(f64, f64, 1, double, double, double)
+HKG_PAIR(f16, f16, HKG_MMA_MINB, __half, __half, float)
+HKG_PAIR(f16, f32, HKG_MMA_MINB, __half, float, float)
+HKG_PAIR(bf16, bf16, HKG_MMA_MINB, __hip_bfloat16, __hip_bfloat16, float)
+HKG_PAIR(bf16, f32, HKG_MMA_MINB, __hip_bfloat16, float, float)
