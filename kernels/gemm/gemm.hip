@@ -352,13 +352,17 @@ __device__ void hkg_tiled(const TA *a, const TA *b, TC *c, int m, int n, int k, 
 #ifdef HKG_MMA
 // ---------------------------------------------------------------------------
 // NVIDIA tensor cores (sm_80+): BM x BN x 32 tiles, two stages. A sits in
-// shared memory as [m][k] (rows of 32 + 8 halves: the 8 rows an ldmatrix
-// reads start on distinct banks), B as [k][n] (rows of BN + 8), so row-major
-// A and B copy straight in, 16 bytes per cp.async. 8 warps as 2 x 4, each a
-// (BM / 2) x (BN / 4) block of C in m16n8 accumulators: c0, c1 at row g,
-// columns 2q, 2q + 1; c2, c3 at row g + 8 (g = lane / 4, q = lane % 4).
+// shared memory as [m][k] (rows of 32 halves: 4 chunks of 16 bytes), B as
+// [k][n] (rows of BN), so row-major A and B copy straight in, 16 bytes per
+// cp.async. No padding (two 128 x 256 stages fill the 48 KiB a kernel has
+// without opting in to more): chunks are swizzled instead, A's chunk c of
+// row r stored at c ^ ((r / 2) % 4), B's chunk c of row k at c ^ (k % 8), so
+// the 8 rows one ldmatrix reads fall on distinct banks. 8 warps as 2 x 4,
+// each a (BM / 2) x (BN / 4) block of C in m16n8 accumulators: c0, c1 at
+// row g, columns 2q, 2q + 1; c2, c3 at row g + 8 (g = lane / 4, q = lane %
+// 4). 64 x 64 per warp (the 128 x 256 tile) reads 4 KiB of shared memory per
+// 32 mma, the most an SM's 128 bytes a clock feed at the tensor cores' rate.
 #define HKG_MK 32
-#define HKG_LDA (HKG_MK + 8)
 
 __device__ inline unsigned hkg_smem(const void *p)
 {
@@ -368,18 +372,22 @@ __device__ inline unsigned hkg_smem(const void *p)
 }
 
 // 16 bytes from g to shared s, of which only `bytes` are read (the rest zero).
-__device__ inline void hkg_cp16(void *s, const void *g, int bytes)
+__device__ inline void hkg_cp16(unsigned s, const void *g, int bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(hkg_smem(s)), "l"(g), "r"(bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(g), "r"(bytes));
 }
 
+// Element offsets of A's (r, p) and B's (p, c) in their swizzled tiles.
+__device__ inline int hkg_swa(int r, int p) { return r * HKG_MK + (((p / 8) ^ ((r / 2) % 4)) * 8) + p % 8; }
+template <int BN> __device__ inline int hkg_swb(int p, int c) { return p * BN + (((c / 8) ^ (p % 8)) * 8) + c % 8; }
+
 template <typename TA, int BM, int BN> struct hkg_mma {
-    static const int LB = BN + 8, WM = BM / 2, WN = BN / 4, MI = WM / 16, NI = WN / 8;
+    static const int WM = BM / 2, WN = BN / 4, MI = WM / 16, NI = WN / 8;
     float acc[MI][NI][4];
 
-    // Tile kt of A into sa [BM][HKG_LDA] and of B into sb [HKG_MK][LB]:
-    // 16-byte copies where the rows run along k (A) or n (B) and are aligned,
-    // else element by element (zero outside the matrix, as the copies' byte
+    // Tile kt of A into sa [BM][32] and of B into sb [32][BN]: 16-byte
+    // copies where the rows run along k (A) or n (B) and are aligned, else
+    // element by element (zero outside the matrix, as the copies' byte
     // counts make it).
     __device__ static void load(TA *sa, TA *sb, const TA *a, const TA *b, int m, int n, int k, long long sam,
                                 long long sak, long long sbk, long long sbn, int i0, int j0, int kt, bool va,
@@ -387,31 +395,37 @@ template <typename TA, int BM, int BN> struct hkg_mma {
     {
         const int t = threadIdx.x, k0 = kt * HKG_MK;
         if (va) {
+            const unsigned base = hkg_smem(sa);
+#pragma unroll
             for (int ch = t; ch < BM * HKG_MK / 8; ch += HKG_THREADS) {
                 int r = ch / (HKG_MK / 8), p = (ch % (HKG_MK / 8)) * 8, i = i0 + r, kk = k0 + p;
                 int left = i < m ? k - kk : 0;
                 int bytes = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
-                hkg_cp16(sa + r * HKG_LDA + p, bytes ? a + (long long)i * sam + kk : a, bytes);
+                hkg_cp16(base + 2 * hkg_swa(r, p), bytes ? a + (long long)i * sam + kk : a, bytes);
             }
         } else {
             for (int e = t; e < BM * HKG_MK; e += HKG_THREADS) {
                 int r = sam == 1 ? e % BM : e / HKG_MK, p = sam == 1 ? e / BM : e % HKG_MK;
                 int i = i0 + r, kk = k0 + p;
-                sa[r * HKG_LDA + p] = i < m && kk < k ? a[(long long)i * sam + (long long)kk * sak] : hkg_cv<TA>::zero();
+                sa[hkg_swa(r, p)] =
+                    i < m && kk < k ? a[(long long)i * sam + (long long)kk * sak] : hkg_cv<TA>::zero();
             }
         }
         if (vb) {
+            const unsigned base = hkg_smem(sb);
+#pragma unroll
             for (int ch = t; ch < BN * HKG_MK / 8; ch += HKG_THREADS) {
                 int p = ch / (BN / 8), cl = (ch % (BN / 8)) * 8, j = j0 + cl, kk = k0 + p;
                 int left = kk < k ? n - j : 0;
                 int bytes = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
-                hkg_cp16(sb + p * LB + cl, bytes ? b + (long long)kk * sbk + j : b, bytes);
+                hkg_cp16(base + 2 * hkg_swb<BN>(p, cl), bytes ? b + (long long)kk * sbk + j : b, bytes);
             }
         } else {
             for (int e = t; e < BN * HKG_MK; e += HKG_THREADS) {
                 int cl = sbn == 1 ? e % BN : e / HKG_MK, p = sbn == 1 ? e / BN : e % HKG_MK;
                 int j = j0 + cl, kk = k0 + p;
-                sb[p * LB + cl] = j < n && kk < k ? b[(long long)kk * sbk + (long long)j * sbn] : hkg_cv<TA>::zero();
+                sb[hkg_swb<BN>(p, cl)] =
+                    j < n && kk < k ? b[(long long)kk * sbk + (long long)j * sbn] : hkg_cv<TA>::zero();
             }
         }
         asm volatile("cp.async.commit_group;\n" ::);
@@ -432,28 +446,36 @@ template <typename TA, int BM, int BN> struct hkg_mma {
                      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
     }
 
-    // One 32-deep tile: two k16 steps of MI x NI mma each. The ldmatrix
-    // addresses are this lane's row of each 8 x 8 matrix: A rows l % 16,
-    // columns 8 (l / 16); B (transposed on the way) rows k = l % 16, columns
-    // 8 (l / 16).
+    // One 32-deep tile: two k16 steps of MI x NI mma each. Lane l gives
+    // ldmatrix the row of its 8 x 8 matrix: A rows l % 16 at k chunk l / 16;
+    // B (transposed on the way) rows k = l % 16 at n chunk l / 16. Row parts
+    // of the swizzle depend on the lane only.
     __device__ void step(const TA *sa, const TA *sb)
     {
         const int w = threadIdx.x / 32, l = threadIdx.x % 32;
-        const unsigned pa = hkg_smem(sa + ((w / 4) * WM + l % 16) * HKG_LDA + (l / 16) * 8);
-        const unsigned pb = hkg_smem(sb + (l % 16) * LB + (w % 4) * WN + (l / 16) * 8);
+        const unsigned pa = hkg_smem(sa + ((w / 4) * WM + l % 16) * HKG_MK);
+        const unsigned pb = hkg_smem(sb + (l % 16) * BN);
+        const int sw_a = (l % 16 / 2) % 4;
+        unsigned cb[NI / 2]; // byte offsets of this lane's B chunks, swizzled by its row k % 8
+#pragma unroll
+        for (int ni = 0; ni < NI; ni += 2) {
+            const int ch = (w % 4) * (WN / 8) + ni + l / 16;
+            cb[ni / 2] = 16 * (unsigned)((ch & ~7) | ((ch ^ l) & 7));
+        }
 #pragma unroll
         for (int ks = 0; ks < HKG_MK; ks += 16) {
             unsigned x[MI][4], y[NI][2];
+            const unsigned ca = 16 * ((ks / 8 + l / 16) ^ sw_a);
 #pragma unroll
             for (int mi = 0; mi < MI; mi++)
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(x[mi][0]), "=r"(x[mi][1]), "=r"(x[mi][2]), "=r"(x[mi][3])
-                             : "r"(pa + (unsigned)((mi * 16 * HKG_LDA + ks) * 2)));
+                             : "r"(pa + (unsigned)(mi * 16 * HKG_MK * 2) + ca));
 #pragma unroll
             for (int ni = 0; ni < NI; ni += 2)
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                              : "=r"(y[ni][0]), "=r"(y[ni][1]), "=r"(y[ni + 1][0]), "=r"(y[ni + 1][1])
-                             : "r"(pb + (unsigned)((ks * LB + ni * 8) * 2)));
+                             : "r"(pb + (unsigned)(ks * BN * 2) + cb[ni / 2]));
 #pragma unroll
             for (int mi = 0; mi < MI; mi++)
 #pragma unroll
@@ -466,8 +488,8 @@ template <typename TA, int BM, int BN> struct hkg_mma {
     __device__ void run(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
                         long long sbk, long long sbn, long long ldc, S alpha, S beta)
     {
-        __shared__ __align__(16) TA hkg_ta[2 * BM * HKG_LDA];
-        __shared__ __align__(16) TA hkg_tb[2 * HKG_MK * LB];
+        __shared__ __align__(128) TA hkg_ta[2 * BM * HKG_MK];
+        __shared__ __align__(128) TA hkg_tb[2 * HKG_MK * BN];
         const int i0 = blockIdx.y * BM, j0 = blockIdx.x * BN, kts = (k + HKG_MK - 1) / HKG_MK;
         const bool va = sak == 1 && sam % 8 == 0 && ((unsigned long long)a & 15) == 0;
         const bool vb = sbn == 1 && sbk % 8 == 0 && ((unsigned long long)b & 15) == 0;
@@ -483,14 +505,14 @@ template <typename TA, int BM, int BN> struct hkg_mma {
         for (int kt = 0; kt < kts; kt++) {
             const int cur = kt % 2;
             if (kt + 1 < kts) {
-                load(hkg_ta + (1 - cur) * BM * HKG_LDA, hkg_tb + (1 - cur) * HKG_MK * LB, a, b, m, n, k, sam, sak,
+                load(hkg_ta + (1 - cur) * BM * HKG_MK, hkg_tb + (1 - cur) * HKG_MK * BN, a, b, m, n, k, sam, sak,
                      sbk, sbn, i0, j0, kt + 1, va, vb);
                 asm volatile("cp.async.wait_group 1;\n" ::);
             } else {
                 asm volatile("cp.async.wait_group 0;\n" ::);
             }
             __syncthreads();
-            step(hkg_ta + cur * BM * HKG_LDA, hkg_tb + cur * HKG_MK * LB);
+            step(hkg_ta + cur * BM * HKG_MK, hkg_tb + cur * HKG_MK * BN);
             __syncthreads();
         }
         const int w = threadIdx.x / 32, l = threadIdx.x % 32;
@@ -542,16 +564,15 @@ __device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, l
     {                                                                                                        \
         hkg_gemm<BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc, alpha, beta);             \
     }
-#ifndef HKG_MMA_MINB
-#define HKG_MMA_MINB 2
-#endif
-#define HKG_PAIR(in, out, MINB, TA, TC, S)                                                                   \
-    HKG_KERNEL(gemm_##in##_##out, 128, 128, MINB, TA, TC, S)                                                 \
+// The big tile is 128 x 256 for f16/bf16 (the tensor cores' warp tile of
+// 64 x 64), 128 x 128 for f32 and f64; plugins/gemm/gemm.c knows the same.
+#define HKG_PAIR(in, out, BN, MINB, TA, TC, S)                                                               \
+    HKG_KERNEL(gemm_##in##_##out, 128, BN, MINB, TA, TC, S)                                                  \
     HKG_KERNEL(gemm64_##in##_##out, 64, 64, 2, TA, TC, S)
 
-HKG_PAIR(f32, f32, 2, float, float, float)
-HKG_PAIR(f64, f64, 1, double, double, double)
-HKG_PAIR(f16, f16, HKG_MMA_MINB, __half, __half, float)
-HKG_PAIR(f16, f32, HKG_MMA_MINB, __half, float, float)
-HKG_PAIR(bf16, bf16, HKG_MMA_MINB, __hip_bfloat16, __hip_bfloat16, float)
-HKG_PAIR(bf16, f32, HKG_MMA_MINB, __hip_bfloat16, float, float)
+HKG_PAIR(f32, f32, 128, 2, float, float, float)
+HKG_PAIR(f64, f64, 128, 1, double, double, double)
+HKG_PAIR(f16, f16, 256, 1, __half, __half, float)
+HKG_PAIR(f16, f32, 256, 1, __half, float, float)
+HKG_PAIR(bf16, bf16, 256, 1, __hip_bfloat16, __hip_bfloat16, float)
+HKG_PAIR(bf16, f32, 256, 1, __hip_bfloat16, float, float)

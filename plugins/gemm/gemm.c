@@ -18,16 +18,19 @@ extern const hk_plugin_image hk_gemm_images[]; /* built by hkc-aot */
 HK_PLUGIN_DEFINE(gemm);
 HK_PLUGIN_EXPORT int hk_plugin_gemm_init(const hk_plugin_api *api);
 
-/* The (input, output) pairs; alpha and beta are f32 but for f64. */
+/* The (input, output) pairs; alpha and beta are f32 but for f64. bn: the
+ * big tile's width (128 x bn), as kernels/gemm/gemm.hip's HKG_PAIR has it:
+ * 256 where the tensor cores take the tile (a warp tile of 64 x 64). */
 static const struct {
     const char *in, *out, *ta, *tc, *s, *note;
+    int bn;
 } pairs[] = {
-    {"f32", "f32", "float", "float", "float", "f32, f32 accumulation"},
-    {"f64", "f64", "double", "double", "double", "f64, f64 accumulation"},
-    {"f16", "f16", "__half", "__half", "float", "f16 in and out, f32 accumulation"},
-    {"f16", "f32", "__half", "float", "float", "f16 in, f32 out and accumulation"},
-    {"bf16", "bf16", "__hip_bfloat16", "__hip_bfloat16", "float", "bf16 in and out, f32 accumulation"},
-    {"bf16", "f32", "__hip_bfloat16", "float", "float", "bf16 in, f32 out and accumulation"},
+    {"f32", "f32", "float", "float", "float", "f32, f32 accumulation", 128},
+    {"f64", "f64", "double", "double", "double", "f64, f64 accumulation", 128},
+    {"f16", "f16", "__half", "__half", "float", "f16 in and out, f32 accumulation", 256},
+    {"f16", "f32", "__half", "float", "float", "f16 in, f32 out and accumulation", 256},
+    {"bf16", "bf16", "__hip_bfloat16", "__hip_bfloat16", "float", "bf16 in and out, f32 accumulation", 256},
+    {"bf16", "f32", "__hip_bfloat16", "float", "float", "bf16 in, f32 out and accumulation", 256},
 };
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
 
@@ -209,14 +212,15 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
         return host->fail(call, "a is %s but b is %s; they must match", ta, tb ? tb : "?");
     if (v.m == 0 || v.n == 0)
         return 0;
-    /* 64 x 64 tiles when 128 x 128 ones would leave an H100's 132 SMs
-     * mostly idle (docs/families/gemm-notes.md) */
-    long long tiles = ((v.m + 127) / 128) * ((v.n + 127) / 128) * v.batch;
-    int bt = tiles < 128 ? 64 : 128;
-    if ((v.m + bt - 1) / bt > 65535)
-        return host->fail(call, "%lld rows are more than 65535 tiles of %d", v.m, bt);
+    /* 64 x 64 tiles when big ones would leave an H100's 132 SMs mostly
+     * idle (docs/families/gemm-notes.md) */
+    int bm = 128, bn = pairs[p].bn;
+    if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128)
+        bm = bn = 64;
+    if ((v.m + bm - 1) / bm > 65535)
+        return host->fail(call, "%lld rows are more than 65535 tiles of %d", v.m, bm);
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "gemm%s_%s_%s", bt == 64 ? "64" : "", ta, tc);
+    snprintf(kernel, sizeof kernel, "gemm%s_%s_%s", bm == 64 ? "64" : "", ta, tc);
     hk_plugin_arg a[16] = {args[q.col ? 2 : 1], args[q.col ? 1 : 2], args[0]}; /* col: B^T A^T */
     long long ints[11] = {v.m, v.n, v.k, v.sam, v.sak, v.sbk, v.sbn, v.ldc, v.bsa, v.bsb, v.bsc};
     for (int i = 0; i < 11; i++) {
@@ -226,7 +230,7 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     a[14].kind = a[15].kind = HK_PLUGIN_ARG_FLOAT;
     a[14].v.f = q.alpha;
     a[15].v.f = q.beta;
-    hk_plugin_config cfg = {{(unsigned)((v.n + bt - 1) / bt), (unsigned)((v.m + bt - 1) / bt), (unsigned)v.batch},
+    hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
                             {THREADS, 1, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, 16);
 }
@@ -244,10 +248,11 @@ static int add_kernels(const hk_plugin_api *api)
                      "long long sbk, long long sbn, long long ldc, long long bsa, long long bsb, "
                      "long long bsc, %s alpha, %s beta",
                      pairs[p].ta, pairs[p].ta, pairs[p].tc, pairs[p].s, pairs[p].s);
+            int bn = tile ? 64 : pairs[p].bn, bm = tile ? 64 : 128;
             snprintf(doc, sizeof doc,
-                     "C = alpha A B + beta C, %s tiles, %s; block 256, grid {ceil(n/%d), ceil(m/%d), batch} "
+                     "C = alpha A B + beta C, %dx%d tiles, %s; block 256, grid {ceil(n/%d), ceil(m/%d), batch} "
                      "(hk.ops.gemm.matmul launches it)",
-                     tile ? "64x64" : "128x128", pairs[p].note, tile ? 64 : 128, tile ? 64 : 128);
+                     bm, bn, pairs[p].note, bn, bm);
             r = api->add_kernel_rule(api, "gemm", "gemm.hip", name, sig, &rule, doc);
         }
     return r;
