@@ -484,6 +484,42 @@ template <typename TA, int BM, int BN> struct hkg_mma {
         }
     }
 
+    // This thread's 16-byte chunks of a tile, for a block inside C: global
+    // addresses of tile 0 and shared addresses in stage 0.
+    static const int NA = BM * HKG_MK / 8 / HKG_THREADS, NB = BN * HKG_MK / 8 / HKG_THREADS;
+    struct hkg_fast {
+        const TA *ga[NA], *gb[NB];
+        unsigned sa[NA], sb[NB];
+
+        __device__ void init(const TA *a, const TA *b, long long sam, long long sbk, int i0, int j0, unsigned ta,
+                             unsigned tb)
+        {
+#pragma unroll
+            for (int q = 0; q < NA; q++) {
+                const int ch = threadIdx.x + q * HKG_THREADS, r = ch / (HKG_MK / 8), p = (ch % (HKG_MK / 8)) * 8;
+                ga[q] = a + (long long)(i0 + r) * sam + p;
+                sa[q] = ta + 2 * hkg_swa(r, p);
+            }
+#pragma unroll
+            for (int q = 0; q < NB; q++) {
+                const int ch = threadIdx.x + q * HKG_THREADS, p = ch / (BN / 8), cl = (ch % (BN / 8)) * 8;
+                gb[q] = b + (long long)p * sbk + j0 + cl;
+                sb[q] = tb + 2 * hkg_swb<BN>(p, cl);
+            }
+        }
+
+        __device__ void copy(int kt, int stage, long long sbk) const
+        {
+#pragma unroll
+            for (int q = 0; q < NA; q++)
+                hkg_cp16(sa[q] + stage * (BM * HKG_MK * 2), ga[q] + kt * HKG_MK, 16);
+#pragma unroll
+            for (int q = 0; q < NB; q++)
+                hkg_cp16(sb[q] + stage * (HKG_MK * BN * 2), gb[q] + (long long)kt * HKG_MK * sbk, 16);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+    };
+
     template <typename TC, typename S>
     __device__ void run(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
                         long long sbk, long long sbn, long long ldc, S alpha, S beta)
@@ -500,17 +536,26 @@ template <typename TA, int BM, int BN> struct hkg_mma {
 #pragma unroll
                 for (int r = 0; r < 4; r++)
                     acc[mi][ni][r] = 0.0f;
-        if (kts > 0)
-            load(hkg_ta, hkg_tb, a, b, m, n, k, sam, sak, sbk, sbn, i0, j0, 0, va, vb);
-        for (int kt = 0; kt < kts; kt++) {
-            const int cur = kt % 2;
-            if (kt + 1 < kts) {
-                load(hkg_ta + (1 - cur) * BM * HKG_MK, hkg_tb + (1 - cur) * HKG_MK * BN, a, b, m, n, k, sam, sak,
-                     sbk, sbn, i0, j0, kt + 1, va, vb);
+        // A block wholly inside C with aligned rows copies its full k tiles
+        // through addresses worked out once (hkg_fast), the rest through load.
+        hkg_fast f;
+        const bool inside = va && vb && i0 + BM <= m && j0 + BN <= n;
+        if (inside)
+            f.init(a, b, sam, sbk, i0, j0, hkg_smem(hkg_ta), hkg_smem(hkg_tb));
+        for (int kt = -1; kt < kts; kt++) {
+            const int next = kt + 1, cur = kt % 2;
+            if (next < kts) { // tile kt + 1 into the other stage
+                if (inside && (next + 1) * HKG_MK <= k)
+                    f.copy(next, next % 2, sbk);
+                else
+                    load(hkg_ta + (next % 2) * BM * HKG_MK, hkg_tb + (next % 2) * HKG_MK * BN, a, b, m, n, k, sam,
+                         sak, sbk, sbn, i0, j0, next, va, vb);
                 asm volatile("cp.async.wait_group 1;\n" ::);
             } else {
                 asm volatile("cp.async.wait_group 0;\n" ::);
             }
+            if (kt < 0)
+                continue;
             __syncthreads();
             step(hkg_ta + cur * BM * HKG_MK, hkg_tb + cur * HKG_MK * BN);
             __syncthreads();
