@@ -7,7 +7,8 @@
 //   C(i, j) = c[z * bsc + i * ldc + j]         z = blockIdx.z, the batch
 //
 //   gemm_<in>_<out>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc,
-//                   alpha, beta)              a 128 x 128 tile per block
+//                   alpha, beta)              a 128 x 256 tile per block for
+//                                             f16/bf16 inputs, 128 x 128 else
 //   gemm64_<in>_<out>(...)                    a 64 x 64 tile per block
 //
 // Every kernel runs 256 threads a block, grid {ceil(n / BN), ceil(m / BM),
