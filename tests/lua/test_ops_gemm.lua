@@ -6,8 +6,9 @@
 -- Error bound per element: rel[dtype] * sum |alpha a b| + |beta c| terms,
 -- rel f32 1e-5 sqrt(k) (+ output rounding), f16/bf16 1e-2, f64 1e-12.
 -- On a GPU (HIPKIT_TEST_BACKEND) or with HIPKIT_TEST_HEAVY=1 the sizes
--- 300x257x129, 1024x1024x64 and 2049x1031x130 (the 128 x 128 tiles' interior
--- and edges; 3000 random elements of C checked) run too.
+-- 300x257x129, 1024x1024x64, 2049x1031x130 (64 x 64 tiles), 2048x2048x40 and
+-- 2050x2056x72 (the big tiles: blocks inside C, a partial last k tile, blocks
+-- on the edges; 3000 random elements of C checked) run too.
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
@@ -111,6 +112,8 @@ for _, pr in ipairs(pairs_) do
         sizes[#sizes + 1] = {300, 257, 129}
         sizes[#sizes + 1] = {1024, 1024, 64}
         sizes[#sizes + 1] = {2049, 1031, 130}
+        sizes[#sizes + 1] = {2048, 2048, 40}
+        sizes[#sizes + 1] = {2050, 2056, 72}
     end
     for _, s in ipairs(sizes) do
         check(pr[1], pr[2], {m = s[1], n = s[2], k = s[3]}, "row-major")
