@@ -72,7 +72,25 @@ __device__ inline void hkb_contiguous(const T *a, const T *b, T *c, size_t n)
         const size_t nv = n / W;
         const hkb_vec<T> *av = (const hkb_vec<T> *)a, *bv = (const hkb_vec<T> *)b;
         hkb_vec<T> *cv = (hkb_vec<T> *)c;
-        for (size_t i = start; i < nv; i += stride) {
+        // four vectors of each operand in flight before any store (the
+        // compiler cannot hoist a load above a store that may alias it)
+        size_t i = start;
+        for (; i + 3 * stride < nv; i += 4 * stride) {
+            hkb_vec<T> x[4], y[4], z[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                x[u] = av[i + u * stride];
+                y[u] = bv[i + u * stride];
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+#pragma unroll
+                for (int k = 0; k < W; k++)
+                    z[u].v[k] = hkb_apply<Op>(x[u].v[k], y[u].v[k]);
+                cv[i + u * stride] = z[u];
+            }
+        }
+        for (; i < nv; i += stride) {
             hkb_vec<T> x = av[i], y = bv[i], z;
 #pragma unroll
             for (int k = 0; k < W; k++)

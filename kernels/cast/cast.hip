@@ -169,7 +169,22 @@ static __device__ __forceinline__ void hk_cast(const S *x, D *y, size_t n)
         const hk_quad<S> *xq = (const hk_quad<S> *)x;
         hk_quad<D> *yq = (hk_quad<D> *)y;
         size_t n4 = n / 4;
-        for (size_t q = i0; q < n4; q += stride) {
+        // four quads in flight before any store (a store may alias them)
+        size_t q = i0;
+        for (; q + 3 * stride < n4; q += 4 * stride) {
+            hk_quad<S> a[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                a[u] = xq[q + u * stride];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                hk_quad<D> b;
+                for (int k = 0; k < 4; k++)
+                    b.v[k] = hk_cv<D>::go(hk_ld(a[u].v[k]));
+                yq[q + u * stride] = b;
+            }
+        }
+        for (; q < n4; q += stride) {
             hk_quad<S> a = xq[q];
             hk_quad<D> b;
             for (int k = 0; k < 4; k++)

@@ -128,7 +128,23 @@ static __device__ __forceinline__ void hk_unary_f32(const float *x, float *y, si
         size_t n4 = n / 4;
         const float4 *x4 = (const float4 *)x;
         float4 *y4 = (float4 *)y;
-        for (size_t i = i0; i < n4; i += stride) {
+        // four float4 in flight before any store (a store may alias them)
+        size_t i = i0;
+        for (; i + 3 * stride < n4; i += 4 * stride) {
+            float4 v[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                v[u] = x4[i + u * stride];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                v[u].x = Op::f(v[u].x);
+                v[u].y = Op::f(v[u].y);
+                v[u].z = Op::f(v[u].z);
+                v[u].w = Op::f(v[u].w);
+                y4[i + u * stride] = v[u];
+            }
+        }
+        for (; i < n4; i += stride) {
             float4 v = x4[i];
             v.x = Op::f(v.x);
             v.y = Op::f(v.y);
