@@ -72,30 +72,27 @@ __device__ inline void hkb_contiguous(const T *a, const T *b, T *c, size_t n)
         const size_t nv = n / W;
         const hkb_vec<T> *av = (const hkb_vec<T> *)a, *bv = (const hkb_vec<T> *)b;
         hkb_vec<T> *cv = (hkb_vec<T> *)c;
-        // four vectors of each operand in flight before any store (the
-        // compiler cannot hoist a load above a store that may alias it)
-        size_t i = start;
-        for (; i + 3 * stride < nv; i += 4 * stride) {
-            hkb_vec<T> x[4], y[4], z[4];
+        // each block takes chunks of 4 * blockDim.x consecutive vectors
+        // (thread t: t, t + blockDim.x, ...), all loads before any store
+        // (a store may alias them); a grid as large as the data walks it
+        // once, as one front
+        const size_t chunk = 4 * (size_t)blockDim.x;
+        for (size_t base = (size_t)blockIdx.x * chunk + threadIdx.x; base < nv; base += (size_t)gridDim.x * chunk) {
+            hkb_vec<T> x[4], y[4], z;
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                x[u] = av[i + u * stride];
-                y[u] = bv[i + u * stride];
-            }
+            for (int u = 0; u < 4; u++)
+                if (base + u * blockDim.x < nv) {
+                    x[u] = av[base + u * blockDim.x];
+                    y[u] = bv[base + u * blockDim.x];
+                }
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
+            for (int u = 0; u < 4; u++)
+                if (base + u * blockDim.x < nv) {
 #pragma unroll
-                for (int k = 0; k < W; k++)
-                    z[u].v[k] = hkb_apply<Op>(x[u].v[k], y[u].v[k]);
-                cv[i + u * stride] = z[u];
-            }
-        }
-        for (; i < nv; i += stride) {
-            hkb_vec<T> x = av[i], y = bv[i], z;
-#pragma unroll
-            for (int k = 0; k < W; k++)
-                z.v[k] = hkb_apply<Op>(x.v[k], y.v[k]);
-            cv[i] = z;
+                    for (int k = 0; k < W; k++)
+                        z.v[k] = hkb_apply<Op>(x[u].v[k], y[u].v[k]);
+                    cv[base + u * blockDim.x] = z;
+                }
         }
         done = nv * W;
     }

@@ -169,27 +169,23 @@ static __device__ __forceinline__ void hk_cast(const S *x, D *y, size_t n)
         const hk_quad<S> *xq = (const hk_quad<S> *)x;
         hk_quad<D> *yq = (hk_quad<D> *)y;
         size_t n4 = n / 4;
-        // four quads in flight before any store (a store may alias them)
-        size_t q = i0;
-        for (; q + 3 * stride < n4; q += 4 * stride) {
+        // each block takes chunks of 4 * blockDim.x consecutive quads, all
+        // loads before any store (a store may alias them)
+        const size_t chunk = 4 * (size_t)blockDim.x;
+        for (size_t base = (size_t)blockIdx.x * chunk + threadIdx.x; base < n4; base += (size_t)gridDim.x * chunk) {
             hk_quad<S> a[4];
 #pragma unroll
             for (int u = 0; u < 4; u++)
-                a[u] = xq[q + u * stride];
+                if (base + u * blockDim.x < n4)
+                    a[u] = xq[base + u * blockDim.x];
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                hk_quad<D> b;
-                for (int k = 0; k < 4; k++)
-                    b.v[k] = hk_cv<D>::go(hk_ld(a[u].v[k]));
-                yq[q + u * stride] = b;
-            }
-        }
-        for (; q < n4; q += stride) {
-            hk_quad<S> a = xq[q];
-            hk_quad<D> b;
-            for (int k = 0; k < 4; k++)
-                b.v[k] = hk_cv<D>::go(hk_ld(a.v[k]));
-            yq[q] = b;
+            for (int u = 0; u < 4; u++)
+                if (base + u * blockDim.x < n4) {
+                    hk_quad<D> b;
+                    for (int k = 0; k < 4; k++)
+                        b.v[k] = hk_cv<D>::go(hk_ld(a[u].v[k]));
+                    yq[base + u * blockDim.x] = b;
+                }
         }
         for (size_t i = n4 * 4 + i0; i < n; i += stride)
             y[i] = hk_cv<D>::go(hk_ld(x[i]));

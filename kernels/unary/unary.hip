@@ -128,29 +128,24 @@ static __device__ __forceinline__ void hk_unary_f32(const float *x, float *y, si
         size_t n4 = n / 4;
         const float4 *x4 = (const float4 *)x;
         float4 *y4 = (float4 *)y;
-        // four float4 in flight before any store (a store may alias them)
-        size_t i = i0;
-        for (; i + 3 * stride < n4; i += 4 * stride) {
+        // each block takes chunks of 4 * blockDim.x consecutive float4,
+        // all loads before any store (a store may alias them)
+        const size_t chunk = 4 * (size_t)blockDim.x, t = threadIdx.x;
+        for (size_t base = (size_t)blockIdx.x * chunk + t; base < n4; base += (size_t)gridDim.x * chunk) {
             float4 v[4];
 #pragma unroll
             for (int u = 0; u < 4; u++)
-                v[u] = x4[i + u * stride];
+                if (base + u * blockDim.x < n4)
+                    v[u] = x4[base + u * blockDim.x];
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                v[u].x = Op::f(v[u].x);
-                v[u].y = Op::f(v[u].y);
-                v[u].z = Op::f(v[u].z);
-                v[u].w = Op::f(v[u].w);
-                y4[i + u * stride] = v[u];
-            }
-        }
-        for (; i < n4; i += stride) {
-            float4 v = x4[i];
-            v.x = Op::f(v.x);
-            v.y = Op::f(v.y);
-            v.z = Op::f(v.z);
-            v.w = Op::f(v.w);
-            y4[i] = v;
+            for (int u = 0; u < 4; u++)
+                if (base + u * blockDim.x < n4) {
+                    v[u].x = Op::f(v[u].x);
+                    v[u].y = Op::f(v[u].y);
+                    v[u].z = Op::f(v[u].z);
+                    v[u].w = Op::f(v[u].w);
+                    y4[base + u * blockDim.x] = v[u];
+                }
         }
         head = n4 * 4;
     }

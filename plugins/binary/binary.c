@@ -45,7 +45,7 @@ int hk_plugin_binary_init(const hk_plugin_api *api)
     if (r == 0)
         r = hk_plugin_add_images(api, "binary", hk_binary_images);
     /* contiguous: over n (parameter 3); strided: over numel (parameter 0) */
-    const hk_plugin_geometry contiguous = {HK_PLUGIN_GEOM_1D, 3, 256, 4096, 0, 0, 0, 0};
+    const hk_plugin_geometry contiguous = {HK_PLUGIN_GEOM_1D, 3, 256, 65536, 0, 0, 0, 0};
     const hk_plugin_geometry strided = {HK_PLUGIN_GEOM_1D, 0, 256, 4096, 0, 0, 0, 0};
     char name[64], sig[256], doc[256];
     for (size_t o = 0; r == 0 && o < sizeof ops / sizeof ops[0]; o++) {

@@ -50,7 +50,7 @@ int hk_plugin_unary_init(const hk_plugin_api *api)
     if (r == 0)
         r = hk_plugin_add_images(api, "unary", hk_unary_images);
     /* contiguous: 1-D over n (parameter 2); strided: over numel (parameter 0) */
-    hk_plugin_geometry gc = {HK_PLUGIN_GEOM_1D, 2, 256, 4096, 0, 0, 0, 0};
+    hk_plugin_geometry gc = {HK_PLUGIN_GEOM_1D, 2, 256, 65536, 0, 0, 0, 0};
     hk_plugin_geometry gs = {HK_PLUGIN_GEOM_1D, 0, 256, 4096, 0, 0, 0, 0};
     char name[64], sig[192], doc[256];
     for (size_t o = 0; r == 0 && o < sizeof ops / sizeof ops[0]; o++) {
