@@ -202,58 +202,114 @@ template <typename E> __device__ void hks_steps_shared(E *sh, unsigned n, unsign
     }
 }
 
-// The whole network over blockDim.x entries (a power of two), one per
-// thread in a register: steps of distance under warpSize by shuffles, the
-// others through shared memory, alternating two buffers of blockDim
-// entries so one barrier per step suffices (a buffer is rewritten only
-// after the barrier of the next step, which every read of it precedes).
-template <typename E> __device__ E hks_sort_regs(E v, E *buf)
+// Entries each thread of a row kernel holds: 32 bytes of them (4 of
+// 32-bit keys, 2 of 64-bit), so a block of T threads sorts N * T entries
+// in registers and exchanges them through N * T entries of shared memory.
+template <typename E> struct hks_per {
+    enum { N = HKS_ROW_SHARED / sizeof(E) };
+};
+
+template <typename E> __device__ inline void hks_cx(E &a, E &b) // a keeps the smaller
 {
-    const unsigned n = blockDim.x, t = threadIdx.x;
-    unsigned s = 0;
-    for (unsigned k = 2; k <= n; k *= 2)
-        for (unsigned j = k / 2; j > 0; j /= 2) {
-            unsigned m = j == k / 2 ? k - 1 : j;
-            E o;
-            if (m < (unsigned)warpSize) {
-                o = v.shfl_xor((int)m);
-            } else {
-                E *b = buf + (s++ & 1) * n;
-                b[t] = v;
-                __syncthreads();
-                o = b[t ^ m];
-            }
-            // the lower position keeps the smaller entry
-            if ((o < v) == (t < (t ^ m)))
-                v = o;
-        }
-    return v;
+    if (b < a) {
+        E t = a;
+        a = b;
+        b = t;
+    }
 }
 
-// Sorts the block's chunk `c` of row `row` (C columns from c * C) and
-// leaves it in shared memory (sh[0 .. C)); returns C. The one-entry-per-
-// thread register form when the block is a power of two covering the row.
-template <typename Tr>
+// The whole network over N * blockDim.x entries (blockDim.x a power of
+// two): thread t holds positions t * N .. t * N + N - 1 in registers.
+// Steps of distance under N stay in the thread; the others pair thread t
+// with t ^ (m / N) (the flip also reverses the N entries: its mask's low
+// bits are all set), by shuffles inside a warp, else through shared memory
+// (laid out entry-major, sh[e * T + t], so neither side conflicts). The
+// position's high bit j (the flip's k/2 is its j) says which side keeps
+// the smaller entry.
+template <typename E, int N> __device__ void hks_sort_regs(E (&v)[N], E *sh)
+{
+    const unsigned T = blockDim.x, t = threadIdx.x, n = N * T;
+    for (unsigned k = 2; k <= n; k *= 2)
+        for (unsigned j = k / 2; j > 0; j /= 2) {
+            const bool flip = j == k / 2;
+            const unsigned m = flip ? k - 1 : j;
+            if (m < (unsigned)N) {
+#pragma unroll
+                for (int a = 0; a < N; a++)
+#pragma unroll
+                    for (int b = a + 1; b < N; b++)
+                        if ((unsigned)(a ^ b) == m)
+                            hks_cx(v[a], v[b]);
+                continue;
+            }
+            const unsigned tm = m / N;
+            const bool lower = (t & (j / N)) == 0;
+            E o[N];
+            if (tm < (unsigned)warpSize) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o[e] = (flip ? v[N - 1 - e] : v[e]).shfl_xor((int)tm);
+            } else {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    sh[e * T + t] = v[e];
+                __syncthreads();
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o[e] = sh[(flip ? N - 1 - e : e) * T + (t ^ tm)];
+                __syncthreads();
+            }
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                if ((o[e] < v[e]) == lower)
+                    v[e] = o[e];
+        }
+}
+
+// Whether the block sorts in registers: a power of two of threads.
+__device__ inline bool hks_regs_block() { return (blockDim.x & (blockDim.x - 1)) == 0; }
+
+// Sorts the block's chunk c of a row (C columns from c * C; C is N *
+// blockDim.x in registers, else min(pow2(cols), shared capacity)) and
+// writes out(i, col) for its first `keep` positions that are columns.
+// Returns C.
+template <typename Tr, typename F>
 __device__ unsigned hks_sort_chunk(const typename Tr::R *row, unsigned cols, bool desc, unsigned c,
-                                   hks_ent<typename Tr::K> *sh)
+                                   unsigned keep, hks_ent<typename Tr::K> *sh, F out)
 {
     typedef hks_ent<typename Tr::K> E;
-    const unsigned n = blockDim.x, t = threadIdx.x;
-    if ((n & (n - 1)) == 0 && n >= cols) {
-        E v = hks_sort_regs(hks_entry<Tr>(row, t, cols, desc), sh);
-        __syncthreads(); // the last shared step's reads are done
-        sh[t] = v;
-        __syncthreads();
-        return n;
+    const unsigned N = hks_per<E>::N, T = blockDim.x, t = threadIdx.x;
+    if (hks_regs_block()) {
+        const unsigned C = N * T, c0 = c * C;
+        E v[hks_per<E>::N];
+#pragma unroll
+        for (unsigned e = 0; e < N; e++)
+            v[e] = hks_entry<Tr>(row, c0 + t * N + e, cols, desc);
+        hks_sort_regs(v, sh);
+#pragma unroll
+        for (unsigned e = 0; e < N; e++)
+            if (t * N + e < keep && c0 + t * N + e < cols)
+                out(c0 + t * N + e, v[e].col());
+        __syncthreads(); // sh is reused by the caller's next chunk
+        return C;
     }
     const unsigned C = hks_min(hks_pow2(cols), hks_capacity<E>()), c0 = c * C;
-    for (unsigned i = t; i < C; i += n)
+    for (unsigned i = t; i < C; i += T)
         sh[i] = hks_entry<Tr>(row, c0 + i, cols, desc);
     __syncthreads();
     for (unsigned k = 2; k <= C; k *= 2)
         hks_steps_shared(sh, C, k, k / 2);
+    for (unsigned i = t; i < C && i < keep; i += T)
+        if (c0 + i < cols)
+            out(c0 + i, sh[i].col());
+    __syncthreads();
     return C;
 }
+
+template <typename I> struct hks_put_idx {
+    I *idx;
+    __device__ void operator()(unsigned pos, unsigned col) const { idx[pos] = (I)col; }
+};
 
 // The row kernels walk (row, chunk) tasks with a grid stride, so the rule's
 // grid (one block per row) and the op's (one per chunk) both cover them.
@@ -264,20 +320,13 @@ __device__ void hks_argsort(const typename Tr::R *x, I *idx, int rows, int cols,
     extern __shared__ unsigned long long hks_dyn[];
     E *sh = (E *)hks_dyn;
     const unsigned ucols = (unsigned)cols;
-    const unsigned C = (blockDim.x & (blockDim.x - 1)) == 0 && blockDim.x >= ucols
-                           ? blockDim.x
-                           : hks_min(hks_pow2(ucols), hks_capacity<E>());
+    const unsigned C = hks_regs_block() ? hks_per<E>::N * blockDim.x : hks_min(hks_pow2(ucols), hks_capacity<E>());
     const unsigned chunks = (ucols + C - 1) / C;
     const size_t tasks = (size_t)rows * chunks;
     for (size_t task = blockIdx.x; task < tasks; task += gridDim.x) {
         const size_t r = task / chunks;
-        const unsigned c = (unsigned)(task % chunks);
-        const typename Tr::R *row = x + r * ucols;
-        unsigned n = hks_sort_chunk<Tr>(row, ucols, desc != 0, c, sh);
-        for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
-            if (c * n + i < ucols)
-                idx[r * ucols + c * n + i] = (I)(sh[i].col());
-        __syncthreads(); // sh is refilled by the next task
+        hks_put_idx<I> put = {idx + r * ucols};
+        hks_sort_chunk<Tr>(x + r * ucols, ucols, desc != 0, (unsigned)(task % chunks), C, sh, put);
     }
 }
 
@@ -342,6 +391,17 @@ __device__ void hks_merge(const typename Tr::R *x, I *idx, int rows, int cols, i
 
 // Top k of each row: the row sorted in one chunk (descending for the
 // largest), its first k entries written out.
+template <typename Tr, typename I> struct hks_put_top {
+    const typename Tr::R *row;
+    typename Tr::R *values;
+    I *indices;
+    __device__ void operator()(unsigned pos, unsigned col) const
+    {
+        values[pos] = row[col];
+        indices[pos] = (I)col;
+    }
+};
+
 template <typename Tr, typename I>
 __device__ void hks_topk(const typename Tr::R *x, typename Tr::R *values, I *indices, int rows, int cols,
                          int k, int largest)
@@ -350,18 +410,12 @@ __device__ void hks_topk(const typename Tr::R *x, typename Tr::R *values, I *ind
     extern __shared__ unsigned long long hks_dyn[];
     E *sh = (E *)hks_dyn;
     const unsigned ucols = (unsigned)cols, uk = (unsigned)k;
-    const bool regs = (blockDim.x & (blockDim.x - 1)) == 0 && blockDim.x >= ucols;
-    if (!regs && hks_pow2(ucols) > hks_capacity<E>())
+    const unsigned C = hks_regs_block() ? hks_per<E>::N * blockDim.x : hks_capacity<E>();
+    if (hks_pow2(ucols) > C)
         return; // longer rows: argsort, then topk_gather (the op does)
     for (size_t r = blockIdx.x; r < (size_t)rows; r += gridDim.x) {
-        const typename Tr::R *row = x + r * ucols;
-        hks_sort_chunk<Tr>(row, ucols, largest != 0, 0, sh);
-        for (unsigned i = threadIdx.x; i < uk && i < ucols; i += blockDim.x) {
-            unsigned c = sh[i].col();
-            values[r * uk + i] = row[c];
-            indices[r * uk + i] = (I)c;
-        }
-        __syncthreads();
+        hks_put_top<Tr, I> put = {x + r * ucols, values + r * uk, indices + r * uk};
+        hks_sort_chunk<Tr>(x + r * ucols, ucols, largest != 0, 0, uk, sh, put);
     }
 }
 

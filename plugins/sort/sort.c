@@ -107,10 +107,12 @@ static int plan_rows(const hk_plugin_host *host, const hk_plugin_call *call, con
         return host->fail(call, "the indices are %s; they must be u32 or i64", p->it ? p->it : "?");
     p->rows = (long long)(n / (size_t)cols);
     p->cols = cols;
+    /* each thread sorts N entries in registers: the block is the fewest
+     * threads (at least a warp) that cover the row, at most ROW_BLOCK */
     unsigned long long P = pow2_at_least((unsigned long long)cols), warp = host->warp_size(call);
-    p->block = P <= ROW_BLOCK ? (unsigned)(P < warp ? warp : P) : ROW_BLOCK;
-    unsigned long long cap = (unsigned long long)ROW_SHARED / types[p->t].entry * p->block;
-    p->chunk = P <= p->block ? p->block : P < cap ? P : cap;
+    unsigned long long N = ROW_SHARED / types[p->t].entry, b = P / N;
+    p->block = b <= warp ? (unsigned)warp : b < ROW_BLOCK ? (unsigned)b : ROW_BLOCK;
+    p->chunk = N * p->block;
     return 0;
 }
 

@@ -207,6 +207,35 @@ check_sort("f32", 10000, "ties", false, true)
 check_sort("u64", 777, "random", true, true)
 if not valgrind then check_sort("f32", 100003, "ties", true) end
 
+-- the kernels directly: by their rule (a block per row, the block from
+-- cols), and with a block that is not a power of two (the shared-memory
+-- network instead of registers), which must cover the row in one chunk
+for _, case in ipairs({{"rule", nil, 300}, {"block 96", 96, 200}, {"block 96", 96, 7}}) do
+    local rows, cols = 3, case[3]
+    local x = data(rows * cols, "f32", "ties")
+    local idx = poisoned(rows * cols, "u32")
+    local vals, top = poisoned(rows * 5, "f32"), poisoned(rows * 5, "i64")
+    local k = math.min(5, cols)
+    if case[2] then
+        S.kernels.argsort_f32_u32{grid = rows, block = case[2], shared = case[2] * 32}(x, idx, rows, cols, 1)
+        S.kernels.topk_f32_i64{grid = 2, block = case[2], shared = case[2] * 32}(x, vals, top, rows, cols, k, 0)
+    else
+        S.argsort_f32_u32(x, idx, rows, cols, 1)
+        S.topk_f32_i64(x, vals, top, rows, cols, k, 0)
+    end
+    local v, g, gt, msg = x:totable(), idx:totable(), top:totable(), nil
+    for r = 0, rows - 1 do
+        local o = ref_order(v, r * cols, cols, "f32", true)
+        msg = msg or diff(g, r * cols, o, "argsort row " .. r .. ", position")
+        local up = ref_order(v, r * cols, cols, "f32", false)
+        local w = {}
+        for i = 1, k do w[i] = up[i] end
+        msg = msg or diff(gt, r * k, w, "topk row " .. r .. ", position")
+    end
+    t.ok(not msg, ("argsort_f32_u32 and topk_f32_i64 launched directly, %s, %dx%d"):format(case[1], rows, cols) ..
+        (msg and ": " .. msg or ""))
+end
+
 -- errors name what is wrong
 local function fails(pattern, f, ...)
     local ok, err = pcall(f, ...)
