@@ -18,9 +18,11 @@
 //
 //   argsort_T_I(const T *x, I *idx, int rows, int cols, int desc)
 //       idx[r, :] = the columns of row r in sorted order; one block sorts
-//       chunks of C = min(pow2 >= cols, 4 * blockDim (32-bit keys) or
-//       2 * blockDim (64-bit keys)) columns, 32 * blockDim bytes of shared
-//       memory; a row longer than C is left sorted chunk by chunk, for
+//       chunks of C = N * blockDim columns in registers, N = 4 (32-bit
+//       keys) or 2 (64-bit keys), with 32 * blockDim bytes of shared
+//       memory (a block that is not a power of two: C = min(pow2 >= cols,
+//       the largest power of two of entries that fits), in shared memory);
+//       a row longer than C is left sorted chunk by chunk, for
 //       argsort_step / argsort_merge to finish (the op does).
 //   argsort_step_T_I(x, idx, rows, cols, desc, k, j)     one global step
 //   argsort_merge_T_I(x, idx, rows, cols, desc, k, chunk) steps j < chunk
@@ -245,10 +247,14 @@ template <typename E, int N> __device__ void hks_sort_regs(E (&v)[N], E *sh)
             const unsigned tm = m / N;
             const bool lower = (t & (j / N)) == 0;
             E o[N];
-            if (tm < (unsigned)warpSize) {
+            if (tm < (unsigned)warpSize && flip) {
 #pragma unroll
                 for (int e = 0; e < N; e++)
-                    o[e] = (flip ? v[N - 1 - e] : v[e]).shfl_xor((int)tm);
+                    o[e] = v[N - 1 - e].shfl_xor((int)tm);
+            } else if (tm < (unsigned)warpSize) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    o[e] = v[e].shfl_xor((int)tm);
             } else {
 #pragma unroll
                 for (int e = 0; e < N; e++)
@@ -266,6 +272,13 @@ template <typename E, int N> __device__ void hks_sort_regs(E (&v)[N], E *sh)
         }
 }
 
+// N elements of T as one load or store.
+template <typename T, int N> struct __align__(sizeof(T) * N) hks_vec { T v[N]; };
+template <typename T, int N> __device__ inline bool hks_aligned(const T *p)
+{
+    return ((unsigned long long)p & (sizeof(T) * N - 1)) == 0;
+}
+
 // Whether the block sorts in registers: a power of two of threads.
 __device__ inline bool hks_regs_block() { return (blockDim.x & (blockDim.x - 1)) == 0; }
 
@@ -280,16 +293,21 @@ __device__ unsigned hks_sort_chunk(const typename Tr::R *row, unsigned cols, boo
     typedef hks_ent<typename Tr::K> E;
     const unsigned N = hks_per<E>::N, T = blockDim.x, t = threadIdx.x;
     if (hks_regs_block()) {
-        const unsigned C = N * T, c0 = c * C;
+        const unsigned C = N * T, c0 = c * C, p0 = c0 + t * N;
+        typedef typename Tr::R R;
         E v[hks_per<E>::N];
+        if (p0 + N <= cols && hks_aligned<R, hks_per<E>::N>(row + p0)) { // one vector load
+            hks_vec<R, hks_per<E>::N> w = *(const hks_vec<R, hks_per<E>::N> *)(row + p0);
 #pragma unroll
-        for (unsigned e = 0; e < N; e++)
-            v[e] = hks_entry<Tr>(row, c0 + t * N + e, cols, desc);
+            for (unsigned e = 0; e < N; e++)
+                v[e] = hks_ent<typename Tr::K>::make(hks_key<Tr>(w.v[e], desc), p0 + e);
+        } else {
+#pragma unroll
+            for (unsigned e = 0; e < N; e++)
+                v[e] = hks_entry<Tr>(row, p0 + e, cols, desc);
+        }
         hks_sort_regs(v, sh);
-#pragma unroll
-        for (unsigned e = 0; e < N; e++)
-            if (t * N + e < keep && c0 + t * N + e < cols)
-                out(c0 + t * N + e, v[e].col());
+        out.put(v, p0, t * N < keep ? keep - t * N : 0, cols);
         __syncthreads(); // sh is reused by the caller's next chunk
         return C;
     }
@@ -306,9 +324,26 @@ __device__ unsigned hks_sort_chunk(const typename Tr::R *row, unsigned cols, boo
     return C;
 }
 
+// The sorted entries' columns to idx: the N of a thread at once when they
+// are all wanted and aligned.
 template <typename I> struct hks_put_idx {
     I *idx;
     __device__ void operator()(unsigned pos, unsigned col) const { idx[pos] = (I)col; }
+    template <typename E, int N> __device__ void put(const E (&v)[N], unsigned p0, unsigned n, unsigned cols) const
+    {
+        if (n >= (unsigned)N && p0 + N <= cols && hks_aligned<I, N>(idx + p0)) {
+            hks_vec<I, N> w;
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                w.v[e] = (I)v[e].col();
+            *(hks_vec<I, N> *)(idx + p0) = w;
+            return;
+        }
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            if ((unsigned)e < n && p0 + e < cols)
+                idx[p0 + e] = (I)v[e].col();
+    }
 };
 
 // The row kernels walk (row, chunk) tasks with a grid stride, so the rule's
@@ -399,6 +434,13 @@ template <typename Tr, typename I> struct hks_put_top {
     {
         values[pos] = row[col];
         indices[pos] = (I)col;
+    }
+    template <typename E, int N> __device__ void put(const E (&v)[N], unsigned p0, unsigned n, unsigned cols) const
+    {
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            if ((unsigned)e < n && p0 + e < cols)
+                (*this)(p0 + e, v[e].col());
     }
 };
 

@@ -352,8 +352,9 @@ static int add_rows(const hk_plugin_api *api, size_t t, size_t i)
     char name[64], sig[160], doc[320];
     snprintf(name, sizeof name, "argsort_%s_%s", tn, in);
     snprintf(sig, sizeof sig, "const %s *x, %s *idx, int rows, int cols, int desc", T, I);
-    snprintf(doc, sizeof doc, "idx = each row's columns in stable order (desc: descending), sorting chunks "
-             "of min(pow2(cols), %u x block) columns; longer rows need the op's merge passes", cap);
+    snprintf(doc, sizeof doc, "idx = each row's columns in stable order (desc: descending); a block "
+             "sorts chunks of %u x block columns (a row that fits: all of it); longer rows need the "
+             "op's merge passes", cap);
     int r = add(api, name, sig, doc, HK_PLUGIN_GEOM_ROW_BLOCK, 2, ROW_SHARED, NULL, 0);
     snprintf(name, sizeof name, "argsort_step_%s_%s", tn, in);
     snprintf(sig, sizeof sig, "const %s *x, %s *idx, int rows, int cols, int desc, int k, int j", T, I);
@@ -369,7 +370,7 @@ static int add_rows(const hk_plugin_api *api, size_t t, size_t i)
     snprintf(sig, sizeof sig,
              "const %s *x, %s *values, %s *indices, int rows, int cols, int k, int largest", T, T, I);
     snprintf(doc, sizeof doc, "values, indices [rows, k] = each row's k largest (largest) or smallest, "
-             "sorted, ties by column; rows of up to %u x block columns", cap);
+             "sorted, ties by column; rows of up to %u x block columns (longer: nothing written)", cap);
     if (r == 0)
         r = add(api, name, sig, doc, HK_PLUGIN_GEOM_ROW_BLOCK, 3, ROW_SHARED, tk, 2);
     snprintf(name, sizeof name, "topk_gather_%s_%s", tn, in);
