@@ -2,9 +2,9 @@
  * view, and a stable LSD radix sort of a whole buffer
  * (kernels/sort/sort.hip, embedded at build time). The host ops
  * hk.ops.sort.argsort / topk / sort / sort_pairs pick kernels and geometry
- * from the buffers and chain the passes (docs/families/sort.md). Host ops
- * cannot allocate memory, so the radix sort takes its scratch buffers from
- * the caller. */
+ * from the buffers and chain the passes (docs/families/sort.md); the
+ * radix sort's second key array, its histograms and a long row's top-k
+ * order are scratch memory from the host (plugin ABI 1.5). */
 #include <hipkit/plugin.h>
 
 #include <stdio.h>
@@ -63,6 +63,11 @@ static int is_flag(const hk_plugin_arg *a)
 static hk_plugin_arg int_arg(long long v)
 {
     hk_plugin_arg a = {HK_PLUGIN_ARG_INT, {.i = v}};
+    return a;
+}
+static hk_plugin_arg buffer_arg(void *buf)
+{
+    hk_plugin_arg a = {HK_PLUGIN_ARG_BUFFER, {.buf = buf}};
     return a;
 }
 static unsigned long long pow2_at_least(unsigned long long n)
@@ -165,15 +170,15 @@ static int op_argsort(const hk_plugin_host *host, const hk_plugin_call *call, co
     return r ? r : argsort_rows(host, call, &p, args[1], args[0], nargs == 4 && args[3].v.i != 0);
 }
 
-/* topk(values, indices, x, cols, k [, largest [, scratch]]) */
+/* topk(values, indices, x, cols, k [, largest]) */
 static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                    int nargs)
 {
-    if (nargs < 5 || nargs > 7 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
+    if (nargs < 5 || nargs > 6 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
         args[3].kind != HK_PLUGIN_ARG_INT || args[4].kind != HK_PLUGIN_ARG_INT ||
-        (nargs >= 6 && !is_flag(&args[5])) || (nargs == 7 && !is_buffer(&args[6])))
-        return host->fail(call, "expects buffers values, indices and x, integers cols and k, optionally "
-                                "a boolean largest and a scratch buffer; got %d arguments", nargs);
+        (nargs == 6 && !is_flag(&args[5])))
+        return host->fail(call, "expects buffers values, indices and x, integers cols and k and "
+                                "optionally a boolean largest; got %d arguments", nargs);
     rowplan p;
     int r = plan_rows(host, call, args[2].v.buf, args[3].v.i, args[1].v.buf, &p);
     if (r != 0)
@@ -191,32 +196,43 @@ static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const
         snprintf(kernel, sizeof kernel, "topk_%s_%s", tn, p.it);
         return host->launch_config(call, kernel, &cfg, a, 7);
     }
-    if (nargs < 7)
-        return host->fail(call, "rows of %lld %s exceed one block's %llu columns: pass a scratch buffer "
-                                "of %lld %s (rows x cols) as the last argument",
-                          p.cols, tn, p.chunk, p.rows * p.cols, p.it);
-    const char *st = host->dtype(call, args[6].v.buf);
-    if (!st || strcmp(st, p.it) || host->length(call, args[6].v.buf) < (size_t)(p.rows * p.cols))
-        return host->fail(call, "scratch must hold rows x cols = %lld %s; got %zu %s", p.rows * p.cols,
-                          p.it, host->length(call, args[6].v.buf), st ? st : "?");
-    r = argsort_rows(host, call, &p, args[2], args[6], largest);
+    /* a row longer than one block sorts: its whole order, then the first k */
+    if (!HK_PLUGIN_HOST_HAS(host, scratch))
+        return host->fail(call, "rows of %lld exceed one block's %llu columns, which needs scratch "
+                                "memory (plugin ABI 1.5)", p.cols, p.chunk);
+    hk_plugin_arg order = buffer_arg(host->scratch(call, p.it, (size_t)(p.rows * p.cols)));
+    if (!order.v.buf)
+        return -1; /* the call is failed already */
+    r = argsort_rows(host, call, &p, args[2], order, largest);
     if (r != 0)
         return r;
-    hk_plugin_arg a[7] = {args[2], args[6], args[0], args[1], int_arg(p.rows), int_arg(p.cols), int_arg(k)};
+    hk_plugin_arg a[7] = {args[2], order, args[0], args[1], int_arg(p.rows), int_arg(p.cols), int_arg(k)};
     hk_plugin_config cfg = {{grid_of(((unsigned long long)(p.rows * k) + 255) / 256), 1, 1}, {256, 1, 1}, 0};
     snprintf(kernel, sizeof kernel, "topk_gather_%s_%s", tn, p.it);
     return host->launch_config(call, kernel, &cfg, a, 7);
 }
 
-/* The radix sort of n keys through the caller's scratch: 8-bit digits,
- * an even number of passes, so keys (and the payload) end where they
- * started. vals NULL: no payload; iota: the payload is each key's position. */
+/* The radix sort of n keys: 8-bit digits, an even number of passes
+ * between keys and a scratch array, so keys (and the payload) end where
+ * they started. vals NULL: no payload; iota: the payload is each key's
+ * position (vals is then the output). */
 static int radix(const hk_plugin_host *host, const hk_plugin_call *call, int t, hk_plugin_arg keys,
-                 hk_plugin_arg tmp, hk_plugin_arg counts, hk_plugin_arg vals, hk_plugin_arg vtmp, int iota,
-                 int desc)
+                 hk_plugin_arg vals, int iota, int desc)
 {
     size_t n = host->length(call, keys.v.buf);
+    if (n == 0)
+        return 0;
     unsigned long long tiles = (n + TILE - 1) / TILE, m = 256 * tiles;
+    int pay = vals.kind == HK_PLUGIN_ARG_BUFFER;
+    /* the second key array, the histograms and their chunk totals (at
+     * most 257 per tile), the payload's second array */
+    hk_plugin_arg tmp = buffer_arg(host->scratch(call, types[t].name, n));
+    hk_plugin_arg counts = buffer_arg(tmp.v.buf ? host->scratch(call, "u32", 257 * tiles) : NULL);
+    hk_plugin_arg vtmp = {HK_PLUGIN_ARG_NULL, {0}};
+    if (pay && counts.v.buf)
+        vtmp = buffer_arg(host->scratch(call, "u32", n));
+    if (!counts.v.buf || (pay && !vtmp.v.buf))
+        return -1; /* the call is failed already */
     hk_plugin_arg nn = {HK_PLUGIN_ARG_UINT, {.u = n}}, mm = {HK_PLUGIN_ARG_UINT, {.u = m}};
     hk_plugin_config count = {{grid_of(tiles), 1, 1}, {256, 1, 1}, 0};
     hk_plugin_config scan = {{grid_of((m + SCAN_CHUNK - 1) / SCAN_CHUNK), 1, 1}, {256, 1, 1}, 0};
@@ -247,12 +263,13 @@ static int radix(const hk_plugin_host *host, const hk_plugin_call *call, int t, 
     return r;
 }
 
-/* Checks a radix sort's buffers: keys' dtype and n; tmp like keys; counts
- * u32 of 257 per tile; the payload pair u32 of n. */
+/* Checks a radix sort's keys (dtype, count) and its u32 payload or
+ * index buffer (pay, when given); the host must offer scratch. */
 static int radix_check(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *keys,
-                       const hk_plugin_arg *tmp, const hk_plugin_arg *counts, const hk_plugin_arg *pay,
-                       int *t)
+                       const hk_plugin_arg *pay, const char *pay_name, int *t)
 {
+    if (!HK_PLUGIN_HOST_HAS(host, scratch))
+        return host->fail(call, "needs a host of plugin ABI 1.5 (scratch)");
     const char *dt = host->dtype(call, keys->v.buf);
     size_t n = host->length(call, keys->v.buf);
     *t = type_of(dt);
@@ -260,58 +277,40 @@ static int radix_check(const hk_plugin_host *host, const hk_plugin_call *call, c
         return host->fail(call, "keys are %s; takes u32, i32, f32, u64, i64, f64", dt ? dt : "?");
     if (n > 0xffffffffu)
         return host->fail(call, "keys hold %zu elements; at most 2^32 - 1", n);
-    const char *tt = host->dtype(call, tmp->v.buf);
-    if (!tt || strcmp(tt, dt) || host->length(call, tmp->v.buf) < n)
-        return host->fail(call, "tmp must hold %zu %s (as keys); got %zu %s", n, dt,
-                          host->length(call, tmp->v.buf), tt ? tt : "?");
-    size_t need = 257 * ((n + TILE - 1) / TILE);
-    const char *ct = host->dtype(call, counts->v.buf);
-    if (!ct || strcmp(ct, "u32") || host->length(call, counts->v.buf) < need)
-        return host->fail(call, "counts must hold 257 * ceil(n / 4096) = %zu u32; got %zu %s", need,
-                          host->length(call, counts->v.buf), ct ? ct : "?");
-    for (int i = 0; pay && i < 2; i++) {
-        const char *pt = host->dtype(call, pay[i].v.buf);
-        if (!pt || strcmp(pt, "u32") || host->length(call, pay[i].v.buf) < n)
-            return host->fail(call, "%s must hold %zu u32 (as keys); got %zu %s",
-                              i ? "the payload's tmp" : "the payload", n,
-                              host->length(call, pay[i].v.buf), pt ? pt : "?");
-    }
+    const char *pt = pay ? host->dtype(call, pay->v.buf) : "u32";
+    if (pay && (!pt || strcmp(pt, "u32") || host->length(call, pay->v.buf) < n))
+        return host->fail(call, "%s must hold %zu u32 (as many as keys); got %zu %s", pay_name, n,
+                          host->length(call, pay->v.buf), pt ? pt : "?");
     return 0;
 }
 
-/* sort(keys, tmp, counts [, idx, itmp] [, descending]) */
+/* sort(keys [, idx] [, descending]) */
 static int op_sort(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                    int nargs)
 {
     int nb = 0;
     while (nb < nargs && is_buffer(&args[nb]))
         nb++;
-    if ((nb != 3 && nb != 5) || nargs > nb + 1 || (nargs == nb + 1 && !is_flag(&args[nb])))
-        return host->fail(call, "expects buffers keys, tmp and counts, optionally idx and itmp, and "
-                                "optionally a boolean descending; got %d arguments", nargs);
+    if (nb < 1 || nb > 2 || nargs > nb + 1 || (nargs == nb + 1 && !is_flag(&args[nb])))
+        return host->fail(call, "expects a buffer keys, optionally a buffer idx and optionally a boolean "
+                                "descending; got %d arguments", nargs);
     int t, desc = nargs == nb + 1 && args[nb].v.i != 0;
-    int r = radix_check(host, call, &args[0], &args[1], &args[2], nb == 5 ? &args[3] : NULL, &t);
     hk_plugin_arg none = {HK_PLUGIN_ARG_NULL, {0}};
-    if (r == 0)
-        r = radix(host, call, t, args[0], args[1], args[2], nb == 5 ? args[3] : none,
-                  nb == 5 ? args[4] : none, nb == 5, desc);
-    return r;
+    int r = radix_check(host, call, &args[0], nb == 2 ? &args[1] : NULL, "idx", &t);
+    return r ? r : radix(host, call, t, args[0], nb == 2 ? args[1] : none, nb == 2, desc);
 }
 
-/* sort_pairs(keys, vals, tmp, vtmp, counts [, descending]) */
+/* sort_pairs(keys, vals [, descending]) */
 static int op_sort_pairs(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                          int nargs)
 {
-    if ((nargs != 5 && nargs != 6) || !is_buffer(&args[0]) || !is_buffer(&args[1]) ||
-        !is_buffer(&args[2]) || !is_buffer(&args[3]) || !is_buffer(&args[4]) ||
-        (nargs == 6 && !is_flag(&args[5])))
-        return host->fail(call, "expects buffers keys, vals, tmp, vtmp and counts and optionally a "
-                                "boolean descending; got %d arguments", nargs);
+    if ((nargs != 2 && nargs != 3) || !is_buffer(&args[0]) || !is_buffer(&args[1]) ||
+        (nargs == 3 && !is_flag(&args[2])))
+        return host->fail(call, "expects buffers keys and vals and optionally a boolean descending; "
+                                "got %d arguments", nargs);
     int t;
-    hk_plugin_arg pay[2] = {args[1], args[3]};
-    int r = radix_check(host, call, &args[0], &args[2], &args[4], pay, &t);
-    return r ? r : radix(host, call, t, args[0], args[2], args[4], args[1], args[3], 0,
-                         nargs == 6 && args[5].v.i != 0);
+    int r = radix_check(host, call, &args[0], &args[1], "vals", &t);
+    return r ? r : radix(host, call, t, args[0], args[1], 0, nargs == 3 && args[2].v.i != 0);
 }
 
 static const struct {
@@ -321,13 +320,11 @@ static const struct {
 } ops[] = {
     {"argsort", "idx, x, cols [, descending]", op_argsort,
      "idx (u32 or i64) = each row's columns in stable sorted order; NaN sorts as the largest"},
-    {"topk", "values, indices, x, cols, k [, largest [, scratch]]", op_topk,
-     "the k largest (or smallest) of each row, sorted, with their columns; scratch (rows x cols "
-     "indices) for rows longer than one block sorts"},
-    {"sort", "keys, tmp, counts [, idx, itmp] [, descending]", op_sort,
-     "stable radix sort of keys in place; idx gets each key's original position; counts: u32, "
-     "257 * ceil(n / 4096)"},
-    {"sort_pairs", "keys, vals, tmp, vtmp, counts [, descending]", op_sort_pairs,
+    {"topk", "values, indices, x, cols, k [, largest]", op_topk,
+     "the k largest (or smallest) of each row, sorted, with their columns (u32 or i64)"},
+    {"sort", "keys [, idx] [, descending]", op_sort,
+     "stable radix sort of keys in place; idx (u32) gets each key's original position"},
+    {"sort_pairs", "keys, vals [, descending]", op_sort_pairs,
      "stable radix sort of keys in place, vals (u32) moved with them"},
 };
 

@@ -6,7 +6,8 @@
 --   the radix sort of 2^24 and 2^28 u32 and f32 keys with their indices
 --   (torch.sort), and of the keys alone. The radix sort works in place, so
 --   each run first copies the random keys in; that copy is timed alone and
---   subtracted.
+--   subtracted. (Its scratch memory comes from the context's pool, zeroed
+--   at each call: that memset is in the time.)
 -- GB/s counts what each op must move: its input once and its outputs.
 -- Usage: hipkit scripts-lua/bench/sort.lua [rows cols [log2 sizes...]]
 --   (tools/bench_torch_sort.py takes the same arguments)
@@ -59,16 +60,14 @@ for _, lg in ipairs(sizes) do
     for _, dt in ipairs({"u32", "f32"}) do
         local src = dt == "u32" and hk.alloc(m, dt):rand{seed = 2, lo = 0, hi = 4294967295}
             or hk.alloc(m, dt):rand{seed = 2, lo = -1e6, hi = 1e6}
-        local keys, tmp = hk.alloc(m, dt), hk.alloc(m, dt)
-        local counts = hk.alloc(257 * ((m + 4095) // 4096), "u32")
-        local id, itmp = hk.alloc(m, "u32"), hk.alloc(m, "u32")
+        local keys, id = hk.alloc(m, dt), hk.alloc(m, "u32")
         print(("2^%d %s keys"):format(lg, dt))
         local c = bench(function() keys:copy(src) end, 8 * m)
         line("copy in", c, c.gbps)
         for _, with_idx in ipairs({true, false}) do
             local r = bench(function()
                 keys:copy(src)
-                if with_idx then S.sort(keys, tmp, counts, id, itmp) else S.sort(keys, tmp, counts) end
+                if with_idx then S.sort(keys, id) else S.sort(keys) end
             end, 1)
             local ms = r.median - c.median
             local bytes = with_idx and 12 * m or 8 * m
@@ -77,14 +76,14 @@ for _, lg in ipairs(sizes) do
                 bytes / ms / 1e6 / c.gbps, m / ms / 1e6))
         end
         -- a check on the first 10^6 keys and the last
-        S.sort(keys:copy(src), tmp, counts, id, itmp)
+        S.sort(keys:copy(src), id)
         hk.sync()
         local head = keys:totable(1, math.min(m, 1000000))
         local good = true
         for i = 2, #head do good = good and head[i - 1] <= head[i] end
         good = good and keys[m] >= head[#head] and src[id[1] + 1] == keys[1]
         print(good and "  keys sorted" or "  WRONG RESULT")
-        src, keys, tmp, counts, id, itmp = nil, nil, nil, nil, nil, nil
+        src, keys, id = nil, nil, nil
         collectgarbage()
     end
 end
