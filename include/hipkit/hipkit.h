@@ -77,13 +77,22 @@ typedef enum hk_dtype {
     HK_F16, HK_BF16, HK_F32, HK_F64,
     HK_I8, HK_I16, HK_I32, HK_I64,
     HK_U8, HK_U16, HK_U32, HK_U64,
+    /* ggml's block formats, bit-exact with its layouts: a buffer of these
+     * holds whole blocks (hk_dtype_block elements each); its length counts
+     * elements, hk_dtype_size is the size of one block. */
+    HK_Q4_0, HK_Q4_1, HK_Q5_0, HK_Q5_1, HK_Q8_0, HK_Q8_1,
+    HK_Q2_K, HK_Q3_K, HK_Q4_K, HK_Q5_K, HK_Q6_K, HK_Q8_K,
     HK_DTYPE_COUNT
 } hk_dtype;
 
 /* "f32", "bf16", ...; NULL for an invalid value. */
 HK_API const char *hk_dtype_name(hk_dtype t);
-/* Size of one element in bytes, 0 for an invalid value. */
+/* Size of one element in bytes (of one block for a quantized dtype), 0 for
+ * an invalid value. */
 HK_API size_t hk_dtype_size(hk_dtype t);
+/* Elements per block: 32 (q4_0 ... q8_1) or 256 (the k-quants) for the
+ * quantized dtypes, 1 for the others, 0 for an invalid value. */
+HK_API size_t hk_dtype_block(hk_dtype t);
 /* Parses "f32" etc. Returns 0 and sets *out, or HK_EINVAL. */
 HK_API int hk_dtype_parse(const char *name, hk_dtype *out);
 
