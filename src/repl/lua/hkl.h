@@ -59,6 +59,9 @@ void hkl_hold_add(hkl_hold *h, hkl_pin *p);
 /* Raises "<what>:free(): it is in use by <call> ..." when p is pinned. */
 void hkl_pin_check_free(lua_State *L, const hkl_pin *p, const char *what);
 
+/* Adds hk.gguf (gguf.c) to the table on top of the stack. */
+void hkl_gguf_register(lua_State *L);
+
 /* Buffers (buffer.c). A buffer userdata owns its hk_buffer; a view
  * keeps its parent alive through its user value. */
 typedef struct hkl_buffer {
