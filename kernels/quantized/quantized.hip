@@ -1,0 +1,459 @@
+// quantized: ggml's block formats (layouts in docs/families/quantized.md,
+// bit-exact with ggml's block_* structs): dequantize, matrix-vector product
+// with f32 activations, quantize from f32.
+//
+// Every format is decoded 32 elements at a time (a "group": a whole block
+// of the 32-element formats, one eighth of a k-quant's 256): one decoder
+// per format, hkq_fmt<F>::decode(block, group, v), shared by dequantize and
+// matvec, so both read the bits the same way. Decoders compute each value
+// with ggml's own expression and order of operations (dequantize_row_*),
+// products through __fmul_rn so no compiler fuses them into an FMA: the
+// dequantized values are ggml's bit for bit.
+//
+//   dequantize_<fmt>_<t>(const void *w, T *y, long long n)
+//       y[i] = value i of the n quantized elements at w; t in f32 f16 bf16
+//       (f16 and bf16 round the f32 value to nearest even). Grid-stride
+//       over groups: any grid.
+//   matvec_<fmt>(const void *w, const float *x, float *y, int rows, int cols)
+//       y[r] = sum_c W[r, c] x[c] for the [rows, cols] matrix at w (row r is
+//       cols / block blocks from byte r * row_bytes). One warp per row: lane
+//       l takes groups l, l + warpSize, ... of the row (adjacent lanes read
+//       adjacent bytes), then a shuffle tree; the matrix is read once.
+//   quantize_<fmt>(const float *x, void *w, long long n)   q4_0 q4_1 q5_0
+//       q5_1 q8_0 q8_1: ggml's reference quantizers (quantize_row_*_ref),
+//       one thread per block.
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+
+typedef unsigned char hkq_u8;
+typedef unsigned short hkq_u16;
+typedef unsigned int hkq_u32;
+
+// IEEE half bits to float, exactly (normals, subnormals, inf, NaN): no
+// dependence on a backend's __half.
+__device__ inline float hkq_f16(hkq_u16 h)
+{
+    unsigned sign = (unsigned)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0x1f)
+        return __uint_as_float(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0) {
+        // a subnormal is mant * 2^-24: exact in float
+        float v = (float)mant * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    return __uint_as_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// Little-endian loads from a block: blocks are 2-byte aligned (4 for q8_K).
+__device__ inline hkq_u16 hkq_ld16(const hkq_u8 *p) { return *(const hkq_u16 *)p; }
+__device__ inline hkq_u32 hkq_ld32(const hkq_u8 *p)
+{
+    return (hkq_u32)hkq_ld16(p) | ((hkq_u32)hkq_ld16(p + 2) << 16);
+}
+__device__ inline float hkq_mul(float a, float b) { return __fmul_rn(a, b); }
+
+template <int F> struct hkq_fmt;
+
+#define HKQ_Q4_0 0
+#define HKQ_Q4_1 1
+#define HKQ_Q5_0 2
+#define HKQ_Q5_1 3
+#define HKQ_Q8_0 4
+#define HKQ_Q8_1 5
+#define HKQ_Q2_K 6
+#define HKQ_Q3_K 7
+#define HKQ_Q4_K 8
+#define HKQ_Q5_K 9
+#define HKQ_Q6_K 10
+#define HKQ_Q8_K 11
+
+// q4_0 {f16 d; u8 qs[16]}: x = (nibble - 8) * d; low nibbles first.
+template <> struct hkq_fmt<HKQ_Q4_0> {
+    enum { BLOCK = 32, BYTES = 18 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b));
+        for (int j = 0; j < 16; j++) {
+            int q = b[2 + j];
+            v[j] = hkq_mul((float)((q & 0xf) - 8), d);
+            v[j + 16] = hkq_mul((float)((q >> 4) - 8), d);
+        }
+    }
+};
+
+// q4_1 {f16 d, m; u8 qs[16]}: x = nibble * d + m.
+template <> struct hkq_fmt<HKQ_Q4_1> {
+    enum { BLOCK = 32, BYTES = 20 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
+        for (int j = 0; j < 16; j++) {
+            int q = b[4 + j];
+            v[j] = hkq_mul((float)(q & 0xf), d) + m;
+            v[j + 16] = hkq_mul((float)(q >> 4), d) + m;
+        }
+    }
+};
+
+// q5_0 {f16 d; u8 qh[4]; u8 qs[16]}: bit j of qh is the fifth bit of x[j].
+template <> struct hkq_fmt<HKQ_Q5_0> {
+    enum { BLOCK = 32, BYTES = 22 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b));
+        hkq_u32 qh = hkq_ld32(b + 2);
+        for (int j = 0; j < 16; j++) {
+            int q = b[6 + j];
+            int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
+            v[j] = hkq_mul((float)(((q & 0xf) | h0) - 16), d);
+            v[j + 16] = hkq_mul((float)(((q >> 4) | h1) - 16), d);
+        }
+    }
+};
+
+// q5_1 {f16 d, m; u8 qh[4]; u8 qs[16]}: x = q5 * d + m.
+template <> struct hkq_fmt<HKQ_Q5_1> {
+    enum { BLOCK = 32, BYTES = 24 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
+        hkq_u32 qh = hkq_ld32(b + 4);
+        for (int j = 0; j < 16; j++) {
+            int q = b[8 + j];
+            int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
+            v[j] = hkq_mul((float)((q & 0xf) | h0), d) + m;
+            v[j + 16] = hkq_mul((float)((q >> 4) | h1), d) + m;
+        }
+    }
+};
+
+// q8_0 {f16 d; i8 qs[32]} and q8_1 {f16 d, s; i8 qs[32]}: x = q * d.
+template <int OFF> __device__ inline void hkq_decode_q8(const hkq_u8 *b, float *v)
+{
+    float d = hkq_f16(hkq_ld16(b));
+    for (int j = 0; j < 32; j++)
+        v[j] = hkq_mul((float)(signed char)b[OFF + j], d);
+}
+template <> struct hkq_fmt<HKQ_Q8_0> {
+    enum { BLOCK = 32, BYTES = 34 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v) { hkq_decode_q8<2>(b, v); }
+};
+template <> struct hkq_fmt<HKQ_Q8_1> {
+    enum { BLOCK = 32, BYTES = 36 };
+    static __device__ void decode(const hkq_u8 *b, int, float *v) { hkq_decode_q8<4>(b, v); }
+};
+
+// q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: group g is 2 runs of 16 of
+// 2-bit values (shift 2 * (g % 4)) from 32 bytes of qs (g / 4), each run
+// with a 4-bit scale and 4-bit min.
+template <> struct hkq_fmt<HKQ_Q2_K> {
+    enum { BLOCK = 256, BYTES = 84 };
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b + 80)), mn = hkq_f16(hkq_ld16(b + 82));
+        int n = g / 4, shift = 2 * (g % 4);
+        const hkq_u8 *q = b + 16 + 32 * n;
+        for (int half = 0; half < 2; half++) {
+            int sc = b[n * 8 + (g % 4) * 2 + half];
+            float dl = hkq_mul(d, (float)(sc & 0xf)), ml = hkq_mul(mn, (float)(sc >> 4));
+            for (int l = 0; l < 16; l++)
+                v[half * 16 + l] = hkq_mul(dl, (float)((q[half * 16 + l] >> shift) & 3)) - ml;
+        }
+    }
+};
+
+// q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: as q2_K's 2-bit
+// values, minus 4 where the group's bit of hmask is clear; 16 6-bit signed
+// scales (low 4 bits in scales[0..7], high 2 in scales[8..11]).
+template <> struct hkq_fmt<HKQ_Q3_K> {
+    enum { BLOCK = 256, BYTES = 110 };
+    static __device__ int scale(const hkq_u8 *s, int is)
+    {
+        int lo = is < 8 ? s[is] & 0xf : s[is - 8] >> 4;
+        int hi = (s[8 + is % 4] >> (2 * (is / 4))) & 3;
+        return (lo | (hi << 4)) - 32;
+    }
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b + 108));
+        int n = g / 4, j = g % 4, shift = 2 * j, m = 1 << (4 * n + j);
+        const hkq_u8 *q = b + 32 + 32 * n, *hm = b;
+        for (int half = 0; half < 2; half++) {
+            float dl = hkq_mul(d, (float)scale(b + 96, n * 8 + j * 2 + half));
+            for (int l = 0; l < 16; l++) {
+                int k = half * 16 + l;
+                int x = ((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4);
+                v[k] = hkq_mul(dl, (float)x);
+            }
+        }
+    }
+};
+
+// The 6-bit scale and min j of q4_K and q5_K (12 bytes hold 8 of each).
+__device__ inline void hkq_scale_min_k4(int j, const hkq_u8 *q, int *d, int *m)
+{
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}: group g is the low (g
+// even) or high nibbles of qs[32 * (g / 2) ...], x = d*sc * q - dmin*m.
+template <> struct hkq_fmt<HKQ_Q4_K> {
+    enum { BLOCK = 256, BYTES = 144 };
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
+        float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
+        const hkq_u8 *q = b + 16 + 32 * (g / 2);
+        int shift = 4 * (g & 1);
+        for (int l = 0; l < 32; l++)
+            v[l] = hkq_mul(d1, (float)((q[l] >> shift) & 0xf)) - m1;
+    }
+};
+
+// q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: q4_K's nibble
+// plus 16 where bit g of qh[l] is set.
+template <> struct hkq_fmt<HKQ_Q5_K> {
+    enum { BLOCK = 256, BYTES = 176 };
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
+        float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
+        const hkq_u8 *q = b + 48 + 32 * (g / 2), *qh = b + 16;
+        int shift = 4 * (g & 1);
+        for (int l = 0; l < 32; l++) {
+            int x = ((q[l] >> shift) & 0xf) + ((qh[l] >> g) & 1 ? 16 : 0);
+            v[l] = hkq_mul(d1, (float)x) - m1;
+        }
+    }
+};
+
+// q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: in each half n of
+// the block, group k (0..3) takes nibble k / 2 of ql[64n + 32 (k % 2) + l]
+// and bits 2k of qh[32n + l], minus 32; a scale per 16 values.
+template <> struct hkq_fmt<HKQ_Q6_K> {
+    enum { BLOCK = 256, BYTES = 210 };
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        float d = hkq_f16(hkq_ld16(b + 208));
+        int n = g / 4, k = g % 4;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n);
+        int nib = 4 * (k >> 1), hs = 2 * k;
+        for (int l = 0; l < 32; l++) {
+            int q = (((ql[l] >> nib) & 0xf) | (((qh[l] >> hs) & 3) << 4)) - 32;
+            v[l] = hkq_mul(hkq_mul(d, (float)sc[l / 16 + 2 * k]), (float)q);
+        }
+    }
+};
+
+// q8_K {f32 d; i8 qs[256]; i16 bsums[16]}: x = d * q.
+template <> struct hkq_fmt<HKQ_Q8_K> {
+    enum { BLOCK = 256, BYTES = 292 };
+    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    {
+        float d = __uint_as_float(hkq_ld32(b));
+        const signed char *q = (const signed char *)(b + 4 + 32 * g);
+        for (int l = 0; l < 32; l++)
+            v[l] = hkq_mul(d, (float)q[l]);
+    }
+};
+
+// ------------------------------------------------------------ dequantize
+
+__device__ inline void hkq_store(float *y, float v) { *y = v; }
+__device__ inline void hkq_store(__half *y, float v) { *y = __float2half(v); }
+__device__ inline void hkq_store(__hip_bfloat16 *y, float v) { *y = __float2bfloat16(v); }
+
+template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y, long long n)
+{
+    typedef hkq_fmt<F> Q;
+    const hkq_u8 *base = (const hkq_u8 *)w;
+    long long groups = n / 32;
+    for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups;
+         g += (long long)blockDim.x * gridDim.x) {
+        long long blk = g / (Q::BLOCK / 32);
+        float v[32];
+        Q::decode(base + blk * Q::BYTES, (int)(g % (Q::BLOCK / 32)), v);
+        for (int j = 0; j < 32; j++)
+            hkq_store(y + g * 32 + j, v[j]);
+    }
+}
+
+// -------------------------------------------------------------- matvec
+
+template <int F>
+__device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
+{
+    typedef hkq_fmt<F> Q;
+    int lane = threadIdx.x % warpSize;
+    long long row = (long long)blockIdx.x * (blockDim.x / warpSize) + threadIdx.x / warpSize;
+    if (row >= rows) // the whole warp leaves together: the shuffles below see all lanes
+        return;
+    const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
+    int groups = cols / 32;
+    float acc = 0.0f;
+    for (int g = lane; g < groups; g += warpSize) {
+        float v[32];
+        Q::decode(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), v);
+        const float *xs = x + g * 32;
+        for (int j = 0; j < 32; j++)
+            acc += v[j] * xs[j];
+    }
+    for (int off = warpSize / 2; off > 0; off /= 2)
+        acc += __shfl_xor(acc, off);
+    if (lane == 0)
+        y[row] = acc;
+}
+
+// ------------------------------------------------------------- quantize
+
+__device__ inline hkq_u16 hkq_to_f16(float f)
+{
+    __half h = __float2half(f);
+    return *(hkq_u16 *)&h;
+}
+__device__ inline void hkq_st16(hkq_u8 *p, hkq_u16 v) { p[0] = (hkq_u8)v; p[1] = (hkq_u8)(v >> 8); }
+
+// The largest magnitude of 32 values, and the value that has it (the first).
+__device__ inline float hkq_absmax(const float *x, float *at)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 32; j++)
+        if (amax < fabsf(x[j])) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    *at = max;
+    return amax;
+}
+
+// q4_0 and q5_0: d = max / -8 (-16), q = min(15 (31), (int8)(x / d + 8.5 (16.5))).
+template <int BITS> __device__ void hkq_quant_sym(const float *x, hkq_u8 *b)
+{
+    float max;
+    hkq_absmax(x, &max);
+    const float d = max / (BITS == 4 ? -8 : -16), id = d ? 1.0f / d : 0.0f;
+    hkq_st16(b, hkq_to_f16(d));
+    hkq_u32 qh = 0;
+    for (int j = 0; j < 16; j++) {
+        float x0 = hkq_mul(x[j], id), x1 = hkq_mul(x[j + 16], id);
+        int q0 = min(BITS == 4 ? 15 : 31, (int)(signed char)(x0 + (BITS == 4 ? 8.5f : 16.5f)));
+        int q1 = min(BITS == 4 ? 15 : 31, (int)(signed char)(x1 + (BITS == 4 ? 8.5f : 16.5f)));
+        b[(BITS == 4 ? 2 : 6) + j] = (hkq_u8)((q0 & 0xf) | ((q1 & 0xf) << 4));
+        qh |= ((hkq_u32)(q0 & 0x10) >> 4) << j;
+        qh |= ((hkq_u32)(q1 & 0x10) >> 4) << (j + 16);
+    }
+    if (BITS == 5)
+        for (int k = 0; k < 4; k++)
+            b[2 + k] = (hkq_u8)(qh >> (8 * k));
+}
+
+// q4_1 and q5_1: d = (max - min) / 15 (31), m = min, q = (x - min) / d + 0.5 truncated.
+template <int BITS> __device__ void hkq_quant_asym(const float *x, hkq_u8 *b)
+{
+    float mn = x[0], mx = x[0];
+    for (int j = 1; j < 32; j++) {
+        mn = x[j] < mn ? x[j] : mn;
+        mx = x[j] > mx ? x[j] : mx;
+    }
+    const float d = (mx - mn) / ((1 << BITS) - 1), id = d ? 1.0f / d : 0.0f;
+    hkq_st16(b, hkq_to_f16(d));
+    hkq_st16(b + 2, hkq_to_f16(mn));
+    hkq_u32 qh = 0;
+    for (int j = 0; j < 16; j++) {
+        float x0 = hkq_mul(x[j] - mn, id), x1 = hkq_mul(x[j + 16] - mn, id);
+        // ggml clamps q4_1 to 15 through an int8 and casts q5_1 to uint8 unclamped
+        int q0 = BITS == 4 ? min(15, (int)(signed char)(x0 + 0.5f)) : (int)(hkq_u8)(x0 + 0.5f);
+        int q1 = BITS == 4 ? min(15, (int)(signed char)(x1 + 0.5f)) : (int)(hkq_u8)(x1 + 0.5f);
+        b[(BITS == 4 ? 4 : 8) + j] = (hkq_u8)((q0 & 0xf) | ((q1 & 0xf) << 4));
+        qh |= ((hkq_u32)(q0 & 0x10) >> 4) << j;
+        qh |= ((hkq_u32)(q1 & 0x10) >> 4) << (j + 16);
+    }
+    if (BITS == 5)
+        for (int k = 0; k < 4; k++)
+            b[4 + k] = (hkq_u8)(qh >> (8 * k));
+}
+
+// q8_0 and q8_1: d = amax / 127, q = round(x / d); q8_1 also s = d * sum(q).
+template <int S> __device__ void hkq_quant_q8(const float *x, hkq_u8 *b)
+{
+    float at;
+    const float d = hkq_absmax(x, &at) / 127, id = d ? 1.0f / d : 0.0f;
+    hkq_st16(b, hkq_to_f16(d));
+    int sum = 0;
+    for (int j = 0; j < 32; j++) {
+        int q = (int)roundf(hkq_mul(x[j], id));
+        b[(S ? 4 : 2) + j] = (hkq_u8)(signed char)q;
+        sum += q;
+    }
+    if (S)
+        hkq_st16(b + 2, hkq_to_f16(hkq_mul((float)sum, d)));
+}
+
+template <int F> struct hkq_quant;
+template <> struct hkq_quant<HKQ_Q4_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<4>(x, b); } };
+template <> struct hkq_quant<HKQ_Q5_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<5>(x, b); } };
+template <> struct hkq_quant<HKQ_Q4_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_asym<4>(x, b); } };
+template <> struct hkq_quant<HKQ_Q5_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_asym<5>(x, b); } };
+template <> struct hkq_quant<HKQ_Q8_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<0>(x, b); } };
+template <> struct hkq_quant<HKQ_Q8_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<1>(x, b); } };
+
+template <int F> __device__ void hkq_quantize(const float *x, void *w, long long n)
+{
+    typedef hkq_fmt<F> Q;
+    for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < n / 32;
+         blk += (long long)blockDim.x * gridDim.x)
+        hkq_quant<F>::run(x + blk * 32, (hkq_u8 *)w + blk * Q::BYTES);
+}
+
+// ---------------------------------------------------------------- kernels
+
+#define HKQ_DEQ(fmt, F, t, T)                                                               \
+    extern "C" __global__ void dequantize_##fmt##_##t(const void *w, T *y, long long n)     \
+    {                                                                                       \
+        hkq_dequantize<F>(w, y, n);                                                         \
+    }
+#define HKQ_FORMAT(fmt, F)                                                                  \
+    HKQ_DEQ(fmt, F, f32, float)                                                             \
+    HKQ_DEQ(fmt, F, f16, __half)                                                            \
+    HKQ_DEQ(fmt, F, bf16, __hip_bfloat16)                                                   \
+    extern "C" __global__ void matvec_##fmt(const void *w, const float *x, float *y,        \
+                                            int rows, int cols)                             \
+    {                                                                                       \
+        hkq_matvec<F>(w, x, y, rows, cols);                                                 \
+    }
+#define HKQ_QUANT(fmt, F)                                                                   \
+    extern "C" __global__ void quantize_##fmt(const float *x, void *w, long long n)         \
+    {                                                                                       \
+        hkq_quantize<F>(x, w, n);                                                           \
+    }
+
+HKQ_FORMAT(q4_0, HKQ_Q4_0)
+HKQ_FORMAT(q4_1, HKQ_Q4_1)
+HKQ_FORMAT(q5_0, HKQ_Q5_0)
+HKQ_FORMAT(q5_1, HKQ_Q5_1)
+HKQ_FORMAT(q8_0, HKQ_Q8_0)
+HKQ_FORMAT(q8_1, HKQ_Q8_1)
+HKQ_FORMAT(q2_K, HKQ_Q2_K)
+HKQ_FORMAT(q3_K, HKQ_Q3_K)
+HKQ_FORMAT(q4_K, HKQ_Q4_K)
+HKQ_FORMAT(q5_K, HKQ_Q5_K)
+HKQ_FORMAT(q6_K, HKQ_Q6_K)
+HKQ_FORMAT(q8_K, HKQ_Q8_K)
+HKQ_QUANT(q4_0, HKQ_Q4_0)
+HKQ_QUANT(q4_1, HKQ_Q4_1)
+HKQ_QUANT(q5_0, HKQ_Q5_0)
+HKQ_QUANT(q5_1, HKQ_Q5_1)
+HKQ_QUANT(q8_0, HKQ_Q8_0)
+HKQ_QUANT(q8_1, HKQ_Q8_1)
