@@ -21,6 +21,7 @@
 //       adjacent bytes), then a shuffle tree; the matrix is read once.
 //   quantize_<fmt>(const float *x, void *w, long long n)   q4_0 q4_1 q5_0
 //       q5_1 q8_0 q8_1: ggml's reference quantizers (quantize_row_*_ref),
+//       the bytes gguf's quantize writes (q4_0 and q5_0 as with an FMA),
 //       one thread per block.
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
@@ -53,6 +54,19 @@ __device__ inline hkq_u32 hkq_ld32(const hkq_u8 *p)
 }
 __device__ inline float hkq_mul(float a, float b) { return __fmul_rn(a, b); }
 
+// N bytes of a block (N even, 2-byte aligned) read as N / 2 16-bit loads,
+// not N byte loads: a matvec is bound by the loads it issues as much as by
+// the bytes. Indexed with constants after unrolling, it stays in registers.
+template <int N> struct hkq_bytes {
+    hkq_u16 h[N / 2];
+    __device__ explicit hkq_bytes(const hkq_u8 *p)
+    {
+        for (int k = 0; k < N / 2; k++)
+            h[k] = hkq_ld16(p + 2 * k);
+    }
+    __device__ int operator[](int k) const { return (h[k >> 1] >> (8 * (k & 1))) & 0xff; }
+};
+
 template <int F> struct hkq_fmt;
 
 #define HKQ_Q4_0 0
@@ -74,8 +88,9 @@ template <> struct hkq_fmt<HKQ_Q4_0> {
     static __device__ void decode(const hkq_u8 *b, int, float *v)
     {
         float d = hkq_f16(hkq_ld16(b));
+        hkq_bytes<16> qs(b + 2);
         for (int j = 0; j < 16; j++) {
-            int q = b[2 + j];
+            int q = qs[j];
             v[j] = hkq_mul((float)((q & 0xf) - 8), d);
             v[j + 16] = hkq_mul((float)((q >> 4) - 8), d);
         }
@@ -88,8 +103,9 @@ template <> struct hkq_fmt<HKQ_Q4_1> {
     static __device__ void decode(const hkq_u8 *b, int, float *v)
     {
         float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
+        hkq_bytes<16> qs(b + 4);
         for (int j = 0; j < 16; j++) {
-            int q = b[4 + j];
+            int q = qs[j];
             v[j] = hkq_mul((float)(q & 0xf), d) + m;
             v[j + 16] = hkq_mul((float)(q >> 4), d) + m;
         }
@@ -103,8 +119,9 @@ template <> struct hkq_fmt<HKQ_Q5_0> {
     {
         float d = hkq_f16(hkq_ld16(b));
         hkq_u32 qh = hkq_ld32(b + 2);
+        hkq_bytes<16> qs(b + 6);
         for (int j = 0; j < 16; j++) {
-            int q = b[6 + j];
+            int q = qs[j];
             int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
             v[j] = hkq_mul((float)(((q & 0xf) | h0) - 16), d);
             v[j + 16] = hkq_mul((float)(((q >> 4) | h1) - 16), d);
@@ -119,8 +136,9 @@ template <> struct hkq_fmt<HKQ_Q5_1> {
     {
         float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
         hkq_u32 qh = hkq_ld32(b + 4);
+        hkq_bytes<16> qs(b + 8);
         for (int j = 0; j < 16; j++) {
-            int q = b[8 + j];
+            int q = qs[j];
             int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
             v[j] = hkq_mul((float)((q & 0xf) | h0), d) + m;
             v[j + 16] = hkq_mul((float)((q >> 4) | h1), d) + m;
@@ -132,8 +150,9 @@ template <> struct hkq_fmt<HKQ_Q5_1> {
 template <int OFF> __device__ inline void hkq_decode_q8(const hkq_u8 *b, float *v)
 {
     float d = hkq_f16(hkq_ld16(b));
+    hkq_bytes<32> qs(b + OFF);
     for (int j = 0; j < 32; j++)
-        v[j] = hkq_mul((float)(signed char)b[OFF + j], d);
+        v[j] = hkq_mul((float)(signed char)qs[j], d);
 }
 template <> struct hkq_fmt<HKQ_Q8_0> {
     enum { BLOCK = 32, BYTES = 34 };
@@ -153,7 +172,7 @@ template <> struct hkq_fmt<HKQ_Q2_K> {
     {
         float d = hkq_f16(hkq_ld16(b + 80)), mn = hkq_f16(hkq_ld16(b + 82));
         int n = g / 4, shift = 2 * (g % 4);
-        const hkq_u8 *q = b + 16 + 32 * n;
+        hkq_bytes<32> q(b + 16 + 32 * n);
         for (int half = 0; half < 2; half++) {
             int sc = b[n * 8 + (g % 4) * 2 + half];
             float dl = hkq_mul(d, (float)(sc & 0xf)), ml = hkq_mul(mn, (float)(sc >> 4));
@@ -178,7 +197,7 @@ template <> struct hkq_fmt<HKQ_Q3_K> {
     {
         float d = hkq_f16(hkq_ld16(b + 108));
         int n = g / 4, j = g % 4, shift = 2 * j, m = 1 << (4 * n + j);
-        const hkq_u8 *q = b + 32 + 32 * n, *hm = b;
+        hkq_bytes<32> q(b + 32 + 32 * n), hm(b);
         for (int half = 0; half < 2; half++) {
             float dl = hkq_mul(d, (float)scale(b + 96, n * 8 + j * 2 + half));
             for (int l = 0; l < 16; l++) {
@@ -212,7 +231,7 @@ template <> struct hkq_fmt<HKQ_Q4_K> {
         hkq_scale_min_k4(g, b + 4, &sc, &m);
         float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
         float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
-        const hkq_u8 *q = b + 16 + 32 * (g / 2);
+        hkq_bytes<32> q(b + 16 + 32 * (g / 2));
         int shift = 4 * (g & 1);
         for (int l = 0; l < 32; l++)
             v[l] = hkq_mul(d1, (float)((q[l] >> shift) & 0xf)) - m1;
@@ -229,7 +248,7 @@ template <> struct hkq_fmt<HKQ_Q5_K> {
         hkq_scale_min_k4(g, b + 4, &sc, &m);
         float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
         float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
-        const hkq_u8 *q = b + 48 + 32 * (g / 2), *qh = b + 16;
+        hkq_bytes<32> q(b + 48 + 32 * (g / 2)), qh(b + 16);
         int shift = 4 * (g & 1);
         for (int l = 0; l < 32; l++) {
             int x = ((q[l] >> shift) & 0xf) + ((qh[l] >> g) & 1 ? 16 : 0);
@@ -247,7 +266,7 @@ template <> struct hkq_fmt<HKQ_Q6_K> {
     {
         float d = hkq_f16(hkq_ld16(b + 208));
         int n = g / 4, k = g % 4;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        hkq_bytes<32> ql(b + 64 * n + 32 * (k & 1)), qh(b + 128 + 32 * n);
         const signed char *sc = (const signed char *)(b + 192 + 8 * n);
         int nib = 4 * (k >> 1), hs = 2 * k;
         for (int l = 0; l < 32; l++) {
@@ -263,9 +282,9 @@ template <> struct hkq_fmt<HKQ_Q8_K> {
     static __device__ void decode(const hkq_u8 *b, int g, float *v)
     {
         float d = __uint_as_float(hkq_ld32(b));
-        const signed char *q = (const signed char *)(b + 4 + 32 * g);
+        hkq_bytes<32> q(b + 4 + 32 * g);
         for (int l = 0; l < 32; l++)
-            v[l] = hkq_mul(d, (float)q[l]);
+            v[l] = hkq_mul(d, (float)(signed char)q[l]);
     }
 };
 
@@ -302,13 +321,23 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
         return;
     const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
     int groups = cols / 32;
+    // x is read 16 bytes at a time where its address allows (a buffer's
+    // start always does; a view may not)
+    bool x16 = ((unsigned long long)x & 15) == 0;
     float acc = 0.0f;
     for (int g = lane; g < groups; g += warpSize) {
         float v[32];
         Q::decode(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), v);
         const float *xs = x + g * 32;
-        for (int j = 0; j < 32; j++)
-            acc += v[j] * xs[j];
+        if (x16) {
+            for (int j = 0; j < 32; j += 4) {
+                float4 q = *(const float4 *)(xs + j);
+                acc += v[j] * q.x + v[j + 1] * q.y + v[j + 2] * q.z + v[j + 3] * q.w;
+            }
+        } else {
+            for (int j = 0; j < 32; j++)
+                acc += v[j] * xs[j];
+        }
     }
     for (int off = warpSize / 2; off > 0; off /= 2)
         acc += __shfl_xor(acc, off);
@@ -346,10 +375,15 @@ template <int BITS> __device__ void hkq_quant_sym(const float *x, hkq_u8 *b)
     const float d = max / (BITS == 4 ? -8 : -16), id = d ? 1.0f / d : 0.0f;
     hkq_st16(b, hkq_to_f16(d));
     hkq_u32 qh = 0;
+    // ggml's C rounds x * id + 8.5 once where its compiler fuses the two
+    // (an FMA) and twice where not; gguf's quantizer, the reference here,
+    // takes the fused result: the exact product in double, one rounding.
+    const double bias = BITS == 4 ? 8.5 : 16.5;
     for (int j = 0; j < 16; j++) {
-        float x0 = hkq_mul(x[j], id), x1 = hkq_mul(x[j + 16], id);
-        int q0 = min(BITS == 4 ? 15 : 31, (int)(signed char)(x0 + (BITS == 4 ? 8.5f : 16.5f)));
-        int q1 = min(BITS == 4 ? 15 : 31, (int)(signed char)(x1 + (BITS == 4 ? 8.5f : 16.5f)));
+        float x0 = (float)((double)x[j] * (double)id + bias);
+        float x1 = (float)((double)x[j + 16] * (double)id + bias);
+        int q0 = min(BITS == 4 ? 15 : 31, (int)(signed char)x0);
+        int q1 = min(BITS == 4 ? 15 : 31, (int)(signed char)x1);
         b[(BITS == 4 ? 2 : 6) + j] = (hkq_u8)((q0 & 0xf) | ((q1 & 0xf) << 4));
         qh |= ((hkq_u32)(q0 & 0x10) >> 4) << j;
         qh |= ((hkq_u32)(q1 & 0x10) >> 4) << (j + 16);

@@ -6,7 +6,7 @@
 --  - matvec: against a double product of the reference matrix, rows that
 --    leave a block's last warps idle, both block sizes;
 --  - quantize (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1): the bytes ggml's reference
---    quantizer writes;
+--    quantizer writes (q4_0 and q5_0 as gguf's quantize: the fused x/d + 8.5);
 --  - a GGUF file of quantized tensors, mapped, dequantizes as uploaded.
 -- HIPKIT_TEST_BACKEND picks a GPU backend (tests/gpu/run.sh).
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
@@ -243,19 +243,31 @@ for _, fmt in ipairs(order) do
     local xv = x:totable()
     local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
     Q.matvec(y, w, x)
-    local got = y:totable()
-    local worst = 0
-    for r = 0, rows - 1 do
-        local sum, mag = 0, 0
-        for c = 1, cols do
-            local p = ref[r * cols + c] * xv[c]
-            sum, mag = sum + p, mag + math.abs(p)
+    -- the worst error of y against the double product, relative to sum |w x|
+    local function worst_of(got)
+        local worst = 0
+        for r = 0, rows - 1 do
+            local sum, mag = 0, 0
+            for c = 1, cols do
+                local p = ref[r * cols + c] * xv[c]
+                sum, mag = sum + p, mag + math.abs(p)
+            end
+            local err = math.abs(got[r + 1] - sum) / (mag + 1e-30)
+            if not (err <= worst) then worst = err ~= err and math.huge or err end
         end
-        local err = math.abs(got[r + 1] - sum) / (mag + 1e-30)
-        if not (err <= worst) then worst = err ~= err and math.huge or err end
+        return worst
     end
+    local worst = worst_of(y:totable())
     t.ok(worst < 2e-6, ("%s: matvec %dx%d within %.1e of the double product (relative to sum |w x|)")
          :format(fmt, rows, cols, worst))
+    -- x at an address that is no multiple of 16 takes the scalar path
+    local xs = hk.alloc(cols + 1, "f32", mode)
+    local xv1 = xs:view("f32", 4, cols)
+    xv1:copy(x)
+    local y1 = hk.alloc(rows, "f32", mode):fill(0 / 0)
+    Q.matvec(y1, w, xv1)
+    worst = worst_of(y1:totable())
+    t.ok(worst < 2e-6, ("%s: matvec with x at an unaligned address, within %.1e"):format(fmt, worst))
 end
 
 -- quantize: the reference quantizers, in f32 like ggml's C
@@ -273,7 +285,9 @@ local function q_sym(x, o, bits)
     local id = d ~= 0 and f32(1 / d) or 0
     local q = {}
     for j = 1, 32 do
-        q[j] = math.min(bits == 4 and 15 or 31, trunc_i8(f32(f32(x[o + j] * id) + (bits == 4 and 8.5 or 16.5))))
+        -- as gguf's quantizer (ggml's C where it fuses to an FMA): the exact
+        -- product, plus the bias in double, rounded to f32 once
+        q[j] = math.min(bits == 4 and 15 or 31, trunc_i8(f32(x[o + j] * id + (bits == 4 and 8.5 or 16.5))))
     end
     return d, nil, q
 end
