@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""PyTorch next to scripts-lua/bench/quantized.lua: a device copy of 256 MiB
-and the f16 matrix-vector product of the same shape (rows x cols weights,
-default 14336 x 4096), GB/s of the bytes each must move, by CUDA events,
+"""PyTorch next to scripts-lua/bench/quantized.lua: a device copy of 256 MiB,
+the f16 matrix-vector product of the same shape (rows x cols weights,
+default 14336 x 4096), GB/s of the bytes each must move, and the f16 matmul
+of 512 activation rows by the (dequantized) weights in TFLOP/s, by CUDA events,
 median of 20 after 3 warm-up runs. Like the hipkit bench, each call reads
 the next of enough weight copies to exceed 4x a 50 MB L2.
 Usage: bench_torch_quantized.py [rows] [cols]"""
@@ -37,3 +38,8 @@ def step():
 ms, gbps = bench(step, nbytes + 2 * (rows + cols))
 print(f"  {'matvec f16':<22} {ms:8.3f} ms {gbps:8.0f} GB/s  {gbps / copy:.2f}x copy "
       f"({nbytes / 1e6:.1f} MB, {copies} copies)")
+
+xb = torch.rand((512, cols), device='cuda', dtype=torch.float16) - 0.5
+yb = torch.empty((512, rows), device='cuda', dtype=torch.float16)
+ms, _ = bench(lambda: torch.matmul(xb, ws[0].t(), out=yb), 0)
+print(f"  {'matmul f16 x512':<22} {ms:8.3f} ms {2 * 512 * rows * cols / (ms * 1e-3) / 1e12:8.2f} TFLOP/s")

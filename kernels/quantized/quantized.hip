@@ -19,6 +19,10 @@
 //       cols / block blocks from byte r * row_bytes). One warp per row: lane
 //       l takes groups l, l + warpSize, ... of the row (adjacent lanes read
 //       adjacent bytes), then a shuffle tree; the matrix is read once.
+//   matmul_<fmt>(const void *w, const float *x, float *y, int rows, int cols,
+//                int m)
+//       Y = X W^T: x holds m rows of cols, y m rows of rows (f32); tiles of
+//       64 x 64 outputs, 256 threads, grid {ceil(rows / 64), ceil(m / 64)}.
 //   quantize_<fmt>(const float *x, void *w, long long n)   q4_0 q4_1 q5_0
 //       q5_1 q8_0 q8_1: ggml's reference quantizers (quantize_row_*_ref),
 //       the bytes gguf's quantize writes (q4_0 and q5_0 as with an FMA),
@@ -345,6 +349,65 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
         y[row] = acc;
 }
 
+// -------------------------------------------------------------- matmul
+
+// Y = X W^T for a batch of activations: X [m, cols] f32, W [rows, cols]
+// quantized, Y [m, rows] f32 (PyTorch's x @ w.T). A block of 256 threads
+// computes a 64 x 64 tile of Y (64 activation rows x 64 weight rows, 4 x 4
+// per thread), stepping through cols 32 at a time: 64 threads each decode
+// one weight group into shared memory (once per tile, not per activation
+// row), all 256 stage the 64 x 32 slice of X, then each thread runs its
+// 4 x 4 outer products over the 32. Partial tiles (rows or m not a
+// multiple of 64) read zeros and write nothing outside Y.
+#define HKQ_TILE 64
+template <int F>
+__device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, int cols, int m)
+{
+    typedef hkq_fmt<F> Q;
+    __shared__ float ws[32][HKQ_TILE + 1];
+    __shared__ float xs[32][HKQ_TILE + 1];
+    const int t = threadIdx.x, tr = t % 16, tm = t / 16;
+    const int row0 = blockIdx.x * HKQ_TILE, m0 = blockIdx.y * HKQ_TILE;
+    const long long row_bytes = (long long)(cols / Q::BLOCK) * Q::BYTES;
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = 0.0f;
+    for (int g = 0; g < cols / 32; g++) {
+        if (t < HKQ_TILE) {
+            float v[32];
+            int r = row0 + t;
+            if (r < rows)
+                Q::decode((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
+                          g % (Q::BLOCK / 32), v);
+            for (int k = 0; k < 32; k++)
+                ws[k][t] = r < rows ? v[k] : 0.0f;
+        }
+        for (int e = t; e < HKQ_TILE * 32; e += blockDim.x) {
+            int i = e / 32, k = e % 32, mi = m0 + i;
+            xs[k][i] = mi < m ? x[(long long)mi * cols + g * 32 + k] : 0.0f;
+        }
+        __syncthreads();
+        for (int k = 0; k < 32; k++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++) {
+                a[i] = xs[k][tm + 16 * i];
+                b[i] = ws[k][tr + 16 * i];
+            }
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int mi = m0 + tm + 16 * i, r = row0 + tr + 16 * j;
+            if (mi < m && r < rows)
+                y[(long long)mi * rows + r] = acc[i][j];
+        }
+}
+
 // ------------------------------------------------------------- quantize
 
 __device__ inline hkq_u16 hkq_to_f16(float f)
@@ -466,6 +529,11 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
                                             int rows, int cols)                             \
     {                                                                                       \
         hkq_matvec<F>(w, x, y, rows, cols);                                                 \
+    }                                                                                       \
+    extern "C" __global__ void matmul_##fmt(const void *w, const float *x, float *y,        \
+                                            int rows, int cols, int m)                      \
+    {                                                                                       \
+        hkq_matmul<F>(w, x, y, rows, cols, m);                                              \
     }
 #define HKQ_QUANT(fmt, F)                                                                   \
     extern "C" __global__ void quantize_##fmt(const float *x, void *w, long long n)         \

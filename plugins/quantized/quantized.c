@@ -102,6 +102,46 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch(call, kernel, a, 5);
 }
 
+/* matmul(y, w, x): Y = X W^T, X [m, cols] = x, W [rows, cols] = w, Y
+ * [m, rows] = y; cols = #x / m with m = #y / rows, rows from w: given as
+ * matmul(y, w, x, rows). */
+static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
+                     const hk_plugin_arg *args, int nargs)
+{
+    if (nargs != 4 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
+        args[3].kind != HK_PLUGIN_ARG_INT)
+        return host->fail(call, "expects buffers y, w and x and an integer rows (w's rows); got %d "
+                          "arguments", nargs);
+    if (!HK_PLUGIN_HOST_HAS(host, launch_config))
+        return host->fail(call, "needs a host of plugin ABI 1.4 (launch_config)");
+    int f = format_of(host, call, args[1].v.buf);
+    if (f < 0)
+        return no_format(host, call, "w", args[1].v.buf);
+    long long rows = args[3].v.i;
+    size_t n = host->length(call, args[1].v.buf);
+    if (rows < 1 || rows > 0x7fffffff || n % (size_t)rows)
+        return host->fail(call, "rows %lld does not divide w's %zu elements", rows, n);
+    size_t cols = n / (size_t)rows, ny = host->length(call, args[0].v.buf);
+    if (cols % formats[f].block || cols > 0x7fffffff)
+        return host->fail(call, "rows of %zu elements are no whole number of %s blocks", cols,
+                          formats[f].name);
+    if (ny % (size_t)rows || ny / (size_t)rows * cols != host->length(call, args[2].v.buf))
+        return host->fail(call, "y has %zu elements and x %zu: not m x %lld and m x %zu", ny,
+                          host->length(call, args[2].v.buf), rows, cols);
+    size_t m = ny / (size_t)rows;
+    if (m > 0xffffu * 64)
+        return host->fail(call, "m = %zu activation rows: at most %u", m, 0xffffu * 64);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "matmul_%s", formats[f].name);
+    hk_plugin_arg a[6] = {args[1], args[2], args[0]};
+    a[3].kind = a[4].kind = a[5].kind = HK_PLUGIN_ARG_INT;
+    a[3].v.i = rows;
+    a[4].v.i = (long long)cols;
+    a[5].v.i = (long long)m;
+    hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), (unsigned)((m + 63) / 64), 1}, {256, 1, 1}, 0};
+    return host->launch_config(call, kernel, &cfg, a, 6);
+}
+
 /* quantize(w, x): w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1) from the f32 x. */
 static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
                        const hk_plugin_arg *args, int nargs)
@@ -134,6 +174,8 @@ static const struct {
 } ops[] = {
     {"dequantize", "y, w", op_dequantize, "y (f32, f16, bf16) = the values of the quantized w"},
     {"matvec", "y, w, x", op_matvec, "y = W x: w quantized [#y, #x], x and y f32; one warp per row"},
+    {"matmul", "y, w, x, rows", op_matmul,
+     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles"},
     {"quantize", "w, x", op_quantize, "w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1) = x (f32), ggml's reference"},
 };
 
@@ -164,6 +206,16 @@ static int add_kernels(const hk_plugin_api *api)
             r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
                                      "const void *w, const float *x, float *y, int rows, int cols",
                                      &rule, doc);
+        /* explicit 2-D grid from the op; w holds rows x cols, x m x cols, y m x rows */
+        static const hk_plugin_extent mm[] = {{0, {3, 4, -1}, 1}, {1, {5, 4, -1}, 1}, {2, {5, 3, -1}, 1}};
+        hk_plugin_rule mrule = {sizeof mrule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, mm, 3};
+        snprintf(name, sizeof name, "matmul_%s", q);
+        snprintf(doc, sizeof doc, "y [m, rows] = x [m, cols] times the %s [rows, cols] w transposed; "
+                 "256 threads, grid {ceil(rows / 64), ceil(m / 64)}", q);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const float *x, float *y, int rows, int cols, int m",
+                                     &mrule, doc);
         if (r == 0 && formats[f].quantize) {
             hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
             snprintf(name, sizeof name, "quantize_%s", q);

@@ -5,7 +5,8 @@
 -- device-to-device copy of the same run. Each call reads the next of
 -- enough copies of the matrix that together they exceed 4x a 50 MB L2, so
 -- the weights come from memory, not the cache. Also the dequantize to f16
--- of the same matrix. PyTorch's f16 matvec of the same shape:
+-- of the same matrix, and the tiled matmul with 512 activation rows in
+-- TFLOP/s. PyTorch's f16 matvec and matmul of the same shapes:
 -- tools/bench_torch_quantized.py.
 local rows = tonumber(arg and arg[1]) or 14336
 local cols = tonumber(arg and arg[2]) or 4096
@@ -41,6 +42,14 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
                        {bytes = bytes + 2 * n, reps = 20, warmup = 3, print = false})
     print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy"):format("dequantize " .. fmt .. " -> f16",
         d.median, d.gbps, d.gbps / copy.gbps))
+    -- a batch of 512 activation rows: TFLOP/s (2 flops per weight per row)
+    local batch = 512
+    local xb = hk.alloc(batch * cols, "f32"):rand{seed = 3, lo = -1, hi = 1}
+    local yb = hk.alloc(batch * rows, "f32")
+    Q.matmul(yb, w1, xb, rows)
+    local mm = hk.bench(function() Q.matmul(yb, w1, xb, rows) end,
+                        {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
+    print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("matmul " .. fmt .. " x" .. batch, mm.median, mm.tflops))
     ws, yh = nil, nil
     collectgarbage()
 end

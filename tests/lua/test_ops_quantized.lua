@@ -270,6 +270,36 @@ for _, fmt in ipairs(order) do
     t.ok(worst < 2e-6, ("%s: matvec with x at an unaligned address, within %.1e"):format(fmt, worst))
 end
 
+-- matmul: Y [m, rows] = X [m, cols] W^T with partial 64 x 64 tiles on both
+-- sides (65 weight rows, 67 activation rows), one or two blocks per row
+for _, fmt in ipairs(order) do
+    local cols, rows, m = formats[fmt][1] == 32 and 64 or 256, 65, 67
+    local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+    local w = upload(fmt, s)
+    local ref = reference(fmt, s)
+    local x = hk.alloc(m * cols, "f32", mode):rand{seed = 5, lo = -1, hi = 1}
+    local xv = x:totable()
+    local y = hk.alloc(m * rows, "f32", mode):fill(0 / 0)
+    Q.matmul(y, w, x, rows)
+    local got, worst = y:totable(), 0
+    for i = 0, m - 1 do
+        for r = 0, rows - 1 do
+            local sum, mag = 0, 0
+            for c = 1, cols do
+                local p = ref[r * cols + c] * xv[i * cols + c]
+                sum, mag = sum + p, mag + math.abs(p)
+            end
+            local err = math.abs(got[i * rows + r + 1] - sum) / (mag + 1e-30)
+            if not (err <= worst) then worst = err ~= err and math.huge or err end
+        end
+    end
+    t.ok(worst < 2e-6, ("%s: matmul %dx%d by %dx%d within %.1e of the double product"):format(
+        fmt, m, cols, rows, cols, worst))
+end
+local ok0, err0 = pcall(Q.matmul, hk.alloc(10, "f32", mode), hk.alloc(64, "q8_0", mode),
+                        hk.alloc(64, "f32", mode), 2)
+t.ok(not ok0 and err0:find("not m x 2", 1, true), "matmul checks y and x against w's shape")
+
 -- quantize: the reference quantizers, in f32 like ggml's C
 local function trunc_i8(v) -- C's (int8_t) of a float in range: toward zero
     return v < 0 and math.ceil(v) or math.floor(v)
