@@ -4,11 +4,12 @@
 //
 // Every format is decoded 32 elements at a time (a "group": a whole block
 // of the 32-element formats, one eighth of a k-quant's 256): one decoder
-// per format, hkq_fmt<F>::decode(block, group, v), shared by dequantize and
-// matvec, so both read the bits the same way. Decoders compute each value
-// with ggml's own expression and order of operations (dequantize_row_*),
-// products through __fmul_rn so no compiler fuses them into an FMA: the
-// dequantized values are ggml's bit for bit.
+// per format, hkq_fmt<F>::decode_q(block, group, q, a, o), giving integers
+// and per-16 scales and offsets that every kernel shares, so all read the
+// bits the same way. hkq_decode turns them into values with ggml's own
+// expression and order of operations (dequantize_row_*), products through
+// __fmul_rn so no compiler fuses them into an FMA: the dequantized values
+// are ggml's bit for bit.
 //
 //   dequantize_<fmt>_<t>(const void *w, T *y, long long n)
 //       y[i] = value i of the n quantized elements at w; t in f32 f16 bf16
@@ -19,6 +20,10 @@
 //       cols / block blocks from byte r * row_bytes). One warp per row: lane
 //       l takes groups l, l + warpSize, ... of the row (adjacent lanes read
 //       adjacent bytes), then a shuffle tree; the matrix is read once.
+//   matvec_<fmt>_q8_1(const void *w, const void *xq, float *y, int rows,
+//                     int cols)
+//       matvec with x quantized to q8_1 (ggml's vec_dot_*_q8_1 form):
+//       integer dot products per half group, scaled once.
 //   matmul_<fmt>(const void *w, const float *x, float *y, int rows, int cols,
 //                int m)
 //       Y = X W^T: x holds m rows of cols, y m rows of rows (f32); tiles of
@@ -86,103 +91,103 @@ template <int F> struct hkq_fmt;
 #define HKQ_Q6_K 10
 #define HKQ_Q8_K 11
 
-// q4_0 {f16 d; u8 qs[16]}: x = (nibble - 8) * d; low nibbles first.
+// Each format decodes a group as 32 integers q and, per half of 16, a
+// scale a and (OFFSET formats) an offset o: value j = a * q[j] (+ o), which
+// is exactly ggml's expression for every format (its "- m" as "+ (-m)",
+// the same IEEE operation). matvec_q8_1 uses the integers directly.
+// q4_0 {f16 d; u8 qs[16]}: q = nibble - 8, a = d; low nibbles first.
 template <> struct hkq_fmt<HKQ_Q4_0> {
-    enum { BLOCK = 32, BYTES = 18 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    enum { BLOCK = 32, BYTES = 18, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *)
     {
-        float d = hkq_f16(hkq_ld16(b));
+        a[0] = a[1] = hkq_f16(hkq_ld16(b));
         hkq_bytes<16> qs(b + 2);
         for (int j = 0; j < 16; j++) {
-            int q = qs[j];
-            v[j] = hkq_mul((float)((q & 0xf) - 8), d);
-            v[j + 16] = hkq_mul((float)((q >> 4) - 8), d);
+            q[j] = (qs[j] & 0xf) - 8;
+            q[j + 16] = (qs[j] >> 4) - 8;
         }
     }
 };
 
-// q4_1 {f16 d, m; u8 qs[16]}: x = nibble * d + m.
+// q4_1 {f16 d, m; u8 qs[16]}: q = nibble, a = d, o = m.
 template <> struct hkq_fmt<HKQ_Q4_1> {
-    enum { BLOCK = 32, BYTES = 20 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v)
+    enum { BLOCK = 32, BYTES = 20, OFFSET = 1 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *o)
     {
-        float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
+        a[0] = a[1] = hkq_f16(hkq_ld16(b));
+        o[0] = o[1] = hkq_f16(hkq_ld16(b + 2));
         hkq_bytes<16> qs(b + 4);
         for (int j = 0; j < 16; j++) {
-            int q = qs[j];
-            v[j] = hkq_mul((float)(q & 0xf), d) + m;
-            v[j + 16] = hkq_mul((float)(q >> 4), d) + m;
+            q[j] = qs[j] & 0xf;
+            q[j + 16] = qs[j] >> 4;
         }
     }
 };
 
-// q5_0 {f16 d; u8 qh[4]; u8 qs[16]}: bit j of qh is the fifth bit of x[j].
-template <> struct hkq_fmt<HKQ_Q5_0> {
-    enum { BLOCK = 32, BYTES = 22 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v)
-    {
-        float d = hkq_f16(hkq_ld16(b));
-        hkq_u32 qh = hkq_ld32(b + 2);
-        hkq_bytes<16> qs(b + 6);
-        for (int j = 0; j < 16; j++) {
-            int q = qs[j];
-            int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
-            v[j] = hkq_mul((float)(((q & 0xf) | h0) - 16), d);
-            v[j + 16] = hkq_mul((float)(((q >> 4) | h1) - 16), d);
-        }
-    }
-};
-
-// q5_1 {f16 d, m; u8 qh[4]; u8 qs[16]}: x = q5 * d + m.
-template <> struct hkq_fmt<HKQ_Q5_1> {
-    enum { BLOCK = 32, BYTES = 24 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v)
-    {
-        float d = hkq_f16(hkq_ld16(b)), m = hkq_f16(hkq_ld16(b + 2));
-        hkq_u32 qh = hkq_ld32(b + 4);
-        hkq_bytes<16> qs(b + 8);
-        for (int j = 0; j < 16; j++) {
-            int q = qs[j];
-            int h0 = (int)((qh >> j) << 4) & 0x10, h1 = (int)(qh >> (j + 12)) & 0x10;
-            v[j] = hkq_mul((float)((q & 0xf) | h0), d) + m;
-            v[j + 16] = hkq_mul((float)((q >> 4) | h1), d) + m;
-        }
-    }
-};
-
-// q8_0 {f16 d; i8 qs[32]} and q8_1 {f16 d, s; i8 qs[32]}: x = q * d.
-template <int OFF> __device__ inline void hkq_decode_q8(const hkq_u8 *b, float *v)
+// The 5-bit values of q5_0 and q5_1: bit j of qh is the fifth bit of q[j].
+__device__ inline void hkq_q5(hkq_u32 qh, const hkq_bytes<16> &qs, int bias, int *q)
 {
-    float d = hkq_f16(hkq_ld16(b));
+    for (int j = 0; j < 16; j++) {
+        q[j] = ((qs[j] & 0xf) | ((int)((qh >> j) << 4) & 0x10)) - bias;
+        q[j + 16] = ((qs[j] >> 4) | ((int)(qh >> (j + 12)) & 0x10)) - bias;
+    }
+}
+
+// q5_0 {f16 d; u8 qh[4]; u8 qs[16]}: q = q5 - 16, a = d.
+template <> struct hkq_fmt<HKQ_Q5_0> {
+    enum { BLOCK = 32, BYTES = 22, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *)
+    {
+        a[0] = a[1] = hkq_f16(hkq_ld16(b));
+        hkq_q5(hkq_ld32(b + 2), hkq_bytes<16>(b + 6), 16, q);
+    }
+};
+
+// q5_1 {f16 d, m; u8 qh[4]; u8 qs[16]}: q = q5, a = d, o = m.
+template <> struct hkq_fmt<HKQ_Q5_1> {
+    enum { BLOCK = 32, BYTES = 24, OFFSET = 1 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *o)
+    {
+        a[0] = a[1] = hkq_f16(hkq_ld16(b));
+        o[0] = o[1] = hkq_f16(hkq_ld16(b + 2));
+        hkq_q5(hkq_ld32(b + 4), hkq_bytes<16>(b + 8), 0, q);
+    }
+};
+
+// q8_0 {f16 d; i8 qs[32]} and q8_1 {f16 d, s; i8 qs[32]}: q, a = d.
+template <int OFF> __device__ inline void hkq_decode_q8(const hkq_u8 *b, int *q, float *a)
+{
+    a[0] = a[1] = hkq_f16(hkq_ld16(b));
     hkq_bytes<32> qs(b + OFF);
     for (int j = 0; j < 32; j++)
-        v[j] = hkq_mul((float)(signed char)qs[j], d);
+        q[j] = (signed char)qs[j];
 }
 template <> struct hkq_fmt<HKQ_Q8_0> {
-    enum { BLOCK = 32, BYTES = 34 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v) { hkq_decode_q8<2>(b, v); }
+    enum { BLOCK = 32, BYTES = 34, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *) { hkq_decode_q8<2>(b, q, a); }
 };
 template <> struct hkq_fmt<HKQ_Q8_1> {
-    enum { BLOCK = 32, BYTES = 36 };
-    static __device__ void decode(const hkq_u8 *b, int, float *v) { hkq_decode_q8<4>(b, v); }
+    enum { BLOCK = 32, BYTES = 36, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int, int *q, float *a, float *) { hkq_decode_q8<4>(b, q, a); }
 };
 
 // q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: group g is 2 runs of 16 of
 // 2-bit values (shift 2 * (g % 4)) from 32 bytes of qs (g / 4), each run
-// with a 4-bit scale and 4-bit min.
+// with a 4-bit scale and 4-bit min: a = d * sc, o = -(dmin * m).
 template <> struct hkq_fmt<HKQ_Q2_K> {
-    enum { BLOCK = 256, BYTES = 84 };
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    enum { BLOCK = 256, BYTES = 84, OFFSET = 1 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *o)
     {
         float d = hkq_f16(hkq_ld16(b + 80)), mn = hkq_f16(hkq_ld16(b + 82));
         int n = g / 4, shift = 2 * (g % 4);
-        hkq_bytes<32> q(b + 16 + 32 * n);
-        for (int half = 0; half < 2; half++) {
-            int sc = b[n * 8 + (g % 4) * 2 + half];
-            float dl = hkq_mul(d, (float)(sc & 0xf)), ml = hkq_mul(mn, (float)(sc >> 4));
-            for (int l = 0; l < 16; l++)
-                v[half * 16 + l] = hkq_mul(dl, (float)((q[half * 16 + l] >> shift) & 3)) - ml;
+        hkq_bytes<32> qs(b + 16 + 32 * n);
+        for (int h = 0; h < 2; h++) {
+            int sc = b[n * 8 + (g % 4) * 2 + h];
+            a[h] = hkq_mul(d, (float)(sc & 0xf));
+            o[h] = -hkq_mul(mn, (float)(sc >> 4));
         }
+        for (int l = 0; l < 32; l++)
+            q[l] = (qs[l] >> shift) & 3;
     }
 };
 
@@ -190,26 +195,22 @@ template <> struct hkq_fmt<HKQ_Q2_K> {
 // values, minus 4 where the group's bit of hmask is clear; 16 6-bit signed
 // scales (low 4 bits in scales[0..7], high 2 in scales[8..11]).
 template <> struct hkq_fmt<HKQ_Q3_K> {
-    enum { BLOCK = 256, BYTES = 110 };
+    enum { BLOCK = 256, BYTES = 110, OFFSET = 0 };
     static __device__ int scale(const hkq_u8 *s, int is)
     {
         int lo = is < 8 ? s[is] & 0xf : s[is - 8] >> 4;
         int hi = (s[8 + is % 4] >> (2 * (is / 4))) & 3;
         return (lo | (hi << 4)) - 32;
     }
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *)
     {
         float d = hkq_f16(hkq_ld16(b + 108));
         int n = g / 4, j = g % 4, shift = 2 * j, m = 1 << (4 * n + j);
-        hkq_bytes<32> q(b + 32 + 32 * n), hm(b);
-        for (int half = 0; half < 2; half++) {
-            float dl = hkq_mul(d, (float)scale(b + 96, n * 8 + j * 2 + half));
-            for (int l = 0; l < 16; l++) {
-                int k = half * 16 + l;
-                int x = ((q[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4);
-                v[k] = hkq_mul(dl, (float)x);
-            }
-        }
+        hkq_bytes<32> qs(b + 32 + 32 * n), hm(b);
+        for (int h = 0; h < 2; h++)
+            a[h] = hkq_mul(d, (float)scale(b + 96, n * 8 + j * 2 + h));
+        for (int k = 0; k < 32; k++)
+            q[k] = ((qs[k] >> shift) & 3) - ((hm[k] & m) ? 0 : 4);
     }
 };
 
@@ -225,72 +226,71 @@ __device__ inline void hkq_scale_min_k4(int j, const hkq_u8 *q, int *d, int *m)
     }
 }
 
-// q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]}: group g is the low (g
-// even) or high nibbles of qs[32 * (g / 2) ...], x = d*sc * q - dmin*m.
+// q4_K {f16 d, dmin; u8 scales[12]; u8 qs[128]} and q5_K {f16 d, dmin; u8
+// scales[12]; u8 qh[32]; u8 qs[128]}: group g is the low (g even) or high
+// nibbles of qs[32 * (g / 2) ...] (q5_K: plus 16 where bit g of qh[l] is
+// set), a = d * sc, o = -(dmin * m).
+template <int FIVE> __device__ inline void hkq_decode_k45(const hkq_u8 *b, int g, int *q, float *a, float *o)
+{
+    int sc, m;
+    hkq_scale_min_k4(g, b + 4, &sc, &m);
+    a[0] = a[1] = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
+    o[0] = o[1] = -hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
+    hkq_bytes<32> qs(b + (FIVE ? 48 : 16) + 32 * (g / 2)), qh(b + 16);
+    int shift = 4 * (g & 1);
+    for (int l = 0; l < 32; l++)
+        q[l] = ((qs[l] >> shift) & 0xf) + (FIVE && ((qh[l] >> g) & 1) ? 16 : 0);
+}
 template <> struct hkq_fmt<HKQ_Q4_K> {
-    enum { BLOCK = 256, BYTES = 144 };
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
-    {
-        int sc, m;
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-        float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
-        float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
-        hkq_bytes<32> q(b + 16 + 32 * (g / 2));
-        int shift = 4 * (g & 1);
-        for (int l = 0; l < 32; l++)
-            v[l] = hkq_mul(d1, (float)((q[l] >> shift) & 0xf)) - m1;
-    }
+    enum { BLOCK = 256, BYTES = 144, OFFSET = 1 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *o) { hkq_decode_k45<0>(b, g, q, a, o); }
 };
-
-// q5_K {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: q4_K's nibble
-// plus 16 where bit g of qh[l] is set.
 template <> struct hkq_fmt<HKQ_Q5_K> {
-    enum { BLOCK = 256, BYTES = 176 };
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
-    {
-        int sc, m;
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-        float d1 = hkq_mul(hkq_f16(hkq_ld16(b)), (float)sc);
-        float m1 = hkq_mul(hkq_f16(hkq_ld16(b + 2)), (float)m);
-        hkq_bytes<32> q(b + 48 + 32 * (g / 2)), qh(b + 16);
-        int shift = 4 * (g & 1);
-        for (int l = 0; l < 32; l++) {
-            int x = ((q[l] >> shift) & 0xf) + ((qh[l] >> g) & 1 ? 16 : 0);
-            v[l] = hkq_mul(d1, (float)x) - m1;
-        }
-    }
+    enum { BLOCK = 256, BYTES = 176, OFFSET = 1 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *o) { hkq_decode_k45<1>(b, g, q, a, o); }
 };
 
 // q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: in each half n of
 // the block, group k (0..3) takes nibble k / 2 of ql[64n + 32 (k % 2) + l]
-// and bits 2k of qh[32n + l], minus 32; a scale per 16 values.
+// and bits 2k of qh[32n + l], minus 32; a = d * scale, a scale per 16.
 template <> struct hkq_fmt<HKQ_Q6_K> {
-    enum { BLOCK = 256, BYTES = 210 };
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    enum { BLOCK = 256, BYTES = 210, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *)
     {
         float d = hkq_f16(hkq_ld16(b + 208));
         int n = g / 4, k = g % 4;
         hkq_bytes<32> ql(b + 64 * n + 32 * (k & 1)), qh(b + 128 + 32 * n);
         const signed char *sc = (const signed char *)(b + 192 + 8 * n);
+        for (int h = 0; h < 2; h++)
+            a[h] = hkq_mul(d, (float)sc[h + 2 * k]);
         int nib = 4 * (k >> 1), hs = 2 * k;
-        for (int l = 0; l < 32; l++) {
-            int q = (((ql[l] >> nib) & 0xf) | (((qh[l] >> hs) & 3) << 4)) - 32;
-            v[l] = hkq_mul(hkq_mul(d, (float)sc[l / 16 + 2 * k]), (float)q);
-        }
+        for (int l = 0; l < 32; l++)
+            q[l] = (((ql[l] >> nib) & 0xf) | (((qh[l] >> hs) & 3) << 4)) - 32;
     }
 };
 
-// q8_K {f32 d; i8 qs[256]; i16 bsums[16]}: x = d * q.
+// q8_K {f32 d; i8 qs[256]; i16 bsums[16]}: q, a = d.
 template <> struct hkq_fmt<HKQ_Q8_K> {
-    enum { BLOCK = 256, BYTES = 292 };
-    static __device__ void decode(const hkq_u8 *b, int g, float *v)
+    enum { BLOCK = 256, BYTES = 292, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *)
     {
-        float d = __uint_as_float(hkq_ld32(b));
-        hkq_bytes<32> q(b + 4 + 32 * g);
+        a[0] = a[1] = __uint_as_float(hkq_ld32(b));
+        hkq_bytes<32> qs(b + 4 + 32 * g);
         for (int l = 0; l < 32; l++)
-            v[l] = hkq_mul(d, (float)(signed char)q[l]);
+            q[l] = (signed char)qs[l];
     }
 };
+
+// A group's 32 values: ggml's a * q (+ o), the product never fused.
+template <int F> __device__ inline void hkq_decode(const hkq_u8 *b, int g, float *v)
+{
+    int q[32];
+    float a[2], o[2] = {0.0f, 0.0f};
+    hkq_fmt<F>::decode_q(b, g, q, a, o);
+    for (int j = 0; j < 32; j++)
+        v[j] = hkq_fmt<F>::OFFSET ? hkq_mul(a[j / 16], (float)q[j]) + o[j / 16]
+                                  : hkq_mul(a[j / 16], (float)q[j]);
+}
 
 // ------------------------------------------------------------ dequantize
 
@@ -307,7 +307,7 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
          g += (long long)blockDim.x * gridDim.x) {
         long long blk = g / (Q::BLOCK / 32);
         float v[32];
-        Q::decode(base + blk * Q::BYTES, (int)(g % (Q::BLOCK / 32)), v);
+        hkq_decode<F>(base + blk * Q::BYTES, (int)(g % (Q::BLOCK / 32)), v);
         for (int j = 0; j < 32; j++)
             hkq_store(y + g * 32 + j, v[j]);
     }
@@ -331,7 +331,7 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
     float acc = 0.0f;
     for (int g = lane; g < groups; g += warpSize) {
         float v[32];
-        Q::decode(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), v);
+        hkq_decode<F>(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), v);
         const float *xs = x + g * 32;
         if (x16) {
             for (int j = 0; j < 32; j += 4) {
@@ -341,6 +341,44 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
         } else {
             for (int j = 0; j < 32; j++)
                 acc += v[j] * xs[j];
+        }
+    }
+    for (int off = warpSize / 2; off > 0; off /= 2)
+        acc += __shfl_xor(acc, off);
+    if (lane == 0)
+        y[row] = acc;
+}
+
+// ggml's vec_dot_*_q8_1 form: x quantized to q8_1 blocks (quantize_q8_1),
+// each group's dot product taken on the integers, per half of 16:
+// d8 * (a * sum q x8 + o * sum x8). Half the activation bytes of an f32 x
+// and integer arithmetic for the products; the warp-per-row walk is
+// matvec's.
+template <int F>
+__device__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    typedef hkq_fmt<F> Q;
+    int lane = threadIdx.x % warpSize;
+    long long row = (long long)blockIdx.x * (blockDim.x / warpSize) + threadIdx.x / warpSize;
+    if (row >= rows)
+        return;
+    const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
+    float acc = 0.0f;
+    for (int g = lane; g < cols / 32; g += warpSize) {
+        int q[32];
+        float a[2], o[2] = {0.0f, 0.0f};
+        Q::decode_q(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), q, a, o);
+        const hkq_u8 *xb = (const hkq_u8 *)xq + (long long)g * 36;
+        float d8 = hkq_f16(hkq_ld16(xb));
+        hkq_bytes<32> x8(xb + 4);
+        for (int h = 0; h < 2; h++) {
+            int dot = 0, sum = 0;
+            for (int j = 16 * h; j < 16 * h + 16; j++) {
+                int v = (signed char)x8[j];
+                dot += q[j] * v;
+                sum += v;
+            }
+            acc += d8 * (a[h] * (float)dot + (Q::OFFSET ? o[h] * (float)sum : 0.0f));
         }
     }
     for (int off = warpSize / 2; off > 0; off /= 2)
@@ -378,7 +416,7 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
             float v[32];
             int r = row0 + t;
             if (r < rows)
-                Q::decode((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
+                hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
                           g % (Q::BLOCK / 32), v);
             for (int k = 0; k < 32; k++)
                 ws[k][t] = r < rows ? v[k] : 0.0f;
@@ -529,6 +567,11 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
                                             int rows, int cols)                             \
     {                                                                                       \
         hkq_matvec<F>(w, x, y, rows, cols);                                                 \
+    }                                                                                       \
+    extern "C" __global__ void matvec_##fmt##_q8_1(const void *w, const void *xq, float *y, \
+                                                   int rows, int cols)                      \
+    {                                                                                       \
+        hkq_matvec_q8_1<F>(w, xq, y, rows, cols);                                           \
     }                                                                                       \
     extern "C" __global__ void matmul_##fmt(const void *w, const float *x, float *y,        \
                                             int rows, int cols, int m)                      \

@@ -77,7 +77,7 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 }
 
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
- * but w. */
+ * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
 static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
                      const hk_plugin_arg *args, int nargs)
 {
@@ -86,6 +86,10 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     int f = format_of(host, call, args[1].v.buf);
     if (f < 0)
         return no_format(host, call, "w", args[1].v.buf);
+    const char *xt = host->dtype(call, args[2].v.buf);
+    int q8 = xt && !strcmp(xt, "q8_1");
+    if (!xt || (!q8 && strcmp(xt, "f32")))
+        return host->fail(call, "x is %s; matvec takes f32 or q8_1 (quantize(xq, x))", xt ? xt : "?");
     size_t rows = host->length(call, args[0].v.buf), cols = host->length(call, args[2].v.buf);
     size_t n = host->length(call, args[1].v.buf);
     if (cols % formats[f].block)
@@ -94,7 +98,7 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     if (rows > 0x7fffffff || cols > 0x7fffffff || rows * cols != n)
         return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, rows, cols);
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "matvec_%s", formats[f].name);
+    snprintf(kernel, sizeof kernel, q8 ? "matvec_%s_q8_1" : "matvec_%s", formats[f].name);
     hk_plugin_arg a[5] = {args[1], args[2], args[0]};
     a[3].kind = a[4].kind = HK_PLUGIN_ARG_INT;
     a[3].v.i = (long long)rows;
@@ -173,7 +177,8 @@ static const struct {
     const char *doc;
 } ops[] = {
     {"dequantize", "y, w", op_dequantize, "y (f32, f16, bf16) = the values of the quantized w"},
-    {"matvec", "y, w, x", op_matvec, "y = W x: w quantized [#y, #x], x and y f32; one warp per row"},
+    {"matvec", "y, w, x", op_matvec,
+     "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
      "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles"},
     {"quantize", "w, x", op_quantize, "w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1) = x (f32), ggml's reference"},
@@ -205,6 +210,13 @@ static int add_kernels(const hk_plugin_api *api)
         if (r == 0)
             r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
                                      "const void *w, const float *x, float *y, int rows, int cols",
+                                     &rule, doc);
+        snprintf(name, sizeof name, "matvec_%s_q8_1", q);
+        snprintf(doc, sizeof doc, "matvec_%s with x quantized to q8_1: integer dot products "
+                 "(ggml's vec_dot_%s_q8_1 form)", q, q);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const void *xq, float *y, int rows, int cols",
                                      &rule, doc);
         /* explicit 2-D grid from the op; w holds rows x cols, x m x cols, y m x rows */
         static const hk_plugin_extent mm[] = {{0, {3, 4, -1}, 1}, {1, {5, 4, -1}, 1}, {2, {5, 3, -1}, 1}};

@@ -5,7 +5,8 @@
 -- device-to-device copy of the same run. Each call reads the next of
 -- enough copies of the matrix that together they exceed 4x a 50 MB L2, so
 -- the weights come from memory, not the cache. Also the dequantize to f16
--- of the same matrix, and the tiled matmul with 512 activation rows in
+-- of the same matrix, matvec with x quantized to q8_1 (integer dot
+-- products), and the tiled matmul with 512 activation rows in
 -- TFLOP/s. PyTorch's f16 matvec and matmul of the same shapes:
 -- tools/bench_torch_quantized.py.
 local rows = tonumber(arg and arg[1]) or 14336
@@ -22,7 +23,7 @@ print(("  %-22s %8.3f ms %8.0f GB/s"):format("copy 256 MiB", copy.median, copy.g
 for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local w1 = hk.alloc(n, fmt)
     local bytes = #w1:view("u8")
-    local copies = math.max(2, math.ceil(200e6 / bytes))
+    local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
     local ws = {w1}
     for i = 2, copies do ws[i] = hk.alloc(n, fmt) end
     for i, w in ipairs(ws) do w:view("u8"):rand{seed = i, lo = 0, hi = 255} end
@@ -36,6 +37,16 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local r = hk.bench(step, {bytes = bytes + 4 * (rows + cols), reps = 20, warmup = 3, print = false})
     print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy  (%.1f MB, %d copies)"):format(
         "matvec " .. fmt, r.median, r.gbps, r.gbps / copy.gbps, bytes / 1e6, copies))
+    local xq = hk.alloc(cols, "q8_1")
+    Q.quantize(xq, x)
+    local function step8()
+        k = k % copies + 1
+        Q.matvec(y, ws[k], xq)
+    end
+    step8()
+    local r8 = hk.bench(step8, {bytes = bytes + 36 * cols // 32 + 4 * rows, reps = 20, warmup = 3, print = false})
+    print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy"):format("matvec " .. fmt .. " q8_1 x", r8.median,
+        r8.gbps, r8.gbps / copy.gbps))
     local yh = hk.alloc(n, "f16")
     Q.dequantize(yh, w1)
     local d = hk.bench(function() Q.dequantize(yh, w1) end,

@@ -4,7 +4,9 @@
 --  - dequantize: random blocks of every format (random quants, sane scales)
 --    to f32 bit for bit, and to f16 and bf16 as the f32 value rounded;
 --  - matvec: against a double product of the reference matrix, rows that
---    leave a block's last warps idle, both block sizes;
+--    leave a block's last warps idle, both block sizes, x f32 (aligned and
+--    not) and q8_1 (the integer dot-product form);
+--  - matmul: partial tiles on both sides;
 --  - quantize (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1): the bytes ggml's reference
 --    quantizer writes (q4_0 and q5_0 as gguf's quantize: the fused x/d + 8.5);
 --  - a GGUF file of quantized tensors, mapped, dequantizes as uploaded.
@@ -268,6 +270,18 @@ for _, fmt in ipairs(order) do
     Q.matvec(y1, w, xv1)
     worst = worst_of(y1:totable())
     t.ok(worst < 2e-6, ("%s: matvec with x at an unaligned address, within %.1e"):format(fmt, worst))
+    -- x quantized to q8_1: the integer dot-product form, against the double
+    -- product with the q8_1 x's own values
+    local xq = hk.alloc(cols, "q8_1", mode)
+    Q.quantize(xq, x)
+    local xqs = string.char(table.unpack(xq:view("u8"):totable()))
+    local saved = xv
+    xv = reference("q8_1", xqs)
+    local y8 = hk.alloc(rows, "f32", mode):fill(0 / 0)
+    Q.matvec(y8, w, xq)
+    worst = worst_of(y8:totable())
+    xv = saved
+    t.ok(worst < 2e-6, ("%s: matvec with q8_1 x (integer dots) within %.1e"):format(fmt, worst))
 end
 
 -- matmul: Y [m, rows] = X [m, cols] W^T with partial 64 x 64 tiles on both
