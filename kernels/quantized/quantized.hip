@@ -29,7 +29,7 @@
 //       Y = X W^T: x holds m rows of cols, y m rows of rows (f32); tiles of
 //       64 x 64 outputs, 256 threads, grid {ceil(rows / 64), ceil(m / 64)}.
 //   quantize_<fmt>(const float *x, void *w, long long n)   q4_0 q4_1 q5_0
-//       q5_1 q8_0 q8_1: ggml's reference quantizers (quantize_row_*_ref),
+//       q5_1 q8_0 q8_1 q8_K: ggml's reference quantizers (quantize_row_*_ref),
 //       the bytes gguf's quantize writes (q4_0 and q5_0 as with an FMA),
 //       one thread per block.
 #include <hip/hip_runtime.h>
@@ -536,6 +536,34 @@ template <int S> __device__ void hkq_quant_q8(const float *x, hkq_u8 *b)
         hkq_st16(b + 2, hkq_to_f16(hkq_mul((float)sum, d)));
 }
 
+// q8_K: iscale = -127 / max (max: the value of largest magnitude), q =
+// min(127, nearest(iscale * x)) (ties to even, ggml's nearest_int), d =
+// 1 / iscale, bsums the sums of each 16 q. ggml's C may fuse iscale * x
+// into its rounding trick's add; here the product is rounded first.
+__device__ void hkq_quant_q8_K(const float *x, hkq_u8 *b)
+{
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < 256; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+        }
+    const float iscale = amax ? -127.f / max : 0.0f;
+    const float d = amax ? 1 / iscale : 0.0f;
+    hkq_u32 db = __float_as_uint(d);
+    for (int k = 0; k < 4; k++)
+        b[k] = (hkq_u8)(db >> (8 * k));
+    for (int j = 0; j < 16; j++) {
+        int sum = 0;
+        for (int l = 0; l < 16; l++) {
+            int q = amax ? min(127, (int)rintf(hkq_mul(iscale, x[16 * j + l]))) : 0;
+            b[4 + 16 * j + l] = (hkq_u8)(signed char)q;
+            sum += q;
+        }
+        hkq_st16(b + 260 + 2 * j, (hkq_u16)(short)sum);
+    }
+}
+
 template <int F> struct hkq_quant;
 template <> struct hkq_quant<HKQ_Q4_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<4>(x, b); } };
 template <> struct hkq_quant<HKQ_Q5_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<5>(x, b); } };
@@ -543,13 +571,14 @@ template <> struct hkq_quant<HKQ_Q4_1> { static __device__ void run(const float 
 template <> struct hkq_quant<HKQ_Q5_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_asym<5>(x, b); } };
 template <> struct hkq_quant<HKQ_Q8_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<0>(x, b); } };
 template <> struct hkq_quant<HKQ_Q8_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<1>(x, b); } };
+template <> struct hkq_quant<HKQ_Q8_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8_K(x, b); } };
 
 template <int F> __device__ void hkq_quantize(const float *x, void *w, long long n)
 {
     typedef hkq_fmt<F> Q;
-    for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < n / 32;
+    for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < n / Q::BLOCK;
          blk += (long long)blockDim.x * gridDim.x)
-        hkq_quant<F>::run(x + blk * 32, (hkq_u8 *)w + blk * Q::BYTES);
+        hkq_quant<F>::run(x + blk * Q::BLOCK, (hkq_u8 *)w + blk * Q::BYTES);
 }
 
 // ---------------------------------------------------------------- kernels
@@ -602,3 +631,4 @@ HKQ_QUANT(q5_0, HKQ_Q5_0)
 HKQ_QUANT(q5_1, HKQ_Q5_1)
 HKQ_QUANT(q8_0, HKQ_Q8_0)
 HKQ_QUANT(q8_1, HKQ_Q8_1)
+HKQ_QUANT(q8_K, HKQ_Q8_K)

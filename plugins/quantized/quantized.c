@@ -24,7 +24,7 @@ static const struct {
 } formats[] = {
     {"q4_0", 32, 18, 1},   {"q4_1", 32, 20, 1},   {"q5_0", 32, 22, 1},   {"q5_1", 32, 24, 1},
     {"q8_0", 32, 34, 1},   {"q8_1", 32, 36, 1},   {"q2_K", 256, 84, 0},  {"q3_K", 256, 110, 0},
-    {"q4_K", 256, 144, 0}, {"q5_K", 256, 176, 0}, {"q6_K", 256, 210, 0}, {"q8_K", 256, 292, 0},
+    {"q4_K", 256, 144, 0}, {"q5_K", 256, 176, 0}, {"q6_K", 256, 210, 0}, {"q8_K", 256, 292, 1},
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -146,7 +146,7 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch_config(call, kernel, &cfg, a, 6);
 }
 
-/* quantize(w, x): w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1) from the f32 x. */
+/* quantize(w, x): w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K) from the f32 x. */
 static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
                        const hk_plugin_arg *args, int nargs)
 {
@@ -156,8 +156,8 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
     if (f < 0)
         return no_format(host, call, "w", args[0].v.buf);
     if (!formats[f].quantize)
-        return host->fail(call, "%s: ggml's quantizer of the k-quants searches scales "
-                          "iteratively; only q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 are quantized here",
+        return host->fail(call, "%s: ggml's quantizers of q2_K ... q6_K search scales "
+                          "iteratively; only q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K are quantized here",
                           formats[f].name);
     size_t n = host->length(call, args[0].v.buf);
     if (host->length(call, args[1].v.buf) != n)
@@ -181,7 +181,7 @@ static const struct {
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
      "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles"},
-    {"quantize", "w, x", op_quantize, "w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1) = x (f32), ggml's reference"},
+    {"quantize", "w, x", op_quantize, "w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K) = x (f32), ggml's reference"},
 };
 
 /* Grid-stride kernels over groups of 32: a 1-D grid of n / 32 threads is

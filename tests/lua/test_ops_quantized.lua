@@ -7,7 +7,7 @@
 --    leave a block's last warps idle, both block sizes, x f32 (aligned and
 --    not) and q8_1 (the integer dot-product form);
 --  - matmul: partial tiles on both sides;
---  - quantize (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1): the bytes ggml's reference
+--  - quantize (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K): the bytes ggml's reference
 --    quantizer writes (q4_0 and q5_0 as gguf's quantize: the fused x/d + 8.5);
 --  - a GGUF file of quantized tensors, mapped, dequantizes as uploaded.
 -- HIPKIT_TEST_BACKEND picks a GPU backend (tests/gpu/run.sh).
@@ -384,18 +384,44 @@ local function q8(x, o, with_sum)
 end
 quant.q8_0 = function(x, o) return q8(x, o, false) end
 quant.q8_1 = function(x, o) return q8(x, o, true) end
+local function rne(v) -- nearest, ties to even (ggml's nearest_int)
+    local f = math.floor(v)
+    local d = v - f
+    if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+    return math.tointeger(f)
+end
+quant.q8_K = function(x, o)
+    local amax, max = 0, 0
+    for j = 1, 256 do
+        if math.abs(x[o + j]) > amax then amax, max = math.abs(x[o + j]), x[o + j] end
+    end
+    if amax == 0 then return string.rep("\0", 292) end
+    local iscale = f32(-127 / max)
+    local parts, sums = {string.pack("<f", f32(1 / iscale))}, {}
+    for j = 0, 15 do
+        local sum = 0
+        for l = 1, 16 do
+            local q = math.min(127, rne(f32(iscale * x[o + 16 * j + l])))
+            parts[#parts + 1] = string.pack("<i1", q)
+            sum = sum + q
+        end
+        sums[j + 1] = string.pack("<i2", sum)
+    end
+    return table.concat(parts) .. table.concat(sums)
+end
 
-for _, fmt in ipairs{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1"} do
-    local n = 32 * 9
+for _, fmt in ipairs{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q8_K"} do
+    local bs = formats[fmt][1]
+    local n = bs * (bs == 32 and 9 or 3)
     local x = hk.alloc(n, "f32", mode):rand{seed = 11, dist = "normal", std = 3}
     local xv = x:totable()
-    for j = 33, 64 do xv[j] = 0 end -- a block of zeros: d = 0, id = 0
+    for j = bs + 1, 2 * bs do xv[j] = 0 end -- a block of zeros: d = 0, id = 0
     x = hk.from(xv, "f32", mode)
     local w = hk.alloc(n, fmt, mode)
     Q.quantize(w, x)
     local got = string.char(table.unpack(w:view("u8"):totable()))
     local want = {}
-    for o = 0, n - 1, 32 do want[#want + 1] = quant[fmt](xv, o) end
+    for o = 0, n - 1, bs do want[#want + 1] = quant[fmt](xv, o) end
     want = table.concat(want)
     local diff
     for i = 1, #want do
