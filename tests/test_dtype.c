@@ -507,10 +507,43 @@ static void test_codec_floats(void)
            "invalid dtypes and NULL pointers: HK_EINVAL, loads read 0");
 }
 
+/* ggml's block formats: block sizes in elements and bytes as ggml's
+ * block_* structs have them (ggml-common.h). */
+static void test_quantized(void)
+{
+    static const struct {
+        const char *name;
+        hk_dtype t;
+        size_t block, size;
+    } want[] = {
+        {"q4_0", HK_Q4_0, 32, 18},   {"q4_1", HK_Q4_1, 32, 20},   {"q5_0", HK_Q5_0, 32, 22},
+        {"q5_1", HK_Q5_1, 32, 24},   {"q8_0", HK_Q8_0, 32, 34},   {"q8_1", HK_Q8_1, 32, 36},
+        {"q2_K", HK_Q2_K, 256, 84},  {"q3_K", HK_Q3_K, 256, 110}, {"q4_K", HK_Q4_K, 256, 144},
+        {"q5_K", HK_Q5_K, 256, 176}, {"q6_K", HK_Q6_K, 256, 210}, {"q8_K", HK_Q8_K, 256, 292},
+    };
+    int good = 1;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        hk_dtype t = HK_DTYPE_COUNT;
+        const char *n = hk_dtype_name(want[i].t);
+        size_t bytes = 0;
+        if (!n || strcmp(n, want[i].name) || hk_dtype_size(want[i].t) != want[i].size ||
+            hk_dtype_block(want[i].t) != want[i].block || hk_dtype_parse(n, &t) || t != want[i].t ||
+            hkc_dtype_bytes(t, want[i].block * 3, &bytes) || bytes != want[i].size * 3 ||
+            hkc_dtype_bytes(t, want[i].block + 1, &bytes) != HK_EINVAL) {
+            tap_diag("quantized dtype %s wrong", want[i].name);
+            good = 0;
+        }
+    }
+    tap_ok(good, "quantized dtypes: name, block of elements, block bytes, whole blocks only");
+    tap_ok(hk_dtype_block(HK_F32) == 1 && hk_dtype_block(HK_U8) == 1 && hk_dtype_block(HK_DTYPE_COUNT) == 0,
+           "plain dtypes are blocks of one, an invalid one has none");
+}
+
 int main(void)
 {
     tap_init();
     test_names();
+    test_quantized();
     test_f16();
     test_bf16();
     test_codec_int();

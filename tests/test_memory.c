@@ -270,6 +270,30 @@ static void test_views(hk_module *m)
     free(out);
 }
 
+/* A q4_0 buffer holds whole 18-byte blocks of 32 elements; a view of raw
+ * bytes as q4_0 needs the blocks' 2-byte alignment, not an 18-byte one. */
+static void test_quantized_buffers(void)
+{
+    hk_buffer *q = NULL, *raw = NULL, *v = NULL;
+    int r = hk_buffer_alloc(ctx, 64, HK_Q4_0, HK_MEM_DEVICE, &q);
+    tap_ok(r == 0 && hk_buffer_length(q) == 64 && hk_buffer_bytes(q) == 36,
+           "64 q4_0 elements are two blocks, 36 bytes");
+    hk_buffer_free(q);
+    r = hk_buffer_alloc(ctx, 33, HK_Q4_0, HK_MEM_DEVICE, &q);
+    tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "whole number of q4_0 blocks"),
+           "a q4_0 length that is no whole number of blocks is refused");
+    hk_buffer_alloc(ctx, 1000, HK_U8, HK_MEM_DEVICE, &raw);
+    r = hk_buffer_view(raw, HK_Q6_K, 2, 768, &v);
+    tap_ok(r == 0 && hk_buffer_bytes(v) == 630 && hk_buffer_length(v) == 768,
+           "a q6_K view of raw bytes at an even offset");
+    hk_buffer_free(v);
+    r = hk_buffer_view(raw, HK_Q8_0, 1, 32, &v);
+    tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "alignment"), "an odd q8_0 view offset is refused");
+    r = hk_buffer_view(raw, HK_Q8_K, 0, 1024, &v);
+    tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "the buffer has"), "a q8_K view past the end is refused");
+    hk_buffer_free(raw);
+}
+
 int main(void)
 {
     tap_init();
@@ -297,6 +321,7 @@ int main(void)
         hk_module_free(m);
     }
     test_copy_fill();
+    test_quantized_buffers();
     hk_context_destroy(ctx);
     rmdir(tmpdir);
     return tap_done();

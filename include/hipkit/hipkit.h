@@ -77,13 +77,22 @@ typedef enum hk_dtype {
     HK_F16, HK_BF16, HK_F32, HK_F64,
     HK_I8, HK_I16, HK_I32, HK_I64,
     HK_U8, HK_U16, HK_U32, HK_U64,
+    /* ggml's block formats, bit-exact with its layouts: a buffer of these
+     * holds whole blocks (hk_dtype_block elements each); its length counts
+     * elements, hk_dtype_size is the size of one block. */
+    HK_Q4_0, HK_Q4_1, HK_Q5_0, HK_Q5_1, HK_Q8_0, HK_Q8_1,
+    HK_Q2_K, HK_Q3_K, HK_Q4_K, HK_Q5_K, HK_Q6_K, HK_Q8_K,
     HK_DTYPE_COUNT
 } hk_dtype;
 
 /* "f32", "bf16", ...; NULL for an invalid value. */
 HK_API const char *hk_dtype_name(hk_dtype t);
-/* Size of one element in bytes, 0 for an invalid value. */
+/* Size of one element in bytes (of one block for a quantized dtype), 0 for
+ * an invalid value. */
 HK_API size_t hk_dtype_size(hk_dtype t);
+/* Elements per block: 32 (q4_0 ... q8_1) or 256 (the k-quants) for the
+ * quantized dtypes, 1 for the others, 0 for an invalid value. */
+HK_API size_t hk_dtype_block(hk_dtype t);
 /* Parses "f32" etc. Returns 0 and sets *out, or HK_EINVAL. */
 HK_API int hk_dtype_parse(const char *name, hk_dtype *out);
 
@@ -545,6 +554,82 @@ HK_API int hk_code_disasm(hk_context *ctx, const void *data, size_t size, const 
  * hk_module_kernel_sig runs the same check when it loads for a device. */
 HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t size,
                                    const char *kernel, const char *signature);
+
+/* ------------------------------------------------------------ GGUF files */
+
+/* A GGUF model file (ggml's format, versions 2 and 3, little-endian): its
+ * metadata, its tensor list, and each tensor as a buffer. Opening reads only
+ * the header (the file is mapped, its tensor data never touched), checking
+ * every count, length and offset against the file's size: a truncated file,
+ * a tensor past the end, an unknown type, a bad magic or version is
+ * HK_EFORMAT with the reason and the byte offset. Docs: docs/gguf.md. */
+typedef struct hk_gguf hk_gguf;
+
+/* Metadata value types, numbered as the file numbers them. */
+typedef enum hk_gguf_type {
+    HK_GGUF_U8, HK_GGUF_I8, HK_GGUF_U16, HK_GGUF_I16, HK_GGUF_U32, HK_GGUF_I32,
+    HK_GGUF_F32, HK_GGUF_BOOL, HK_GGUF_STRING, HK_GGUF_ARRAY, HK_GGUF_U64,
+    HK_GGUF_I64, HK_GGUF_F64,
+    HK_GGUF_TYPE_COUNT
+} hk_gguf_type;
+
+typedef struct hk_gguf_kv {
+    const char *key;       /* NUL-terminated */
+    hk_gguf_type type;
+    hk_gguf_type elem_type; /* an array's element type (never an array) */
+    uint64_t count;        /* an array's elements, a string's bytes, 1 for a scalar */
+    /* The value's bytes in the file, little-endian: a scalar, a string's
+     * bytes (not NUL-terminated), a numeric array's elements; for an array
+     * of strings use hk_gguf_kv_string. */
+    const void *data;
+} hk_gguf_kv;
+
+typedef struct hk_gguf_tensor {
+    const char *name;
+    uint32_t ggml_type;    /* ggml's type number */
+    const char *type_name; /* "f32", "q4_0", "iq2_xxs", ... */
+    hk_dtype dtype;        /* its buffers' dtype; HK_U8 (raw blocks) for a type hipkit has none for */
+    int ndim;              /* 1 to 4 */
+    uint64_t shape[4];     /* ggml's order: shape[0] varies fastest (a row); unused ones are 1 */
+    uint64_t elements;
+    uint64_t offset;       /* of its data, in bytes from the start of the file */
+    uint64_t bytes;
+} hk_gguf_tensor;
+
+/* Opens and checks a GGUF file. HK_EIO when it cannot be read, HK_EFORMAT
+ * naming what is wrong and where. */
+HK_API int hk_gguf_open(hk_context *ctx, const char *path, hk_gguf **out);
+/* The same checks over bytes in memory (which must outlive the result);
+ * its tensors' buffers can be copies only (no file to map). */
+HK_API int hk_gguf_open_bytes(hk_context *ctx, const void *data, size_t size, hk_gguf **out);
+/* Frees g; buffers from hk_gguf_tensor_buffer must be freed before. NULL
+ * is a no-op. */
+HK_API void hk_gguf_close(hk_gguf *g);
+HK_API uint32_t hk_gguf_version(const hk_gguf *g);
+/* general.alignment (default 32) and where the tensor data starts. */
+HK_API uint64_t hk_gguf_alignment(const hk_gguf *g);
+HK_API uint64_t hk_gguf_data_offset(const hk_gguf *g);
+
+HK_API size_t hk_gguf_kv_count(const hk_gguf *g);
+HK_API int hk_gguf_kv_get(const hk_gguf *g, size_t i, hk_gguf_kv *out);
+/* Index of key, or HK_ENOTFOUND. */
+HK_API int64_t hk_gguf_kv_find(const hk_gguf *g, const char *key);
+/* A string value (j = 0) or element j of an array of strings: *s points
+ * into the file, *len bytes, not NUL-terminated. HK_EINVAL otherwise. */
+HK_API int hk_gguf_kv_string(const hk_gguf *g, size_t i, uint64_t j, const char **s, uint64_t *len);
+/* "u8", "string", "array", ...; NULL for an invalid type. */
+HK_API const char *hk_gguf_type_name(hk_gguf_type t);
+
+HK_API size_t hk_gguf_tensor_count(const hk_gguf *g);
+HK_API int hk_gguf_tensor_get(const hk_gguf *g, size_t i, hk_gguf_tensor *out);
+/* Index of the tensor named name, or HK_ENOTFOUND. */
+HK_API int64_t hk_gguf_tensor_find(const hk_gguf *g, const char *name);
+/* Tensor i as a buffer of its dtype. HK_MEM_MMAP: the file's pages of that
+ * tensor mapped read-only (zero copy where the device reads host memory;
+ * hk_buffer_mmap's fallback and message where it cannot); any other mode:
+ * a new buffer of that mode holding a copy. The buffer is freed with
+ * hk_buffer_free, before hk_gguf_close. */
+HK_API int hk_gguf_tensor_buffer(hk_gguf *g, size_t i, hk_mem_mode mode, hk_buffer **out);
 
 /* ----------------------------------------------------------------- sizes */
 

@@ -28,7 +28,8 @@ static hk_buffer *new_buffer(hk_context *ctx, size_t count, hk_dtype dtype, hk_m
     b->dtype = dtype;
     b->mode = mode;
     b->count = count;
-    b->bytes = count * hk_dtype_size(dtype);
+    if (hkc_dtype_bytes(dtype, count, &b->bytes) != 0)
+        b->bytes = 0; /* the callers checked count first */
     b->map.fd = -1;
     return b;
 }
@@ -36,6 +37,7 @@ static hk_buffer *new_buffer(hk_context *ctx, size_t count, hk_dtype dtype, hk_m
 HK_API int hk_buffer_alloc(hk_context *ctx, size_t count, hk_dtype dtype, hk_mem_mode mode,
                            hk_buffer **out)
 {
+    int r;
     if (!ctx || !out)
         return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: context or out is NULL");
     *out = NULL;
@@ -45,8 +47,13 @@ HK_API int hk_buffer_alloc(hk_context *ctx, size_t count, hk_dtype dtype, hk_mem
         return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: mmap buffers come from hk_buffer_mmap (a file)");
     if ((unsigned)mode >= HK_MEM_MODE_COUNT)
         return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: invalid memory mode %d", (int)mode);
-    size_t esize = hk_dtype_size(dtype);
-    if (count > SIZE_MAX / esize)
+    size_t bytes;
+    r = hkc_dtype_bytes(dtype, count, &bytes);
+    if (r == HK_EINVAL)
+        return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: %zu elements are no whole number of %s "
+                        "blocks (%zu elements each)", count, hk_dtype_name(dtype),
+                        hk_dtype_block(dtype));
+    if (r)
         return hkc_fail(ctx, HK_EINVAL, "hk_buffer_alloc: %zu elements of %s overflow the address space",
                         count, hk_dtype_name(dtype));
     hkc_device *dev = hkc_current_device(ctx);
@@ -56,7 +63,7 @@ HK_API int hk_buffer_alloc(hk_context *ctx, size_t count, hk_dtype dtype, hk_mem
     hk_buffer *b = new_buffer(ctx, count, dtype, mode);
     if (!b)
         return hkc_fail(ctx, HK_ENOMEM, "out of memory");
-    int r = dev->be->ops->buf_alloc(b);
+    r = dev->be->ops->buf_alloc(b);
     if (r != 0) {
         free(b);
         return r;
@@ -139,10 +146,12 @@ HK_API int hk_buffer_mmap(hk_context *ctx, const char *path, hk_dtype dtype,
     size_t esize = hk_dtype_size(dtype);
     if (length % esize) {
         close(fd);
-        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': %llu bytes is not a whole number of %s elements",
-                        path, (unsigned long long)length, hk_dtype_name(dtype));
+        return hkc_fail(ctx, HK_EINVAL, "mmap '%s': %llu bytes is not a whole number of %s %s",
+                        path, (unsigned long long)length, hk_dtype_name(dtype),
+                        hk_dtype_block(dtype) > 1 ? "blocks" : "elements");
     }
-    hk_buffer *b = new_buffer(ctx, (size_t)(length / esize), dtype, HK_MEM_MMAP);
+    hk_buffer *b = new_buffer(ctx, (size_t)(length / esize * hk_dtype_block(dtype)), dtype,
+                              HK_MEM_MMAP);
     if (!b) {
         close(fd);
         return hkc_fail(ctx, HK_ENOMEM, "out of memory");
@@ -188,17 +197,26 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
     *out = NULL;
     if (!hk_dtype_name(dtype))
         return hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_view: invalid dtype %d", (int)dtype);
-    size_t es = hk_dtype_size(dtype);
+    size_t es = hk_dtype_size(dtype), align = hkc_dtype_align(dtype), bytes = 0;
     /* The address itself must suit the element: a misaligned pointer is a
-     * fault on a GPU, so a view of a view checks its absolute position. */
-    if (((uintptr_t)b->kptr + offset) % es)
+     * fault on a GPU, so a view of a view checks its absolute position. A
+     * quantized block needs its scales' alignment, not its odd size's. */
+    if (((uintptr_t)b->kptr + offset) % align)
         return hkc_fail(b->ctx, HK_EINVAL,
                         "view: offset %zu puts %s elements at a position that is not a multiple of "
-                        "their size (%zu)", offset, hk_dtype_name(dtype), es);
-    if (count > SIZE_MAX / es || offset > b->bytes || count * es > b->bytes - offset)
+                        "%s (%zu)", offset, hk_dtype_name(dtype),
+                        align == es ? "their size" : "their alignment", align);
+    r = hkc_dtype_bytes(dtype, count, &bytes);
+    if (r == HK_EINVAL)
+        return hkc_fail(b->ctx, HK_EINVAL, "view: %zu elements are no whole number of %s blocks "
+                        "(%zu elements each)", count, hk_dtype_name(dtype), hk_dtype_block(dtype));
+    if (r)
+        return hkc_fail(b->ctx, HK_EINVAL, "view: %zu %s need more than SIZE_MAX bytes", count,
+                        hk_dtype_name(dtype));
+    if (offset > b->bytes || bytes > b->bytes - offset)
         return hkc_fail(b->ctx, HK_EINVAL,
                         "view: %zu %s from byte %zu need %zu bytes; the buffer has %zu",
-                        count, hk_dtype_name(dtype), offset, count * es, b->bytes);
+                        count, hk_dtype_name(dtype), offset, bytes, b->bytes);
     /* A view of a view is a view of the original, at the offsets added up. */
     char *base = b->kptr, *hbase = b->hptr;
     while (b->parent)
@@ -210,7 +228,7 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
     v->parent = b;
     v->dtype = dtype;
     v->count = count;
-    v->bytes = count * es;
+    v->bytes = bytes;
     v->kptr = base + offset;
     v->hptr = hbase ? hbase + offset : NULL;
     v->impl = NULL;

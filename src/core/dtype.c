@@ -4,16 +4,25 @@
 
 #include "internal.h"
 
+/* size is of one element, or of one block of `block` elements for ggml's
+ * quantized formats (their layouts: docs/families/quantized.md); align is
+ * what a block's widest field needs (its f16 or f32 scales). */
 static const struct {
     const char *name;
-    size_t size;
+    size_t size, block, align;
 } dtypes[HK_DTYPE_COUNT] = {
-    [HK_F16] = {"f16", 2}, [HK_BF16] = {"bf16", 2},
-    [HK_F32] = {"f32", 4}, [HK_F64] = {"f64", 8},
-    [HK_I8] = {"i8", 1},   [HK_I16] = {"i16", 2},
-    [HK_I32] = {"i32", 4}, [HK_I64] = {"i64", 8},
-    [HK_U8] = {"u8", 1},   [HK_U16] = {"u16", 2},
-    [HK_U32] = {"u32", 4}, [HK_U64] = {"u64", 8},
+    [HK_F16] = {"f16", 2, 1, 2}, [HK_BF16] = {"bf16", 2, 1, 2},
+    [HK_F32] = {"f32", 4, 1, 4}, [HK_F64] = {"f64", 8, 1, 8},
+    [HK_I8] = {"i8", 1, 1, 1},   [HK_I16] = {"i16", 2, 1, 2},
+    [HK_I32] = {"i32", 4, 1, 4}, [HK_I64] = {"i64", 8, 1, 8},
+    [HK_U8] = {"u8", 1, 1, 1},   [HK_U16] = {"u16", 2, 1, 2},
+    [HK_U32] = {"u32", 4, 1, 4}, [HK_U64] = {"u64", 8, 1, 8},
+    [HK_Q4_0] = {"q4_0", 18, 32, 2},   [HK_Q4_1] = {"q4_1", 20, 32, 2},
+    [HK_Q5_0] = {"q5_0", 22, 32, 2},   [HK_Q5_1] = {"q5_1", 24, 32, 2},
+    [HK_Q8_0] = {"q8_0", 34, 32, 2},   [HK_Q8_1] = {"q8_1", 36, 32, 2},
+    [HK_Q2_K] = {"q2_K", 84, 256, 2},  [HK_Q3_K] = {"q3_K", 110, 256, 2},
+    [HK_Q4_K] = {"q4_K", 144, 256, 2}, [HK_Q5_K] = {"q5_K", 176, 256, 2},
+    [HK_Q6_K] = {"q6_K", 210, 256, 2}, [HK_Q8_K] = {"q8_K", 292, 256, 4},
 };
 
 static const char *const mem_modes[HK_MEM_MODE_COUNT] = {
@@ -45,6 +54,31 @@ size_t hk_dtype_size(hk_dtype t)
     if ((unsigned)t >= HK_DTYPE_COUNT)
         return 0;
     return dtypes[t].size;
+}
+
+size_t hk_dtype_block(hk_dtype t)
+{
+    if ((unsigned)t >= HK_DTYPE_COUNT)
+        return 0;
+    return dtypes[t].block;
+}
+
+size_t hkc_dtype_align(hk_dtype t)
+{
+    if ((unsigned)t >= HK_DTYPE_COUNT)
+        return 1;
+    return dtypes[t].align;
+}
+
+int hkc_dtype_bytes(hk_dtype t, size_t count, size_t *bytes)
+{
+    if ((unsigned)t >= HK_DTYPE_COUNT || count % dtypes[t].block)
+        return HK_EINVAL;
+    size_t blocks = count / dtypes[t].block;
+    if (blocks > SIZE_MAX / dtypes[t].size)
+        return HK_ERANGE;
+    *bytes = blocks * dtypes[t].size;
+    return 0;
 }
 
 int hk_dtype_parse(const char *name, hk_dtype *out)

@@ -81,6 +81,11 @@ uint16_t hkc_f32_to_f16(float f);
 float hkc_f16_to_f32(uint16_t h);
 uint16_t hkc_f32_to_bf16(float f);
 float hkc_bf16_to_f32(uint16_t h);
+/* What a dtype's elements (a quantized dtype's blocks) must be aligned to,
+ * and the bytes of count elements: HK_EINVAL when count is no whole number
+ * of blocks (or t is invalid), HK_ERANGE past SIZE_MAX. */
+size_t hkc_dtype_align(hk_dtype t);
+int hkc_dtype_bytes(hk_dtype t, size_t count, size_t *bytes);
 /* The largest finite value of a float dtype, for overflow messages
  * (dtype_codec.c). */
 double hkc_dtype_float_max(hk_dtype t);

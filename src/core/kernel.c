@@ -226,7 +226,7 @@ HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_b
     }
     hkc_strbuf_free(&err);
     size_t es = hk_dtype_size(dtype);
-    if (bytes % es || ((uintptr_t)kptr % es))
+    if (bytes % es || ((uintptr_t)kptr % hkc_dtype_align(dtype)))
         return hkc_fail(m->ctx, HK_EINVAL,
                         "module variable '%s' is %zu bytes: not a whole number of %s elements", name,
                         bytes, hk_dtype_name(dtype));
@@ -238,7 +238,7 @@ HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_b
     b->device = e->dev->be->first_device + e->dev->index;
     b->dtype = dtype;
     b->mode = HK_MEM_DEVICE;
-    b->count = bytes / es;
+    b->count = bytes / es * hk_dtype_block(dtype);
     b->bytes = bytes;
     b->kptr = kptr;
     b->hptr = hptr;

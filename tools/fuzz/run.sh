@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 secs=${1:-5}
 build=${2:-build}
 work=$build/fuzz
-targets="signature elf bundle cache npy"
+targets="signature elf bundle cache npy gguf"
 
 cc=
 for c in clang-15 clang-14 clang; do
@@ -88,6 +88,11 @@ find "$build/tests" -name '*.hipfb' -o -name '*.co' 2>/dev/null | head -n 4 |
 find "$build/tests" -name '*.npy' -size -64k 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/npy/"; done
 printf '\223NUMPY\001\000v\000{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (3,), }%*s\n\000\000\200?\000\000\000@\000\000@@' 53 '' >"$work/corpus/npy/seed-f4"
+# a GGUF v3 file: key "k" = u32 1, tensor "w" of 8 f32 at offset 0
+{ printf 'GGUF\x03\0\0\0\x01\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0'
+  printf '\x01\0\0\0\0\0\0\0k\x04\0\0\0\x01\0\0\0'
+  printf '\x01\0\0\0\0\0\0\0w\x01\0\0\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0'
+  head -c 54 /dev/zero; } >"$work/corpus/gguf/seed-v3"
 find "$build/tests/cache" -type f -size -256k 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/cache/$(basename "$f")"; done
 

@@ -1,6 +1,7 @@
 /* `hipkit inspect FILE [--kernel NAME] [--disasm] | --extract ENTRY -o OUT`:
  * a code object's entries, kernels, arguments and resources, as the backend
- * that reads its format describes them (hk_code_inspect), with no GPU. */
+ * that reads its format describes them (hk_code_inspect), with no GPU; a
+ * GGUF model file's metadata and tensors (inspect_gguf.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,8 @@ int hkl_cmd_inspect(int argc, char **argv)
         return 2;
     }
 
+    if (!entry && !kernel && !disasm && hkl_is_gguf(file))
+        return hkl_inspect_gguf(file);
     if (out && hkl_same_file(file, out)) {
         fprintf(stderr, "hipkit inspect: -o '%s' is the file being inspected ('%s'); writing it "
                         "would destroy it: choose another output\n", out, file);

@@ -17,4 +17,9 @@ hk_context *hkl_inspect_context(char *why, size_t cap);
  * "offload-bundle", else the format as given. */
 const char *hkl_format_name(const char *format);
 
+/* Nonzero when path starts with GGUF's magic; hkl_inspect_gguf lists its
+ * metadata and tensors (inspect_gguf.c) and returns the exit status. */
+int hkl_is_gguf(const char *path);
+int hkl_inspect_gguf(const char *path);
+
 #endif

@@ -283,9 +283,18 @@ static int buf_free(lua_State *L)
 
 /* ---------------------------------------------------------------- spans */
 
+void hkl_check_addressable(lua_State *L, hk_dtype t, const char *what)
+{
+    if (hk_dtype_block(t) > 1)
+        luaL_error(L, "%s: %s is a block format (%d elements in %d bytes): its elements are not "
+                      "addressable one by one; dequantize it (hk.ops.quantized.dequantize)",
+                   what, hk_dtype_name(t), (int)hk_dtype_block(t), (int)hk_dtype_size(t));
+}
+
 /* Leaves one value (scratch or nil) on the stack. */
 void span_init(lua_State *L, span *s, hk_buffer *b, int write)
 {
+    hkl_check_addressable(L, hk_buffer_dtype(b), "buffer");
     s->b = b;
     s->t = hk_buffer_dtype(b);
     s->es = hk_dtype_size(s->t);
@@ -329,6 +338,7 @@ static void span_wend(lua_State *L, span *s, size_t first, size_t n)
 /* One element, for b[i] and tostring: never more than that is read. */
 static void read_one(lua_State *L, hk_buffer *b, size_t i, void *out)
 {
+    hkl_check_addressable(L, hk_buffer_dtype(b), "buffer");
     size_t es = hk_dtype_size(hk_buffer_dtype(b));
     unsigned char *host = hkl_host_ptr(b);
     if (host) {
@@ -379,6 +389,7 @@ static int buf_newindex(lua_State *L)
         return luaL_error(L, "cannot set field '%s' of a buffer", lua_tostring(L, 2));
     size_t i = check_index(L, b, 2);
     hk_dtype t = hk_buffer_dtype(b);
+    hkl_check_addressable(L, t, "buf[i] = ...");
     size_t es = hk_dtype_size(t);
     unsigned char v[8];
     const char *err = encode(L, 3, t, v);
@@ -432,6 +443,13 @@ static int buf_tostring(lua_State *L)
              hk_mem_mode_name(hk_buffer_mode(b)), hk_buffer_is_view(b) ? " view" : "");
     luaL_addstring(&lb, s);
     luaL_addstring(&lb, dev);
+    if (hk_dtype_block(t) > 1) { /* a block format: its layout, not values */
+        snprintf(s, sizeof s, " (%zu blocks of %zu elements, %zu bytes)",
+                 n / hk_dtype_block(t), hk_dtype_block(t), hk_buffer_bytes(b));
+        luaL_addstring(&lb, s);
+        luaL_pushresult(&lb);
+        return 1;
+    }
     luaL_addstring(&lb, " {");
     for (size_t k = 0; k < n; k++) {
         if (n > 6 && k == 3) {

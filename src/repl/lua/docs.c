@@ -20,6 +20,8 @@ const hkl_doc hkl_docs[] = {
     {"Buffers", "hk.mmap", "hk.mmap(path [, dtype [, {write, create, offset, length}]]) -> buffer",
      "a file's bytes as a buffer"},
     {"Buffers", "hk.load_npy", "hk.load_npy(path [, mode]) -> buffer, shape", "a NumPy .npy file"},
+    {"Buffers", "hk.gguf", "hk.gguf(path [, {mode=\"mmap\"}]) -> file",
+     "a GGUF model file: metadata, tensors (by index and name), each tensor's .buffer made on first use"},
     {"Buffers", "b:totable", "b:totable([i [, j]]) -> table", "elements i..j (1-based, inclusive)"},
     {"Buffers", "b:fill", "b:fill(v) -> b", "sets every element to v"},
     {"Buffers", "b:iota", "b:iota([start [, step]]) -> b", "start, start + step, ..."},

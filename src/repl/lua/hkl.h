@@ -59,6 +59,9 @@ void hkl_hold_add(hkl_hold *h, hkl_pin *p);
 /* Raises "<what>:free(): it is in use by <call> ..." when p is pinned. */
 void hkl_pin_check_free(lua_State *L, const hkl_pin *p, const char *what);
 
+/* Adds hk.gguf (gguf.c) to the table on top of the stack. */
+void hkl_gguf_register(lua_State *L);
+
 /* Buffers (buffer.c). A buffer userdata owns its hk_buffer; a view
  * keeps its parent alive through its user value. */
 typedef struct hkl_buffer {
@@ -83,6 +86,9 @@ hk_buffer *hkl_hold_buffer(lua_State *L, int idx, const char *call);
 /* The live hk_buffer of buffer userdata ud at idx (its metatable checked by
  * the caller), held by h with those it views: many buffers, one hold. */
 hk_buffer *hkl_hold_buffer_in(lua_State *L, hkl_hold *h, void *ud, int idx);
+/* A Lua error naming `what` when t is a block format (q4_0 ...), whose
+ * elements cannot be read or written one by one. */
+void hkl_check_addressable(lua_State *L, hk_dtype t, const char *what);
 /* NULL when idx is not a buffer userdata. */
 hkl_buffer *hkl_test_buffer(lua_State *L, int idx);
 /* The host pointer through which this binding reads and writes b's

@@ -80,6 +80,7 @@ static int m_save(lua_State *L)
     lua_settop(L, 3);
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:save"); /* the shape's __index may run Lua */
     hk_dtype t = hk_buffer_dtype(b);
+    hkl_check_addressable(L, t, "save");
     size_t n = hk_buffer_length(b), bytes = hk_buffer_bytes(b);
     luaL_Buffer shape;
     luaL_buffinit(L, &shape);
@@ -250,7 +251,7 @@ static int descr_dtype(const char *d, hk_dtype *out)
     char order = d[0];
     const char *kind = d + 1;
     for (int i = 0; i < HK_DTYPE_COUNT; i++) {
-        if (i == HK_BF16)
+        if (i == HK_BF16 || !descrs[i]) /* no .npy type for bf16 and the block formats */
             continue;
         if (strcmp(kind, descrs[i] + 1) != 0)
             continue;

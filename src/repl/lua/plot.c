@@ -34,6 +34,7 @@ typedef struct reader {
 /* Leaves its scratch (or nil) on the stack. */
 static void reader_init(lua_State *L, reader *r, hk_buffer *b)
 {
+    hkl_check_addressable(L, hk_buffer_dtype(b), "plot");
     r->b = b;
     r->t = hk_buffer_dtype(b);
     r->es = hk_dtype_size(r->t);

@@ -1,0 +1,259 @@
+/* The quantized family: ggml's block formats (q4_0 ... q8_K, dtypes that
+ * buffers know) dequantized to f32/f16/bf16, multiplied into f32 vectors
+ * (one warp per row) and quantized from f32 where ggml has a reference
+ * quantizer (kernels/quantized/quantized.hip, embedded at build time). The
+ * ops hk.ops.quantized.dequantize(y, w), matvec(y, w, x) and
+ * quantize(w, x) pick the kernel from the buffers' dtypes and take sizes
+ * from their lengths (docs/families/quantized.md). */
+#include <hipkit/plugin.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct { const char *path; const char *data; size_t size; } hkc_embedded_file;
+extern const hkc_embedded_file hk_quantized_sources[];
+extern const hk_plugin_image hk_quantized_images[]; /* built by hkc-aot */
+
+HK_PLUGIN_DEFINE(quantized);
+HK_PLUGIN_EXPORT int hk_plugin_quantized_init(const hk_plugin_api *api);
+
+static const struct {
+    const char *name;
+    unsigned block, bytes;
+    int quantize; /* ggml has a reference quantizer that the kernels follow */
+} formats[] = {
+    {"q4_0", 32, 18, 1},   {"q4_1", 32, 20, 1},   {"q5_0", 32, 22, 1},   {"q5_1", 32, 24, 1},
+    {"q8_0", 32, 34, 1},   {"q8_1", 32, 36, 1},   {"q2_K", 256, 84, 0},  {"q3_K", 256, 110, 0},
+    {"q4_K", 256, 144, 0}, {"q5_K", 256, 176, 0}, {"q6_K", 256, 210, 0}, {"q8_K", 256, 292, 1},
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+static const struct {
+    const char *name, *ctype;
+} outs[] = {{"f32", "float"}, {"f16", "__half"}, {"bf16", "__hip_bfloat16"}};
+
+/* The format of a buffer argument, or -1. */
+static int format_of(const hk_plugin_host *host, const hk_plugin_call *call, const void *buf)
+{
+    const char *dt = host->dtype(call, buf);
+    for (size_t f = 0; dt && f < NFORMATS; f++)
+        if (!strcmp(dt, formats[f].name))
+            return (int)f;
+    return -1;
+}
+
+static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_BUFFER; }
+
+static int no_format(const hk_plugin_host *host, const hk_plugin_call *call, const char *what,
+                     const void *buf)
+{
+    const char *dt = host->dtype(call, buf);
+    return host->fail(call, "%s is %s, not a quantized dtype (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 "
+                            "q2_K q3_K q4_K q5_K q6_K q8_K)", what, dt ? dt : "?");
+}
+
+/* dequantize(y, w): y (f32, f16 or bf16) gets the #w values of w. */
+static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
+                         const hk_plugin_arg *args, int nargs)
+{
+    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
+        return host->fail(call, "expects buffers y and w; got %d arguments", nargs);
+    int f = format_of(host, call, args[1].v.buf);
+    if (f < 0)
+        return no_format(host, call, "w", args[1].v.buf);
+    const char *out = host->dtype(call, args[0].v.buf);
+    if (!out || (strcmp(out, "f32") && strcmp(out, "f16") && strcmp(out, "bf16")))
+        return host->fail(call, "y is %s; dequantize writes f32, f16 or bf16", out ? out : "?");
+    size_t n = host->length(call, args[1].v.buf);
+    if (host->length(call, args[0].v.buf) != n)
+        return host->fail(call, "y has %zu elements, w %zu: they must be the same",
+                          host->length(call, args[0].v.buf), n);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "dequantize_%s_%s", formats[f].name, out);
+    hk_plugin_arg a[3] = {args[1], args[0]};
+    a[2].kind = HK_PLUGIN_ARG_INT;
+    a[2].v.i = (long long)n;
+    return host->launch(call, kernel, a, 3);
+}
+
+/* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
+ * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
+static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
+                     const hk_plugin_arg *args, int nargs)
+{
+    if (nargs != 3 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]))
+        return host->fail(call, "expects buffers y, w and x; got %d arguments", nargs);
+    int f = format_of(host, call, args[1].v.buf);
+    if (f < 0)
+        return no_format(host, call, "w", args[1].v.buf);
+    const char *xt = host->dtype(call, args[2].v.buf);
+    int q8 = xt && !strcmp(xt, "q8_1");
+    if (!xt || (!q8 && strcmp(xt, "f32")))
+        return host->fail(call, "x is %s; matvec takes f32 or q8_1 (quantize(xq, x))", xt ? xt : "?");
+    size_t rows = host->length(call, args[0].v.buf), cols = host->length(call, args[2].v.buf);
+    size_t n = host->length(call, args[1].v.buf);
+    if (cols % formats[f].block)
+        return host->fail(call, "x has %zu elements: rows of %s hold whole blocks of %u", cols,
+                          formats[f].name, formats[f].block);
+    if (rows > 0x7fffffff || cols > 0x7fffffff || rows * cols != n)
+        return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, rows, cols);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, q8 ? "matvec_%s_q8_1" : "matvec_%s", formats[f].name);
+    hk_plugin_arg a[5] = {args[1], args[2], args[0]};
+    a[3].kind = a[4].kind = HK_PLUGIN_ARG_INT;
+    a[3].v.i = (long long)rows;
+    a[4].v.i = (long long)cols;
+    return host->launch(call, kernel, a, 5);
+}
+
+/* matmul(y, w, x): Y = X W^T, X [m, cols] = x, W [rows, cols] = w, Y
+ * [m, rows] = y; cols = #x / m with m = #y / rows, rows from w: given as
+ * matmul(y, w, x, rows). */
+static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
+                     const hk_plugin_arg *args, int nargs)
+{
+    if (nargs != 4 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
+        args[3].kind != HK_PLUGIN_ARG_INT)
+        return host->fail(call, "expects buffers y, w and x and an integer rows (w's rows); got %d "
+                          "arguments", nargs);
+    if (!HK_PLUGIN_HOST_HAS(host, launch_config))
+        return host->fail(call, "needs a host of plugin ABI 1.4 (launch_config)");
+    int f = format_of(host, call, args[1].v.buf);
+    if (f < 0)
+        return no_format(host, call, "w", args[1].v.buf);
+    long long rows = args[3].v.i;
+    size_t n = host->length(call, args[1].v.buf);
+    if (rows < 1 || rows > 0x7fffffff || n % (size_t)rows)
+        return host->fail(call, "rows %lld does not divide w's %zu elements", rows, n);
+    size_t cols = n / (size_t)rows, ny = host->length(call, args[0].v.buf);
+    if (cols % formats[f].block || cols > 0x7fffffff)
+        return host->fail(call, "rows of %zu elements are no whole number of %s blocks", cols,
+                          formats[f].name);
+    if (ny % (size_t)rows || ny / (size_t)rows * cols != host->length(call, args[2].v.buf))
+        return host->fail(call, "y has %zu elements and x %zu: not m x %lld and m x %zu", ny,
+                          host->length(call, args[2].v.buf), rows, cols);
+    size_t m = ny / (size_t)rows;
+    if (m > 0xffffu * 64)
+        return host->fail(call, "m = %zu activation rows: at most %u", m, 0xffffu * 64);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "matmul_%s", formats[f].name);
+    hk_plugin_arg a[6] = {args[1], args[2], args[0]};
+    a[3].kind = a[4].kind = a[5].kind = HK_PLUGIN_ARG_INT;
+    a[3].v.i = rows;
+    a[4].v.i = (long long)cols;
+    a[5].v.i = (long long)m;
+    hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), (unsigned)((m + 63) / 64), 1}, {256, 1, 1}, 0};
+    return host->launch_config(call, kernel, &cfg, a, 6);
+}
+
+/* quantize(w, x): w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K) from the f32 x. */
+static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
+                       const hk_plugin_arg *args, int nargs)
+{
+    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
+        return host->fail(call, "expects buffers w and x; got %d arguments", nargs);
+    int f = format_of(host, call, args[0].v.buf);
+    if (f < 0)
+        return no_format(host, call, "w", args[0].v.buf);
+    if (!formats[f].quantize)
+        return host->fail(call, "%s: ggml's quantizers of q2_K ... q6_K search scales "
+                          "iteratively; only q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K are quantized here",
+                          formats[f].name);
+    size_t n = host->length(call, args[0].v.buf);
+    if (host->length(call, args[1].v.buf) != n)
+        return host->fail(call, "x has %zu elements, w %zu: they must be the same",
+                          host->length(call, args[1].v.buf), n);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "quantize_%s", formats[f].name);
+    hk_plugin_arg a[3] = {args[1], args[0]};
+    a[2].kind = HK_PLUGIN_ARG_INT;
+    a[2].v.i = (long long)n;
+    return host->launch(call, kernel, a, 3);
+}
+
+static const struct {
+    const char *name, *usage;
+    hk_plugin_op_fn fn;
+    const char *doc;
+} ops[] = {
+    {"dequantize", "y, w", op_dequantize, "y (f32, f16, bf16) = the values of the quantized w"},
+    {"matvec", "y, w, x", op_matvec,
+     "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
+    {"matmul", "y, w, x, rows", op_matmul,
+     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles"},
+    {"quantize", "w, x", op_quantize, "w (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q8_K) = x (f32), ggml's reference"},
+};
+
+/* Grid-stride kernels over groups of 32: a 1-D grid of n / 32 threads is
+ * enough; the rule counts n, so cap the grid instead. */
+#define GROUP_MAX_BLOCKS 4096
+
+static int add_kernels(const hk_plugin_api *api)
+{
+    static const hk_plugin_extent mv[] = {{1, {4, -1, -1}, 1}, {2, {3, -1, -1}, 1}};
+    char name[64], sig[160], doc[200];
+    int r = 0;
+    for (size_t f = 0; r == 0 && f < NFORMATS; f++) {
+        const char *q = formats[f].name;
+        for (size_t o = 0; r == 0 && o < 3; o++) {
+            hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
+            snprintf(name, sizeof name, "dequantize_%s_%s", q, outs[o].name);
+            snprintf(sig, sizeof sig, "const void *w, %s *y, long long n", outs[o].ctype);
+            snprintf(doc, sizeof doc, "y = the n values of %s w (blocks of %u in %u bytes) as %s",
+                     q, formats[f].block, formats[f].bytes, outs[o].name);
+            r = api->add_kernel(api, "quantized", "quantized.hip", name, sig, &g, doc);
+        }
+        /* x holds cols (parameter 4), y rows (3); w rows x cols */
+        hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_ROW_WARP, 0, 0, 0, 3, 4, 0, 0}, 0, 0, 0, mv, 2};
+        snprintf(name, sizeof name, "matvec_%s", q);
+        snprintf(doc, sizeof doc, "y[r] = row r of the %s [rows, cols] matrix w times x (f32); a warp per row", q);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const float *x, float *y, int rows, int cols",
+                                     &rule, doc);
+        snprintf(name, sizeof name, "matvec_%s_q8_1", q);
+        snprintf(doc, sizeof doc, "matvec_%s with x quantized to q8_1: integer dot products "
+                 "(ggml's vec_dot_%s_q8_1 form)", q, q);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const void *xq, float *y, int rows, int cols",
+                                     &rule, doc);
+        /* explicit 2-D grid from the op; w holds rows x cols, x m x cols, y m x rows */
+        static const hk_plugin_extent mm[] = {{0, {3, 4, -1}, 1}, {1, {5, 4, -1}, 1}, {2, {5, 3, -1}, 1}};
+        hk_plugin_rule mrule = {sizeof mrule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, mm, 3};
+        snprintf(name, sizeof name, "matmul_%s", q);
+        snprintf(doc, sizeof doc, "y [m, rows] = x [m, cols] times the %s [rows, cols] w transposed; "
+                 "256 threads, grid {ceil(rows / 64), ceil(m / 64)}", q);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const float *x, float *y, int rows, int cols, int m",
+                                     &mrule, doc);
+        if (r == 0 && formats[f].quantize) {
+            hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
+            snprintf(name, sizeof name, "quantize_%s", q);
+            snprintf(doc, sizeof doc, "w (%s) = the n f32 values of x, as ggml's quantize_row_%s_ref", q, q);
+            r = api->add_kernel(api, "quantized", "quantized.hip", name,
+                                "const float *x, void *w, long long n", &g, doc);
+        }
+    }
+    return r;
+}
+
+int hk_plugin_quantized_init(const hk_plugin_api *api)
+{
+    if (!HK_PLUGIN_API_HAS(api, add_kernel_rule)) {
+        api->error(api, "needs plugin ABI 1.4 (add_kernel_rule)");
+        return 1;
+    }
+    int r = api->register_family(api, "quantized", "0.1.0",
+                                 "ggml's block formats: dequantize, matvec, quantize");
+    if (r == 0)
+        r = api->add_source(api, "quantized", "quantized.hip", hk_quantized_sources[0].data);
+    if (r == 0)
+        r = hk_plugin_add_images(api, "quantized", hk_quantized_images);
+    if (r == 0)
+        r = add_kernels(api);
+    for (size_t i = 0; r == 0 && i < sizeof ops / sizeof ops[0]; i++)
+        r = api->add_op(api, "quantized", ops[i].name, ops[i].usage, ops[i].fn, ops[i].doc);
+    return r;
+}

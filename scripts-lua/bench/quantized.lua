@@ -1,0 +1,66 @@
+-- The quantized family's matvec on a rows x cols matrix (default the
+-- 14336 x 4096 of a Llama-3 8B MLP projection; arg[1], arg[2]) in q4_0,
+-- q8_0, q4_K and q6_K with f32 x and y: GB/s of the bytes it must move
+-- (the matrix once, x and y) by device events, median of 20, next to a
+-- device-to-device copy of the same run. Each call reads the next of
+-- enough copies of the matrix that together they exceed 4x a 50 MB L2, so
+-- the weights come from memory, not the cache. Also the dequantize to f16
+-- of the same matrix, matvec with x quantized to q8_1 (integer dot
+-- products), and the tiled matmul with 512 activation rows in
+-- TFLOP/s. PyTorch's f16 matvec and matmul of the same shapes:
+-- tools/bench_torch_quantized.py.
+local rows = tonumber(arg and arg[1]) or 14336
+local cols = tonumber(arg and arg[2]) or 4096
+local Q = hk.ops.quantized
+local n = rows * cols
+local x = hk.alloc(cols, "f32"):rand{seed = 1, lo = -1, hi = 1}
+local y = hk.alloc(rows, "f32")
+local big = 256 << 20
+local src, dst = hk.alloc(big // 4, "f32"):fill(1), hk.alloc(big // 4, "f32")
+print(("quantized matvec %d x %d, f32 x and y (%s)"):format(rows, cols, hk.device().name or "?"))
+local copy = hk.bench(function() dst:copy(src) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
+print(("  %-22s %8.3f ms %8.0f GB/s"):format("copy 256 MiB", copy.median, copy.gbps))
+for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
+    local w1 = hk.alloc(n, fmt)
+    local bytes = #w1:view("u8")
+    local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
+    local ws = {w1}
+    for i = 2, copies do ws[i] = hk.alloc(n, fmt) end
+    for i, w in ipairs(ws) do w:view("u8"):rand{seed = i, lo = 0, hi = 255} end
+    local k = 0
+    local function step()
+        k = k % copies + 1
+        Q.matvec(y, ws[k], x)
+    end
+    step()
+    hk.sync()
+    local r = hk.bench(step, {bytes = bytes + 4 * (rows + cols), reps = 20, warmup = 3, print = false})
+    print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy  (%.1f MB, %d copies)"):format(
+        "matvec " .. fmt, r.median, r.gbps, r.gbps / copy.gbps, bytes / 1e6, copies))
+    local xq = hk.alloc(cols, "q8_1")
+    Q.quantize(xq, x)
+    local function step8()
+        k = k % copies + 1
+        Q.matvec(y, ws[k], xq)
+    end
+    step8()
+    local r8 = hk.bench(step8, {bytes = bytes + 36 * cols // 32 + 4 * rows, reps = 20, warmup = 3, print = false})
+    print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy"):format("matvec " .. fmt .. " q8_1 x", r8.median,
+        r8.gbps, r8.gbps / copy.gbps))
+    local yh = hk.alloc(n, "f16")
+    Q.dequantize(yh, w1)
+    local d = hk.bench(function() Q.dequantize(yh, w1) end,
+                       {bytes = bytes + 2 * n, reps = 20, warmup = 3, print = false})
+    print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy"):format("dequantize " .. fmt .. " -> f16",
+        d.median, d.gbps, d.gbps / copy.gbps))
+    -- a batch of 512 activation rows: TFLOP/s (2 flops per weight per row)
+    local batch = 512
+    local xb = hk.alloc(batch * cols, "f32"):rand{seed = 3, lo = -1, hi = 1}
+    local yb = hk.alloc(batch * rows, "f32")
+    Q.matmul(yb, w1, xb, rows)
+    local mm = hk.bench(function() Q.matmul(yb, w1, xb, rows) end,
+                        {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
+    print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("matmul " .. fmt .. " x" .. batch, mm.median, mm.tflops))
+    ws, yh = nil, nil
+    collectgarbage()
+end
