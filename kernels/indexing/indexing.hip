@@ -24,8 +24,9 @@
 //
 // Geometry (the op's): index_select and index_add move whole rows of
 // `right` elements, blockDim.x lanes along a row (16-byte vectors for
-// index_select when the rows are aligned), blockDim.y rows a block, a grid
-// stride over rows; gather and scatter_add run over elements, 4 a thread a
+// index_select when the rows are aligned), blockDim.y (and z) rows a
+// block, a grid stride over rows in x and over each row's columns in y
+// (grid.y > 1 when there are few long rows); gather and scatter_add run over elements, 4 a thread a
 // step; scatter runs one thread per (l, r) column and walks j in order, so
 // of duplicate indices the last wins, as in candle's serial loop. Adds are
 // atomics: f16 and bf16 add in f32 and round on each add (native half
@@ -106,8 +107,18 @@ __device__ inline bool hki_aligned(const void *p) { return ((unsigned long long)
 
 // A block of any shape: the row kernels put x along a row and y, z over
 // rows (slots); the others number every thread of the block.
+// Row kernels: blockIdx.y splits each row's columns among blocks when
+// there are few long rows.
+__device__ inline size_t hki_col() { return (size_t)blockIdx.y * blockDim.x + threadIdx.x; }
+__device__ inline size_t hki_cols() { return (size_t)gridDim.y * blockDim.x; }
 __device__ inline unsigned hki_slot() { return threadIdx.z * blockDim.y + threadIdx.y; }
 __device__ inline unsigned hki_slots() { return blockDim.y * blockDim.z; }
+// The grid: row kernels number blocks over x and z (y splits columns),
+// the others over all three.
+__device__ inline size_t hki_rblock() { return (size_t)blockIdx.z * gridDim.x + blockIdx.x; }
+__device__ inline size_t hki_rblocks() { return (size_t)gridDim.z * gridDim.x; }
+__device__ inline size_t hki_block() { return hki_rblock() * gridDim.y + blockIdx.y; }
+__device__ inline size_t hki_blocks() { return hki_rblocks() * gridDim.y; }
 __device__ inline unsigned hki_tid() { return hki_slot() * blockDim.x + threadIdx.x; }
 __device__ inline unsigned hki_threads() { return hki_slots() * blockDim.x; }
 
@@ -118,18 +129,17 @@ __device__ void hki_select(const I *ids, const T *src, T *dst, unsigned long lon
 {
     const size_t W = 16 / sizeof(T), rows = left * n;
     const bool vec = right % W == 0 && hki_aligned(src) && hki_aligned(dst);
-    for (size_t r = (size_t)blockIdx.x * hki_slots() + hki_slot(); r < rows;
-         r += (size_t)gridDim.x * hki_slots()) {
+    for (size_t r = hki_rblock() * hki_slots() + hki_slot(); r < rows; r += hki_rblocks() * hki_slots()) {
         size_t l = r / n, j = r - l * n;
         I id = ids[j];
         T *o = dst + r * right;
         if (hki_none(id)) {
-            for (size_t c = threadIdx.x; c < right; c += blockDim.x)
+            for (size_t c = hki_col(); c < right; c += hki_cols())
                 o[c] = hki_zero<T>();
             continue;
         }
         if (hki_out(id, dim)) {
-            if (threadIdx.x == 0)
+            if (hki_col() == 0)
                 hki_flag(bad, j);
             continue;
         }
@@ -137,10 +147,10 @@ __device__ void hki_select(const I *ids, const T *src, T *dst, unsigned long lon
         if (vec) {
             const hki_vec<T> *sv = (const hki_vec<T> *)s;
             hki_vec<T> *ov = (hki_vec<T> *)o;
-            for (size_t c = threadIdx.x; c < right / W; c += blockDim.x)
+            for (size_t c = hki_col(); c < right / W; c += hki_cols())
                 ov[c] = sv[c];
         } else {
-            for (size_t c = threadIdx.x; c < right; c += blockDim.x)
+            for (size_t c = hki_col(); c < right; c += hki_cols())
                 o[c] = s[c];
         }
     }
@@ -152,20 +162,19 @@ __device__ void hki_index_add(const I *ids, const T *src, T *dst, unsigned long 
                               size_t dim, size_t n, size_t right)
 {
     const size_t rows = left * n;
-    for (size_t r = (size_t)blockIdx.x * hki_slots() + hki_slot(); r < rows;
-         r += (size_t)gridDim.x * hki_slots()) {
+    for (size_t r = hki_rblock() * hki_slots() + hki_slot(); r < rows; r += hki_rblocks() * hki_slots()) {
         size_t l = r / n, j = r - l * n;
         I id = ids[j];
         if (hki_none(id))
             continue;
         if (hki_out(id, dim)) {
-            if (threadIdx.x == 0)
+            if (hki_col() == 0)
                 hki_flag(bad, j);
             continue;
         }
         const T *s = src + r * right;
         T *o = dst + (l * dim + (size_t)id) * right;
-        for (size_t c = threadIdx.x; c < right; c += blockDim.x)
+        for (size_t c = hki_col(); c < right; c += hki_cols())
             hki_add(o + c, s[c]);
     }
 }
@@ -177,8 +186,8 @@ template <bool Add, typename U, typename T, typename I>
 __device__ void hki_elements(const I *ids, const T *src, T *dst, unsigned long long *bad, U dim, U n,
                              U right, U numel)
 {
-    const U step = (U)hki_threads(), stride = (U)gridDim.x * step * 4;
-    for (U base = (U)blockIdx.x * step * 4 + hki_tid(); base < numel; base += stride) {
+    const U step = (U)hki_threads(), stride = (U)hki_blocks() * step * 4;
+    for (U base = (U)hki_block() * step * 4 + hki_tid(); base < numel; base += stride) {
         I id[4];
 #pragma unroll
         for (int k = 0; k < 4; k++)
@@ -226,8 +235,7 @@ __device__ void hki_scatter(const I *ids, const T *src, T *dst, unsigned long lo
                             size_t dim, size_t n, size_t right)
 {
     const size_t cols = left * right;
-    for (size_t c = (size_t)blockIdx.x * hki_threads() + hki_tid(); c < cols;
-         c += (size_t)gridDim.x * hki_threads()) {
+    for (size_t c = hki_block() * hki_threads() + hki_tid(); c < cols; c += hki_blocks() * hki_threads()) {
         size_t pre = c / right, post = c - pre * right;
         for (size_t j = 0; j < n; j++) {
             size_t i = (pre * n + j) * right + post;

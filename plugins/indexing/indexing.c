@@ -92,9 +92,9 @@ static int fit_shapes(const hk_plugin_host *host, const hk_plugin_call *call, co
 {
     size_t ndst = host->length(call, args[0].v.buf), nsrc = host->length(call, args[1].v.buf);
     size_t nids = host->length(call, args[2].v.buf);
-    unsigned long long block = s->dim * s->right;
     if (s->dim > (1ull << 62) / s->right)
         return host->fail(call, "dim x right (%llu x %llu) is too large", s->dim, s->right);
+    unsigned long long block = s->dim * s->right;
     const char *iname = op->into_dst ? "dst" : "src";
     size_t nind = op->into_dst ? ndst : nsrc;
     if (nind % block != 0)
@@ -126,7 +126,8 @@ static int fit_shapes(const hk_plugin_host *host, const hk_plugin_call *call, co
 
 /* Grid and block for the op's kernel: ROWS puts the lanes of a block
  * (a power of two covering the row, in vectors when they apply) along a
- * row and 256 / lanes rows in a block; ELEMENTS and COLUMNS are 1-D,
+ * row and 256 / lanes rows in a block, grid.x over rows and grid.y over
+ * the columns of long rows; ELEMENTS and COLUMNS are 1-D,
  * 256 threads, 4 elements or 1 column a thread a step. */
 static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esize)
 {
@@ -141,6 +142,11 @@ static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esi
         c.block[0] = (unsigned)lanes;
         c.block[1] = 256 / (unsigned)lanes;
         work = (s->left * s->n + c.block[1] - 1) / c.block[1];
+        /* few long rows: blocks along y share each row's columns, up to
+         * about 1024 blocks in all */
+        unsigned long long split = (cols + lanes - 1) / lanes, room = 1024 / (work ? work : 1);
+        split = split < room ? split : room;
+        c.grid[1] = split < 1 ? 1 : split > 65535 ? 65535 : (unsigned)split;
     } else if (op->geometry == ELEMENTS) {
         work = (s->left * s->n * s->right + 1023) / 1024;
     } else {

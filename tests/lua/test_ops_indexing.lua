@@ -4,9 +4,9 @@
 -- computed in double in Lua on random data; index_select's and gather's
 -- outputs poisoned first, the others' destinations random (each keeps what
 -- no index touches). Shapes [left, dim | n, right]: size 1, 7, a larger one
--- with no power of two, one whose rows move as 16-byte vectors, and (f32,
--- not under valgrind; every dtype with HIPKIT_TEST_HEAVY=1) 1000003
--- elements. Then candle's "no index" value, an out-of-range index for each
+-- with no power of two, one whose rows move as 16-byte vectors, two long
+-- rows (their columns split over blocks), and (f32, not under valgrind;
+-- every dtype with HIPKIT_TEST_HEAVY=1) 1000003 elements. Then candle's "no index" value, an out-of-range index for each
 -- op (an error naming the op, the kernel and the index; nothing written for
 -- it), shape and dtype errors, and the kernels with blocks of odd shapes.
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
@@ -27,7 +27,7 @@ local nan = 0 / 0
 
 -- {left, dim, n, right}
 local function shapes(dt)
-    local s = {{1, 1, 1, 1}, {1, 7, 7, 1}, {7, 7, 5, 7}, {3, 37, 29, 67}, {2, 50, 40, 64}}
+    local s = {{1, 1, 1, 1}, {1, 7, 7, 1}, {7, 7, 5, 7}, {3, 37, 29, 67}, {2, 50, 40, 64}, {1, 3, 2, 5003}}
     if (dt == "f32" and not valgrind) or heavy then s[#s + 1] = {1, 1000003, 1000003, 1} end
     return s
 end
@@ -230,7 +230,7 @@ fails("expects buffers dst, src and ids and integers dim >= 1", I.scatter_add, f
 do
     local L, D, N, R = 3, 11, 9, 13
     local ok = true
-    for _, blk in ipairs({{1, 1}, {3, 5}, {64, 1}, {7, 3}}) do
+    for _, launch in ipairs({{2, {1, 1}}, {{2, 3, 2}, {3, 5}}, {2, {64, 1}}, {{1, 2, 1}, {7, 3}}}) do
         for _, op in ipairs(ops) do
             local dst, src, ids = operands(op, "f32", "u32", L, D, N, R)
             local want = dst:totable()
@@ -238,13 +238,13 @@ do
             for i = 1, #want do mag[i], cnt[i] = 0, 0 end
             ref[op](want, src:totable(), ids, L, D, N, R, none.u32, "f32", mag, cnt)
             local flag = hk.alloc(1, "u64"):fill(0)
-            I.kernels[op .. "_u32_f32"]{grid = 2, block = blk}(hk.from(ids, "u32"), src, dst, flag, L, D, N, R)
+            I.kernels[op .. "_u32_f32"]{grid = launch[1], block = launch[2]}(hk.from(ids, "u32"), src, dst, flag, L, D, N, R)
             local got = dst:totable()
             for i = 1, #want do ok = ok and math.abs(got[i] - want[i]) <= 1e-5 * (1 + math.abs(want[i])) end
             ok = ok and flag[1] == 0
         end
     end
-    t.ok(ok, "every kernel with blocks 1x1, 3x5, 64x1 and 7x3 and a grid of 2")
+    t.ok(ok, "every kernel with blocks 1x1, 3x5, 64x1 and 7x3 and grids 2, 2x3x2 and 1x2")
 end
 
 -- every kernel is listed with a doc line; the ops too
