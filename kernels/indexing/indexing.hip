@@ -105,16 +105,15 @@ template <typename T> struct __align__(16) hki_vec { T v[16 / sizeof(T)]; };
 
 __device__ inline bool hki_aligned(const void *p) { return ((unsigned long long)p & 15) == 0; }
 
-// A block of any shape: the row kernels put x along a row and y, z over
-// rows (slots); the others number every thread of the block.
-// Row kernels: blockIdx.y splits each row's columns among blocks when
-// there are few long rows.
+// Any grid and block shape, each piece of work done once. Row kernels put
+// threadIdx.x along a row (and blockIdx.y, which splits each row's columns
+// among blocks when there are few long rows) and threadIdx.y, z over rows
+// (slots), blockIdx.x, z over groups of rows; the others number every
+// thread of the block and every block of the grid.
 __device__ inline size_t hki_col() { return (size_t)blockIdx.y * blockDim.x + threadIdx.x; }
 __device__ inline size_t hki_cols() { return (size_t)gridDim.y * blockDim.x; }
 __device__ inline unsigned hki_slot() { return threadIdx.z * blockDim.y + threadIdx.y; }
 __device__ inline unsigned hki_slots() { return blockDim.y * blockDim.z; }
-// The grid: row kernels number blocks over x and z (y splits columns),
-// the others over all three.
 __device__ inline size_t hki_rblock() { return (size_t)blockIdx.z * gridDim.x + blockIdx.x; }
 __device__ inline size_t hki_rblocks() { return (size_t)gridDim.z * gridDim.x; }
 __device__ inline size_t hki_block() { return hki_rblock() * gridDim.y + blockIdx.y; }
