@@ -205,6 +205,10 @@ typedef struct hk_plugin_host {
                   size_t bytes) HK_PLUGIN_LATER;
     int (*download)(const hk_plugin_call *call, void *buf, size_t offset, void *dst,
                     size_t bytes) HK_PLUGIN_LATER;
+    /* The backend of the current device ("host", "cuda", "hip"): an op
+     * may shape its launch for a CPU (a block of one thread per row runs
+     * no fibers there) where the rule's GPU geometry would be slow. */
+    const char *(*backend)(const hk_plugin_call *call) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

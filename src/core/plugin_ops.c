@@ -108,6 +108,11 @@ static int host_op_download(const hk_plugin_call *c, void *buf, size_t offset, v
     return op_copy(c, buf, offset, dst, bytes, 0);
 }
 
+static const char *host_op_backend(const hk_plugin_call *c)
+{
+    return c ? hkc_current_device(c->ctx)->be->ops->name : "";
+}
+
 static size_t host_op_length(const hk_plugin_call *c, const void *buf)
 {
     (void)c;
@@ -151,6 +156,7 @@ static const hk_plugin_host host_table = {
     .scratch = host_op_scratch,
     .upload = host_op_upload,
     .download = host_op_download,
+    .backend = host_op_backend,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

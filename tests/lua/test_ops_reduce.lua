@@ -260,12 +260,18 @@ fails("operand b", R.layernorm, hk.alloc(12, "f32"), x, hk.alloc(4, "f32"), hk.a
 fails("x has 12 elements, not a whole number of rows of 5", R.rmsnorm, hk.alloc(12, "f32"), x, hk.alloc(5, "f32"), 1e-5)
 fails("expects buffers out, x, w (and b) and a number eps", R.layernorm, hk.alloc(12, "f32"), x, hk.alloc(4, "f32"))
 
--- every kernel is listed with a doc line and the row-block geometry
+-- every kernel is listed with a doc line: the row kernels with the row-block
+-- geometry, the strided (fast_*), rope and cumsum ones explicit
 for _, p in ipairs(hk.plugins()) do
     if p.name == "reduce" then
-        local ok = #p.kernels == 50 and #p.ops == 10
-        for _, k in ipairs(p.kernels) do ok = ok and #k.doc > 0 and k.geometry == "row_block" end
-        t.ok(ok, "hk.plugins() lists reduce's 50 kernels (row_block, each with a doc line) and 10 ops")
+        local ok, rows = #p.kernels == 50 + 34 + 34 + 12 + 7 and #p.ops == 14, 0
+        for _, k in ipairs(p.kernels) do
+            local explicit = k.name:match("^fast_") or k.name:match("^rope") or k.name:match("^cumsum_") or
+                k.name:match("_all_")
+            ok = ok and #k.doc > 0 and k.geometry == (explicit and "explicit" or "row_block")
+            if not explicit then rows = rows + 1 end
+        end
+        t.ok(ok and rows == 50, "hk.plugins() lists reduce's 137 kernels (50 row_block, 87 explicit, each with a doc line) and 14 ops")
     end
 end
 t.done()

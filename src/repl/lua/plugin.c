@@ -239,14 +239,38 @@ static int dispatch_call(lua_State *L)
     return lua_error(L);
 }
 
-/* A host-side op of the family (upvalues: buffer metatable, family, op). */
+/* A host-side op of the family (upvalues: buffer metatable, family, op).
+ * An op takes numbers, booleans, buffers and nil; a table of integers (a
+ * shape, strides, dims) arrives as its length followed by its elements,
+ * read raw, so no Lua code runs while arguments are converted. */
 static int host_op_call(lua_State *L)
 {
-    int n = lua_gettop(L);
-    if (n > MAX_ARGS)
+    int n = lua_gettop(L), flat = 0;
+    luaL_checkstack(L, MAX_ARGS + 2, "op arguments");
+    for (int i = 1; i <= n; i++) {
+        if (lua_type(L, i) != LUA_TTABLE) {
+            lua_pushvalue(L, i);
+            flat++;
+            continue;
+        }
+        lua_Integer len = (lua_Integer)lua_rawlen(L, i);
+        if (flat + 1 + len > MAX_ARGS)
+            return luaL_error(L, "at most %d arguments (tables count their length and elements)",
+                              MAX_ARGS);
+        lua_pushinteger(L, len);
+        for (lua_Integer e = 1; e <= len; e++) {
+            lua_rawgeti(L, i, e);
+            if (!lua_isinteger(L, -1))
+                return luaL_error(L, "argument %d: element %d of the table is %s, not an integer", i,
+                                  (int)e, luaL_typename(L, -1));
+        }
+        flat += 1 + (int)len;
+    }
+    if (flat > MAX_ARGS)
         return luaL_error(L, "at most %d arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    hkl_convert_args(L, 1, n, args, NULL, NULL); /* no vectors: an op's kernels are its own */
+    n = flat;
+    hkl_convert_args(L, lua_gettop(L) - n + 1, n, args, NULL, NULL);
     hkl_check(L, hk_plugin_call_op(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(2)),
                                    lua_tostring(L, lua_upvalueindex(3)), args, n));
     return 0;

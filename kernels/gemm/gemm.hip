@@ -1,0 +1,624 @@
+// gemm: C = alpha * A * B + beta * C for one matrix or a strided batch,
+// C row-major, A and B addressed through strides (so transposes and either
+// layout are the plugin's business, plugins/gemm/gemm.c):
+//
+//   A(i, p) = a[z * bsa + i * sam + p * sak]   i < m, p < k
+//   B(p, j) = b[z * bsb + p * sbk + j * sbn]   j < n
+//   C(i, j) = c[z * bsc + i * ldc + j]         z = blockIdx.z, the batch
+//
+//   gemm_<in>_<out>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc,
+//                   alpha, beta)              a 128 x 256 tile per block for
+//                                             f16/bf16 inputs, 128 x 128 else
+//   gemm64_<in>_<out>(...)                    a 64 x 64 tile per block
+//
+// Every kernel runs 256 threads a block, grid {ceil(n / BN), ceil(m / BM),
+// batch}. Accumulation is in f32 (f64 for f64); beta == 0 never reads C
+// (BLAS's rule: C may hold NaN then). Which code runs is the compiler's
+// choice of target, not the launch's:
+//
+// - NVIDIA sm_80 and later, f16/bf16 inputs: tensor cores through inline
+//   PTX mma.sync.m16n8k16 (f32 accumulators), tiles fed by cp.async 16-byte
+//   copies and read with ldmatrix (hkg_mma below);
+// - AMD gfx908 / gfx90a, f16/bf16/f32 inputs: MFMA 32x32 instructions
+//   (v_mfma_f32_32x32x8f16, ..x4bf16 / ..x8bf16_1k, ..x2f32), fed by the
+//   tiled path's shared-memory tiles (hkg_mfma);
+// - everything else (the CPU backend, gfx1030, NVIDIA f32 and f64, any f64):
+//   a SIMT tile, each thread an (BM / 16) x (BN / 16) block of C from
+//   shared memory (hkg_simt). f32 never goes through TF32: the peer
+//   (PyTorch with TF32 off) is full f32.
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define HKG_MMA 1
+#endif
+#if defined(__gfx908__) || defined(__gfx90a__)
+#define HKG_MFMA 1
+#endif
+
+// Storage type <-> accumulation type.
+__device__ inline float hkg_up(__half x) { return __half2float(x); }
+__device__ inline float hkg_up(__hip_bfloat16 x) { return __bfloat162float(x); }
+__device__ inline float hkg_up(float x) { return x; }
+__device__ inline double hkg_up(double x) { return x; }
+__device__ inline void hkg_down(__half *p, float v) { *p = __float2half(v); }
+__device__ inline void hkg_down(__hip_bfloat16 *p, float v) { *p = __float2bfloat16(v); }
+__device__ inline void hkg_down(float *p, float v) { *p = v; }
+__device__ inline void hkg_down(double *p, double v) { *p = v; }
+
+template <typename T> struct hkg_acc { typedef float A; };
+template <> struct hkg_acc<double> { typedef double A; };
+// hkg_cv<TS>: an input element as what shared memory holds (its own type
+// or the accumulation type), and TS's zero.
+template <typename TS> struct hkg_cv {
+    template <typename X> __device__ static TS f(X x) { return (TS)hkg_up(x); }
+    __device__ static TS zero() { return (TS)0; }
+};
+template <> struct hkg_cv<__half> {
+    __device__ static __half f(__half x) { return x; }
+    __device__ static __half zero() { return __float2half(0.0f); }
+};
+template <> struct hkg_cv<__hip_bfloat16> {
+    __device__ static __hip_bfloat16 f(__hip_bfloat16 x) { return x; }
+    __device__ static __hip_bfloat16 zero() { return __float2bfloat16(0.0f); }
+};
+template <typename T> struct hkg_half { static const bool v = false; };
+template <> struct hkg_half<__half> { static const bool v = true; };
+template <> struct hkg_half<__hip_bfloat16> { static const bool v = true; };
+
+// C(i, j) = alpha * acc + beta * C(i, j), inside the matrix only.
+template <typename TC, typename S, typename A>
+__device__ inline void hkg_store(TC *c, long long ldc, int m, int n, int i, int j, A acc, S alpha, S beta)
+{
+    if (i >= m || j >= n)
+        return;
+    TC *p = c + (long long)i * ldc + j;
+    A v = (A)alpha * acc;
+    if (beta != (S)0)
+        v += (A)beta * (A)hkg_up(*p);
+    hkg_down(p, v);
+}
+
+template <typename TC, int N> struct __align__(N * sizeof(TC)) hkg_pack { TC v[N]; };
+
+// C(i, j .. j + N - 1) from acc[0 .. N - 1]: one N-wide store where the
+// run lies inside the matrix and is aligned to it (a warp's stores then
+// cover whole sectors), else element by element.
+template <int N, typename TC, typename S, typename A>
+__device__ inline void hkg_store_run(TC *c, long long ldc, int m, int n, int i, int j, const A *acc, S alpha,
+                                     S beta)
+{
+    TC *p = c + (long long)i * ldc + j;
+    if (i < m && j + N <= n && ((unsigned long long)p % (N * sizeof(TC))) == 0) {
+        hkg_pack<TC, N> o;
+        if (beta != (S)0)
+            o = *(const hkg_pack<TC, N> *)p;
+#pragma unroll
+        for (int e = 0; e < N; e++) {
+            A v = (A)alpha * acc[e];
+            if (beta != (S)0)
+                v += (A)beta * (A)hkg_up(o.v[e]);
+            hkg_down(&o.v[e], v);
+        }
+        *(hkg_pack<TC, N> *)p = o;
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < N; e++)
+        hkg_store(c, ldc, m, n, i, j + e, acc[e], alpha, beta);
+}
+
+// ---------------------------------------------------------------------------
+// The tiled path: BK = 8 deep tiles of A (as [k][m]) and B (as [k][n]) in
+// shared memory, two buffers, the next tile read into registers while the
+// current one is used. Loads run along whichever of A's (B's) dimensions
+// has unit stride, so a warp reads consecutive addresses in either layout;
+// elements outside the matrix read as zero. TS is what shared memory holds:
+// the accumulation type for the SIMT product, the input type for MFMA.
+
+#define HKG_THREADS 256
+#define HKG_BK 8
+
+template <typename TA, typename TS, int BM, int BN> struct hkg_tiles {
+    static const int EA = BM * HKG_BK / HKG_THREADS, EB = BN * HKG_BK / HKG_THREADS;
+    static const int LA = BM + 4, LB = BN + 4; // padded rows: fewer bank conflicts on stores
+    TS ra[EA], rb[EB];
+
+    // E elements from src on, step apart (a run of unit stride: one E-wide
+    // load when it lies inside the matrix and is aligned), or zero where
+    // in(e) says element e is outside.
+    template <int E, typename In>
+    __device__ static void run(TS *dst, const TA *src, long long step, bool whole, In in)
+    {
+        if (step == 1 && whole && ((unsigned long long)src % (E * sizeof(TA))) == 0) {
+            hkg_pack<TA, E> v = *(const hkg_pack<TA, E> *)src;
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                dst[e] = hkg_cv<TS>::f(v.v[e]);
+            return;
+        }
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            dst[e] = in(e) ? hkg_cv<TS>::f(src[e * step]) : hkg_cv<TS>::zero();
+    }
+
+    // Tile kt of A and B into registers: each thread a run of EA (EB)
+    // elements along the unit-stride dimension.
+    __device__ void fetch(const TA *a, const TA *b, int m, int n, int k, long long sam, long long sak,
+                          long long sbk, long long sbn, int i0, int j0, int kt)
+    {
+        const int t = threadIdx.x, k0 = kt * HKG_BK;
+        if (sam == 1) {
+            const int i = i0 + (t % (BM / EA)) * EA, kk = k0 + t / (BM / EA);
+            run<EA>(ra, a + (long long)kk * sak + i, 1, kk < k && i + EA <= m,
+                    [&](int e) { return kk < k && i + e < m; });
+        } else {
+            const int i = i0 + t / (HKG_BK / EA), kk = k0 + (t % (HKG_BK / EA)) * EA;
+            run<EA>(ra, a + (long long)i * sam + (long long)kk * sak, sak, i < m && kk + EA <= k,
+                    [&](int e) { return i < m && kk + e < k; });
+        }
+        if (sbn == 1) {
+            const int j = j0 + (t % (BN / EB)) * EB, kk = k0 + t / (BN / EB);
+            run<EB>(rb, b + (long long)kk * sbk + j, 1, kk < k && j + EB <= n,
+                    [&](int e) { return kk < k && j + e < n; });
+        } else {
+            const int j = j0 + t / (HKG_BK / EB), kk = k0 + (t % (HKG_BK / EB)) * EB;
+            run<EB>(rb, b + (long long)kk * sbk + (long long)j * sbn, sbk, j < n && kk + EB <= k,
+                    [&](int e) { return j < n && kk + e < k; });
+        }
+    }
+
+    // The registers into shared tiles sa [HKG_BK][LA], sb [HKG_BK][LB].
+    __device__ void put(TS *sa, TS *sb, long long sam, long long sbn) const
+    {
+        const int t = threadIdx.x;
+#pragma unroll
+        for (int q = 0; q < EA; q++) {
+            if (sam == 1) sa[(t / (BM / EA)) * LA + (t % (BM / EA)) * EA + q] = ra[q];
+            else sa[((t % (HKG_BK / EA)) * EA + q) * LA + t / (HKG_BK / EA)] = ra[q];
+        }
+#pragma unroll
+        for (int q = 0; q < EB; q++) {
+            if (sbn == 1) sb[(t / (BN / EB)) * LB + (t % (BN / EB)) * EB + q] = rb[q];
+            else sb[((t % (HKG_BK / EB)) * EB + q) * LB + t / (HKG_BK / EB)] = rb[q];
+        }
+    }
+};
+
+// The SIMT product: thread (tx, ty) of a 16 x 16 grid owns rows
+// g * BM / G + 4 ty + {0..3} and columns g * BN / G + 4 tx + {0..3}, G =
+// BM / 64 groups, so each k step reads its A and B values four at a time.
+template <typename A, int BM, int BN> struct hkg_simt {
+    static const int TM = BM / 16, TN = BN / 16, GM = TM / 4, GN = TN / 4;
+    A acc[TM][TN];
+
+    __device__ void zero()
+    {
+#pragma unroll
+        for (int x = 0; x < TM; x++)
+#pragma unroll
+            for (int y = 0; y < TN; y++)
+                acc[x][y] = (A)0;
+    }
+
+    template <typename TS> __device__ void step(const TS *sa, const TS *sb, int la, int lb)
+    {
+        const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+#pragma unroll
+        for (int p = 0; p < HKG_BK; p++) {
+            A av[TM], bv[TN];
+#pragma unroll
+            for (int x = 0; x < TM; x++)
+                av[x] = (A)sa[p * la + (x / 4) * (BM / GM) + ty * 4 + x % 4];
+#pragma unroll
+            for (int y = 0; y < TN; y++)
+                bv[y] = (A)sb[p * lb + (y / 4) * (BN / GN) + tx * 4 + y % 4];
+#pragma unroll
+            for (int x = 0; x < TM; x++)
+#pragma unroll
+                for (int y = 0; y < TN; y++)
+                    acc[x][y] += av[x] * bv[y];
+        }
+    }
+
+    template <typename TC, typename S>
+    __device__ void store(TC *c, long long ldc, int m, int n, int i0, int j0, S alpha, S beta) const
+    {
+        const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+#pragma unroll
+        for (int x = 0; x < TM; x++)
+#pragma unroll
+            for (int y = 0; y < TN; y += 4)
+                hkg_store_run<4>(c, ldc, m, n, i0 + (x / 4) * (BM / GM) + ty * 4 + x % 4,
+                                 j0 + (y / 4) * (BN / GN) + tx * 4, &acc[x][y], alpha, beta);
+    }
+};
+
+#ifdef HKG_MFMA
+// The MFMA product on CDNA (wavefront 64): 4 waves as 2 x 2, each a
+// (BM / 2) x (BN / 2) block of C made of 32 x 32 MFMA blocks. A 32 x 32
+// block's 16 accumulators of lane l are C(8 (r / 4) + 4 (l / 32) + r % 4,
+// l % 32); an A operand of lane l is A(l % 32, K (l / 32) + e), a B
+// operand B(K (l / 32) + e, l % 32), K the items per lane.
+typedef float hkg_f16x __attribute__((ext_vector_type(16)));
+typedef _Float16 hkg_h4 __attribute__((ext_vector_type(4)));
+typedef short hkg_s4 __attribute__((ext_vector_type(4)));
+typedef short hkg_s2 __attribute__((ext_vector_type(2)));
+
+__device__ inline hkg_f16x hkg_mfma8(const __half *sa, const __half *sb, int la, int lb, int l, hkg_f16x c)
+{
+    hkg_h4 x, y;
+    for (int e = 0; e < 4; e++) {
+        x[e] = __builtin_bit_cast(_Float16, sa[(4 * (l / 32) + e) * la + l % 32]);
+        y[e] = __builtin_bit_cast(_Float16, sb[(4 * (l / 32) + e) * lb + l % 32]);
+    }
+    return __builtin_amdgcn_mfma_f32_32x32x8f16(x, y, c, 0, 0, 0);
+}
+
+__device__ inline hkg_f16x hkg_mfma8(const __hip_bfloat16 *sa, const __hip_bfloat16 *sb, int la, int lb, int l,
+                                     hkg_f16x c)
+{
+#ifdef __gfx90a__
+    hkg_s4 x, y;
+    for (int e = 0; e < 4; e++) {
+        x[e] = __builtin_bit_cast(short, sa[(4 * (l / 32) + e) * la + l % 32]);
+        y[e] = __builtin_bit_cast(short, sb[(4 * (l / 32) + e) * lb + l % 32]);
+    }
+    return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(x, y, c, 0, 0, 0);
+#else
+    for (int h = 0; h < 2; h++) { // gfx908: k = 4 per instruction, two of them
+        hkg_s2 x, y;
+        for (int e = 0; e < 2; e++) {
+            x[e] = __builtin_bit_cast(short, sa[(4 * h + 2 * (l / 32) + e) * la + l % 32]);
+            y[e] = __builtin_bit_cast(short, sb[(4 * h + 2 * (l / 32) + e) * lb + l % 32]);
+        }
+        c = __builtin_amdgcn_mfma_f32_32x32x4bf16(x, y, c, 0, 0, 0);
+    }
+    return c;
+#endif
+}
+
+__device__ inline hkg_f16x hkg_mfma8(const float *sa, const float *sb, int la, int lb, int l, hkg_f16x c)
+{
+    for (int h = 0; h < 4; h++) // k = 2 per instruction
+        c = __builtin_amdgcn_mfma_f32_32x32x2f32(sa[(2 * h + l / 32) * la + l % 32],
+                                                 sb[(2 * h + l / 32) * lb + l % 32], c, 0, 0, 0);
+    return c;
+}
+
+template <int BM, int BN> struct hkg_mfma {
+    static const int MI = BM / 64, NI = BN / 64;
+    hkg_f16x acc[MI][NI];
+
+    __device__ void zero()
+    {
+        for (int x = 0; x < MI; x++)
+            for (int y = 0; y < NI; y++)
+                for (int r = 0; r < 16; r++)
+                    acc[x][y][r] = 0.0f;
+    }
+
+    template <typename TS> __device__ void step(const TS *sa, const TS *sb, int la, int lb)
+    {
+        const int w = threadIdx.x / 64, l = threadIdx.x % 64;
+        for (int x = 0; x < MI; x++)
+            for (int y = 0; y < NI; y++)
+                acc[x][y] = hkg_mfma8(sa + (w / 2) * (BM / 2) + 32 * x, sb + (w % 2) * (BN / 2) + 32 * y, la,
+                                      lb, l, acc[x][y]);
+    }
+
+    template <typename TC, typename S>
+    __device__ void store(TC *c, long long ldc, int m, int n, int i0, int j0, S alpha, S beta) const
+    {
+        const int w = threadIdx.x / 64, l = threadIdx.x % 64;
+        for (int x = 0; x < MI; x++)
+            for (int y = 0; y < NI; y++)
+                for (int r = 0; r < 16; r++)
+                    hkg_store(c, ldc, m, n, i0 + (w / 2) * (BM / 2) + 32 * x + 8 * (r / 4) + 4 * (l / 32) + r % 4,
+                              j0 + (w % 2) * (BN / 2) + 32 * y + l % 32, acc[x][y][r], alpha, beta);
+    }
+};
+#endif
+
+// The tiled loop around a product P (hkg_simt or hkg_mfma).
+template <typename P, typename TS, int BM, int BN, typename TA, typename TC, typename S>
+__device__ void hkg_tiled(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
+                          long long sbk, long long sbn, long long ldc, S alpha, S beta)
+{
+    typedef hkg_tiles<TA, TS, BM, BN> T;
+    __shared__ __align__(16) TS hkg_sa[2 * HKG_BK * T::LA];
+    __shared__ __align__(16) TS hkg_sb[2 * HKG_BK * T::LB];
+    const int i0 = blockIdx.y * BM, j0 = blockIdx.x * BN, kts = (k + HKG_BK - 1) / HKG_BK;
+    T tiles;
+    P prod;
+    prod.zero();
+    if (kts > 0) {
+        tiles.fetch(a, b, m, n, k, sam, sak, sbk, sbn, i0, j0, 0);
+        tiles.put(hkg_sa, hkg_sb, sam, sbn);
+    }
+    __syncthreads();
+    for (int kt = 0; kt < kts; kt++) {
+        const int cur = kt % 2;
+        if (kt + 1 < kts)
+            tiles.fetch(a, b, m, n, k, sam, sak, sbk, sbn, i0, j0, kt + 1);
+        prod.step(hkg_sa + cur * HKG_BK * T::LA, hkg_sb + cur * HKG_BK * T::LB, T::LA, T::LB);
+        if (kt + 1 < kts)
+            tiles.put(hkg_sa + (1 - cur) * HKG_BK * T::LA, hkg_sb + (1 - cur) * HKG_BK * T::LB, sam, sbn);
+        __syncthreads();
+    }
+    prod.store(c, ldc, m, n, i0, j0, alpha, beta);
+}
+
+#ifdef HKG_MMA
+// ---------------------------------------------------------------------------
+// NVIDIA tensor cores (sm_80+): BM x BN x 32 tiles, two stages. A sits in
+// shared memory as [m][k] (rows of 32 halves: 4 chunks of 16 bytes), B as
+// [k][n] (rows of BN), so row-major A and B copy straight in, 16 bytes per
+// cp.async. No padding (two 128 x 256 stages fill the 48 KiB a kernel has
+// without opting in to more): chunks are swizzled instead, A's chunk c of
+// row r stored at c ^ ((r / 2) % 4), B's chunk c of row k at c ^ (k % 8), so
+// the 8 rows one ldmatrix reads fall on distinct banks. 8 warps as 2 x 4,
+// each a (BM / 2) x (BN / 4) block of C in m16n8 accumulators: c0, c1 at
+// row g, columns 2q, 2q + 1; c2, c3 at row g + 8 (g = lane / 4, q = lane %
+// 4). 64 x 64 per warp (the 128 x 256 tile) reads 4 KiB of shared memory per
+// 32 mma, the most an SM's 128 bytes a clock feed at the tensor cores' rate.
+#define HKG_MK 32
+
+__device__ inline unsigned hkg_smem(const void *p)
+{
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+// 16 bytes from g to shared s, of which only `bytes` are read (the rest zero).
+__device__ inline void hkg_cp16(unsigned s, const void *g, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(g), "r"(bytes));
+}
+
+// Element offsets of A's (r, p) and B's (p, c) in their swizzled tiles.
+__device__ inline int hkg_swa(int r, int p) { return r * HKG_MK + (((p / 8) ^ ((r / 2) % 4)) * 8) + p % 8; }
+template <int BN> __device__ inline int hkg_swb(int p, int c) { return p * BN + (((c / 8) ^ (p % 8)) * 8) + c % 8; }
+
+template <typename TA, int BM, int BN> struct hkg_mma {
+    static const int WM = BM / 2, WN = BN / 4, MI = WM / 16, NI = WN / 8;
+    float acc[MI][NI][4];
+
+    // Tile kt of A into sa [BM][32] and of B into sb [32][BN]: 16-byte
+    // copies where the rows run along k (A) or n (B) and are aligned, else
+    // element by element (zero outside the matrix, as the copies' byte
+    // counts make it).
+    __device__ static void load(TA *sa, TA *sb, const TA *a, const TA *b, int m, int n, int k, long long sam,
+                                long long sak, long long sbk, long long sbn, int i0, int j0, int kt, bool va,
+                                bool vb)
+    {
+        const int t = threadIdx.x, k0 = kt * HKG_MK;
+        if (va) {
+            const unsigned base = hkg_smem(sa);
+#pragma unroll
+            for (int ch = t; ch < BM * HKG_MK / 8; ch += HKG_THREADS) {
+                int r = ch / (HKG_MK / 8), p = (ch % (HKG_MK / 8)) * 8, i = i0 + r, kk = k0 + p;
+                int left = i < m ? k - kk : 0;
+                int bytes = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
+                hkg_cp16(base + 2 * hkg_swa(r, p), bytes ? a + (long long)i * sam + kk : a, bytes);
+            }
+        } else {
+            for (int e = t; e < BM * HKG_MK; e += HKG_THREADS) {
+                int r = sam == 1 ? e % BM : e / HKG_MK, p = sam == 1 ? e / BM : e % HKG_MK;
+                int i = i0 + r, kk = k0 + p;
+                sa[hkg_swa(r, p)] =
+                    i < m && kk < k ? a[(long long)i * sam + (long long)kk * sak] : hkg_cv<TA>::zero();
+            }
+        }
+        if (vb) {
+            const unsigned base = hkg_smem(sb);
+#pragma unroll
+            for (int ch = t; ch < BN * HKG_MK / 8; ch += HKG_THREADS) {
+                int p = ch / (BN / 8), cl = (ch % (BN / 8)) * 8, j = j0 + cl, kk = k0 + p;
+                int left = kk < k ? n - j : 0;
+                int bytes = left <= 0 ? 0 : left >= 8 ? 16 : 2 * left;
+                hkg_cp16(base + 2 * hkg_swb<BN>(p, cl), bytes ? b + (long long)kk * sbk + j : b, bytes);
+            }
+        } else {
+            for (int e = t; e < BN * HKG_MK; e += HKG_THREADS) {
+                int cl = sbn == 1 ? e % BN : e / HKG_MK, p = sbn == 1 ? e / BN : e % HKG_MK;
+                int j = j0 + cl, kk = k0 + p;
+                sb[hkg_swb<BN>(p, cl)] =
+                    j < n && kk < k ? b[(long long)kk * sbk + (long long)j * sbn] : hkg_cv<TA>::zero();
+            }
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+
+    __device__ static void mma(float *d, const unsigned *x, const unsigned *y, __half *)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+    }
+    __device__ static void mma(float *d, const unsigned *x, const unsigned *y, __hip_bfloat16 *)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+    }
+
+    // One 32-deep tile: two k16 steps of MI x NI mma each. Lane l gives
+    // ldmatrix the row of its 8 x 8 matrix: A rows l % 16 at k chunk l / 16;
+    // B (transposed on the way) rows k = l % 16 at n chunk l / 16. Row parts
+    // of the swizzle depend on the lane only.
+    __device__ void step(const TA *sa, const TA *sb)
+    {
+        const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+        const unsigned pa = hkg_smem(sa + ((w / 4) * WM + l % 16) * HKG_MK);
+        const unsigned pb = hkg_smem(sb + (l % 16) * BN);
+        const int sw_a = (l % 16 / 2) % 4;
+        unsigned cb[NI / 2]; // byte offsets of this lane's B chunks, swizzled by its row k % 8
+#pragma unroll
+        for (int ni = 0; ni < NI; ni += 2) {
+            const int ch = (w % 4) * (WN / 8) + ni + l / 16;
+            cb[ni / 2] = 16 * (unsigned)((ch & ~7) | ((ch ^ l) & 7));
+        }
+#pragma unroll
+        for (int ks = 0; ks < HKG_MK; ks += 16) {
+            unsigned x[MI][4], y[NI][2];
+            const unsigned ca = 16 * ((ks / 8 + l / 16) ^ sw_a);
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++)
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                             : "=r"(x[mi][0]), "=r"(x[mi][1]), "=r"(x[mi][2]), "=r"(x[mi][3])
+                             : "r"(pa + (unsigned)(mi * 16 * HKG_MK * 2) + ca));
+#pragma unroll
+            for (int ni = 0; ni < NI; ni += 2)
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                             : "=r"(y[ni][0]), "=r"(y[ni][1]), "=r"(y[ni + 1][0]), "=r"(y[ni + 1][1])
+                             : "r"(pb + (unsigned)(ks * BN * 2) + cb[ni / 2]));
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                for (int ni = 0; ni < NI; ni++)
+                    mma(acc[mi][ni], x[mi], y[ni], (TA *)0);
+        }
+    }
+
+    // This thread's 16-byte chunks of a tile, for a block inside C: global
+    // addresses of tile 0 and shared addresses in stage 0.
+    static const int NA = BM * HKG_MK / 8 / HKG_THREADS, NB = BN * HKG_MK / 8 / HKG_THREADS;
+    struct hkg_fast {
+        const TA *ga[NA], *gb[NB];
+        unsigned sa[NA], sb[NB];
+
+        __device__ void init(const TA *a, const TA *b, long long sam, long long sbk, int i0, int j0, unsigned ta,
+                             unsigned tb)
+        {
+#pragma unroll
+            for (int q = 0; q < NA; q++) {
+                const int ch = threadIdx.x + q * HKG_THREADS, r = ch / (HKG_MK / 8), p = (ch % (HKG_MK / 8)) * 8;
+                ga[q] = a + (long long)(i0 + r) * sam + p;
+                sa[q] = ta + 2 * hkg_swa(r, p);
+            }
+#pragma unroll
+            for (int q = 0; q < NB; q++) {
+                const int ch = threadIdx.x + q * HKG_THREADS, p = ch / (BN / 8), cl = (ch % (BN / 8)) * 8;
+                gb[q] = b + (long long)p * sbk + j0 + cl;
+                sb[q] = tb + 2 * hkg_swb<BN>(p, cl);
+            }
+        }
+
+        __device__ void copy(int kt, int stage, long long sbk) const
+        {
+#pragma unroll
+            for (int q = 0; q < NA; q++)
+                hkg_cp16(sa[q] + stage * (BM * HKG_MK * 2), ga[q] + kt * HKG_MK, 16);
+#pragma unroll
+            for (int q = 0; q < NB; q++)
+                hkg_cp16(sb[q] + stage * (HKG_MK * BN * 2), gb[q] + (long long)kt * HKG_MK * sbk, 16);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+    };
+
+    template <typename TC, typename S>
+    __device__ void run(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
+                        long long sbk, long long sbn, long long ldc, S alpha, S beta)
+    {
+        __shared__ __align__(128) TA hkg_ta[2 * BM * HKG_MK];
+        __shared__ __align__(128) TA hkg_tb[2 * HKG_MK * BN];
+        const int i0 = blockIdx.y * BM, j0 = blockIdx.x * BN, kts = (k + HKG_MK - 1) / HKG_MK;
+        const bool va = sak == 1 && sam % 8 == 0 && ((unsigned long long)a & 15) == 0;
+        const bool vb = sbn == 1 && sbk % 8 == 0 && ((unsigned long long)b & 15) == 0;
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int ni = 0; ni < NI; ni++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    acc[mi][ni][r] = 0.0f;
+        // A block wholly inside C with aligned rows copies its full k tiles
+        // through addresses worked out once (hkg_fast), the rest through load.
+        hkg_fast f;
+        const bool inside = va && vb && i0 + BM <= m && j0 + BN <= n;
+        if (inside)
+            f.init(a, b, sam, sbk, i0, j0, hkg_smem(hkg_ta), hkg_smem(hkg_tb));
+        for (int kt = -1; kt < kts; kt++) {
+            const int next = kt + 1, cur = kt % 2;
+            if (next < kts) { // tile kt + 1 into the other stage
+                if (inside && (next + 1) * HKG_MK <= k)
+                    f.copy(next, next % 2, sbk);
+                else
+                    load(hkg_ta + (next % 2) * BM * HKG_MK, hkg_tb + (next % 2) * HKG_MK * BN, a, b, m, n, k, sam,
+                         sak, sbk, sbn, i0, j0, next, va, vb);
+                asm volatile("cp.async.wait_group 1;\n" ::);
+            } else {
+                asm volatile("cp.async.wait_group 0;\n" ::);
+            }
+            if (kt < 0)
+                continue;
+            __syncthreads();
+            step(hkg_ta + cur * BM * HKG_MK, hkg_tb + cur * HKG_MK * BN);
+            __syncthreads();
+        }
+        const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+        const int ri = i0 + (w / 4) * WM + l / 4, cj = j0 + (w % 4) * WN + 2 * (l % 4);
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int ni = 0; ni < NI; ni++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    hkg_store_run<2>(c, ldc, m, n, ri + mi * 16 + 8 * h, cj + ni * 8, &acc[mi][ni][2 * h], alpha,
+                                     beta);
+    }
+};
+#endif
+
+// The path for this target and input type.
+template <int BM, int BN, typename TA, typename TC, typename S>
+__device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
+                         long long sbk, long long sbn, long long ldc, long long bsa, long long bsb, long long bsc,
+                         S alpha, S beta)
+{
+    a += (long long)blockIdx.z * bsa;
+    b += (long long)blockIdx.z * bsb;
+    c += (long long)blockIdx.z * bsc;
+#if defined(HKG_MMA)
+    if constexpr (hkg_half<TA>::v) {
+        hkg_mma<TA, BM, BN> p;
+        p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+    } else
+#elif defined(HKG_MFMA)
+    if constexpr (hkg_half<TA>::v || sizeof(TA) == 4) {
+        hkg_tiled<hkg_mfma<BM, BN>, TA, BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+    } else
+#endif
+    {
+        typedef typename hkg_acc<TA>::A A;
+        hkg_tiled<hkg_simt<A, BM, BN>, A, BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+    }
+}
+
+// MINB blocks per multiprocessor: 2 caps registers at 128 a thread (the
+// f16/bf16 and f32 tiles fit; f64's 128 x 128 accumulators alone need 128).
+#define HKG_KERNEL(name, BM, BN, MINB, TA, TC, S)                                                            \
+    extern "C" __global__ void __launch_bounds__(HKG_THREADS, MINB)                                          \
+        name(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,             \
+             long long sbk, long long sbn, long long ldc, long long bsa, long long bsb, long long bsc,        \
+             S alpha, S beta)                                                                                \
+    {                                                                                                        \
+        hkg_gemm<BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc, alpha, beta);             \
+    }
+// The big tile is 128 x 256 for f16/bf16 (the tensor cores' warp tile of
+// 64 x 64), 128 x 128 for f32 and f64; plugins/gemm/gemm.c knows the same.
+#define HKG_PAIR(in, out, BN, MINB, TA, TC, S)                                                               \
+    HKG_KERNEL(gemm_##in##_##out, 128, BN, MINB, TA, TC, S)                                                  \
+    HKG_KERNEL(gemm64_##in##_##out, 64, 64, 2, TA, TC, S)
+
+HKG_PAIR(f32, f32, 128, 2, float, float, float)
+HKG_PAIR(f64, f64, 128, 1, double, double, double)
+HKG_PAIR(f16, f16, 256, 1, __half, __half, float)
+HKG_PAIR(f16, f32, 256, 1, __half, float, float)
+HKG_PAIR(bf16, bf16, 256, 1, __hip_bfloat16, __hip_bfloat16, float)
+HKG_PAIR(bf16, f32, 256, 1, __hip_bfloat16, float, float)

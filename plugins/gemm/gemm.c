@@ -1,0 +1,283 @@
+/* The gemm family: C = alpha * op(A) * op(B) + beta * C, one matrix or a
+ * strided batch, row- or column-major, any M, N, K
+ * (kernels/gemm/gemm.hip, embedded at build time). The kernels see C
+ * row-major and A, B through strides; the op hk.ops.gemm.matmul turns the
+ * caller's layout, transposes and leading dimensions into those strides
+ * (a column-major C is computed as the row-major C^T = op(B)^T op(A)^T),
+ * checks every operand's extent and picks the kernel from the dtypes and
+ * the shape (docs/families/gemm.md). */
+#include <hipkit/plugin.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct { const char *path; const char *data; size_t size; } hkc_embedded_file;
+extern const hkc_embedded_file hk_gemm_sources[];
+extern const hk_plugin_image hk_gemm_images[]; /* built by hkc-aot */
+
+HK_PLUGIN_DEFINE(gemm);
+HK_PLUGIN_EXPORT int hk_plugin_gemm_init(const hk_plugin_api *api);
+
+/* The (input, output) pairs; alpha and beta are f32 but for f64. bn: the
+ * big tile's width (128 x bn), as kernels/gemm/gemm.hip's HKG_PAIR has it:
+ * 256 where the tensor cores take the tile (a warp tile of 64 x 64). */
+static const struct {
+    const char *in, *out, *ta, *tc, *s, *note;
+    int bn;
+} pairs[] = {
+    {"f32", "f32", "float", "float", "float", "f32, f32 accumulation", 128},
+    {"f64", "f64", "double", "double", "double", "f64, f64 accumulation", 128},
+    {"f16", "f16", "__half", "__half", "float", "f16 in and out, f32 accumulation", 256},
+    {"f16", "f32", "__half", "float", "float", "f16 in, f32 out and accumulation", 256},
+    {"bf16", "bf16", "__hip_bfloat16", "__hip_bfloat16", "float", "bf16 in and out, f32 accumulation", 256},
+    {"bf16", "f32", "__hip_bfloat16", "float", "float", "bf16 in, f32 out and accumulation", 256},
+};
+#define NPAIRS (sizeof pairs / sizeof pairs[0])
+
+#define THREADS 256 /* every kernel's block */
+
+/* The kernels' view of one product: C (m x n, row-major, ldc) = alpha *
+ * A B + beta * C, A(i, p) = a[i * sam + p * sak], B(p, j) = b[p * sbk + j *
+ * sbn], each batch item bs* elements further on. */
+typedef struct {
+    long long m, n, k, sam, sak, sbk, sbn, ldc, bsa, bsb, bsc, batch;
+} view;
+
+/* The caller's description, from matmul's arguments. */
+typedef struct {
+    long long m, n, k, lda, ldb, ldc, batch, sa, sb, sc;
+    int ta, tb, col;
+    double alpha, beta;
+} request;
+
+static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_BUFFER; }
+static int given(const hk_plugin_arg *args, int nargs, int i)
+{
+    return i < nargs && args[i].kind != HK_PLUGIN_ARG_NULL;
+}
+
+/* Argument i as an integer (flag: a boolean or 0/1 too), else def. */
+static int int_arg(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                   int nargs, int i, const char *what, long long def, long long *out)
+{
+    *out = def;
+    if (!given(args, nargs, i))
+        return 0;
+    if (args[i].kind == HK_PLUGIN_ARG_BOOL)
+        *out = args[i].v.i != 0;
+    else if (args[i].kind == HK_PLUGIN_ARG_INT)
+        *out = args[i].v.i;
+    else
+        return host->fail(call, "%s (argument %d) must be an integer", what, i + 1);
+    return 0;
+}
+
+static int num_arg(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                   int nargs, int i, const char *what, double def, double *out)
+{
+    *out = def;
+    if (!given(args, nargs, i))
+        return 0;
+    if (args[i].kind == HK_PLUGIN_ARG_INT)
+        *out = (double)args[i].v.i;
+    else if (args[i].kind == HK_PLUGIN_ARG_FLOAT)
+        *out = args[i].v.f;
+    else
+        return host->fail(call, "%s (argument %d) must be a number", what, i + 1);
+    return 0;
+}
+
+/* The arguments after c, a, b in usage order; leading dimensions and
+ * strides default to the packed ones (0 marks "not given" here). */
+static int read_request(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                        int nargs, request *q)
+{
+    static const char *const names[] = {"m", "n", "k", "transa", "transb", "alpha", "beta", "lda", "ldb",
+                                        "ldc", "batch", "stride_a", "stride_b", "stride_c", "colmajor"};
+    long long v[15];
+    int r = 0;
+    for (int i = 0; r == 0 && i < 15; i++) {
+        if (i == 5 || i == 6)
+            continue;
+        if (i < 3 && !given(args, nargs, 3 + i))
+            return host->fail(call, "%s (argument %d) is required", names[i], 4 + i);
+        r = int_arg(host, call, args, nargs, 3 + i, names[i], i == 10 ? 1 : -1, &v[i]);
+    }
+    if (r == 0)
+        r = num_arg(host, call, args, nargs, 8, "alpha", 1.0, &q->alpha);
+    if (r == 0)
+        r = num_arg(host, call, args, nargs, 9, "beta", 0.0, &q->beta);
+    if (r != 0)
+        return r;
+    q->m = v[0], q->n = v[1], q->k = v[2], q->ta = v[3] > 0, q->tb = v[4] > 0;
+    q->lda = v[7], q->ldb = v[8], q->ldc = v[9], q->batch = v[10];
+    q->sa = v[11], q->sb = v[12], q->sc = v[13], q->col = v[14] > 0;
+    for (int i = 0; i < 3; i++)
+        if (v[i] < 0 || v[i] > 0x7fffffff)
+            return host->fail(call, "%s must be in [0, 2^31); got %lld", names[i], v[i]);
+    if (q->batch < 1 || q->batch > 65535)
+        return host->fail(call, "batch must be in [1, 65535]; got %lld", q->batch);
+    return 0;
+}
+
+/* One stored operand: `rows` x `cols` as op() sees it, stored transposed
+ * or not, in the layout; fills ld (default or checked), the strides along
+ * op()'s rows and columns and the batch stride. */
+static int operand(const hk_plugin_host *host, const hk_plugin_call *call, const char *name, long long rows,
+                   long long cols, int trans, int col, long long *ld, long long given_stride,
+                   long long *s_row, long long *s_col, long long *s_batch)
+{
+    /* stored as R x C with C contiguous (row-major view of the storage) */
+    int swap = trans ^ col;
+    long long inner = swap ? rows : cols, outer = swap ? cols : rows;
+    long long min_ld = inner > 1 ? inner : 1;
+    if (*ld == -1)
+        *ld = min_ld;
+    if (*ld < min_ld)
+        return host->fail(call, "ld%s is %lld; it must be at least %lld", name, *ld, min_ld);
+    *s_row = swap ? 1 : *ld;
+    *s_col = swap ? *ld : 1;
+    *s_batch = given_stride == -1 ? outer * *ld : given_stride;
+    if (*s_batch < 0)
+        return host->fail(call, "stride_%s must not be negative; got %lld", name, *s_batch);
+    return 0;
+}
+
+/* Whether buffer buf holds the batch of rows x cols items at strides
+ * (sr, sc, sb): the last element's index must be inside. */
+static int check_extent(const hk_plugin_host *host, const hk_plugin_call *call, const void *buf,
+                        const char *name, long long rows, long long cols, long long sr, long long sc,
+                        long long sb, long long batch)
+{
+    if (rows == 0 || cols == 0)
+        return 0;
+    unsigned long long need = (unsigned long long)((batch - 1) * sb + (rows - 1) * sr + (cols - 1) * sc) + 1;
+    size_t have = host->length(call, buf);
+    if (have < need)
+        return host->fail(call, "%s has %zu elements; this product needs %llu", name, have, need);
+    return 0;
+}
+
+/* The caller's request as the kernels' view, operands checked. */
+static int make_view(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                     request *q, view *v)
+{
+    long long am, ak, ab, bk, bn, bb, cm, cn, cb;
+    int r = operand(host, call, "a", q->m, q->k, q->ta, q->col, &q->lda, q->sa, &am, &ak, &ab);
+    if (r == 0)
+        r = operand(host, call, "b", q->k, q->n, q->tb, q->col, &q->ldb, q->sb, &bk, &bn, &bb);
+    if (r == 0)
+        r = operand(host, call, "c", q->m, q->n, 0, q->col, &q->ldc, q->sc, &cm, &cn, &cb);
+    if (r != 0)
+        return r;
+    if (q->batch > 1 && cb < (q->col ? q->n : q->m) * q->ldc)
+        return host->fail(call, "stride_c %lld makes the batch's C matrices overlap", cb);
+    if ((r = check_extent(host, call, args[1].v.buf, "a", q->m, q->k, am, ak, ab, q->batch)) ||
+        (r = check_extent(host, call, args[2].v.buf, "b", q->k, q->n, bk, bn, bb, q->batch)) ||
+        (r = check_extent(host, call, args[0].v.buf, "c", q->m, q->n, cm, cn, cb, q->batch)))
+        return r;
+    view rm = {q->m, q->n, q->k, am, ak, bk, bn, cm, ab, bb, cb, q->batch};
+    if (q->col) /* C^T (n x m, row-major with ldc) = B^T A^T */
+        rm = (view){q->n, q->m, q->k, bn, bk, ak, am, cn, bb, ab, cb, q->batch};
+    *v = rm;
+    return 0;
+}
+
+/* matmul(c, a, b, m, n, k, [transa, transb, alpha, beta, lda, ldb, ldc,
+ * batch, stride_a, stride_b, stride_c, colmajor]) */
+static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                     int nargs)
+{
+    if (!HK_PLUGIN_HOST_HAS(host, launch_config))
+        return host->fail(call, "needs a hipkit with plugin ABI 1.4 (launch_config)");
+    if (nargs < 6 || nargs > 18 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]))
+        return host->fail(call, "expects buffers c, a, b, then m, n, k and optional settings; got %d arguments",
+                          nargs);
+    request q;
+    view v = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int r = read_request(host, call, args, nargs, &q);
+    if (r == 0)
+        r = make_view(host, call, args, &q, &v);
+    if (r != 0)
+        return r;
+    const char *ta = host->dtype(call, args[1].v.buf), *tb = host->dtype(call, args[2].v.buf);
+    const char *tc = host->dtype(call, args[0].v.buf);
+    size_t p = 0;
+    while (p < NPAIRS && !(ta && tc && !strcmp(pairs[p].in, ta) && !strcmp(pairs[p].out, tc)))
+        p++;
+    if (p == NPAIRS)
+        return host->fail(call, "no kernel takes a (%s) and writes c (%s); pairs: f32->f32, f64->f64, "
+                          "f16->f16|f32, bf16->bf16|f32", ta ? ta : "?", tc ? tc : "?");
+    if (!tb || strcmp(ta, tb))
+        return host->fail(call, "a is %s but b is %s; they must match", ta, tb ? tb : "?");
+    if (v.m == 0 || v.n == 0)
+        return 0;
+    /* 64 x 64 tiles when big ones would leave an H100's 132 SMs mostly
+     * idle (docs/families/gemm-notes.md) */
+    int bm = 128, bn = pairs[p].bn;
+    if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128)
+        bm = bn = 64;
+    if ((v.m + bm - 1) / bm > 65535)
+        return host->fail(call, "%lld rows are more than 65535 tiles of %d", v.m, bm);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "gemm%s_%s_%s", bm == 64 ? "64" : "", ta, tc);
+    hk_plugin_arg a[16] = {args[q.col ? 2 : 1], args[q.col ? 1 : 2], args[0]}; /* col: B^T A^T */
+    long long ints[11] = {v.m, v.n, v.k, v.sam, v.sak, v.sbk, v.sbn, v.ldc, v.bsa, v.bsb, v.bsc};
+    for (int i = 0; i < 11; i++) {
+        a[3 + i].kind = HK_PLUGIN_ARG_INT;
+        a[3 + i].v.i = ints[i];
+    }
+    a[14].kind = a[15].kind = HK_PLUGIN_ARG_FLOAT;
+    a[14].v.f = q.alpha;
+    a[15].v.f = q.beta;
+    hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
+                            {THREADS, 1, 1}, 0};
+    return host->launch_config(call, kernel, &cfg, a, 16);
+}
+
+static int add_kernels(const hk_plugin_api *api)
+{
+    hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, NULL, 0};
+    char name[64], sig[512], doc[256];
+    int r = 0;
+    for (int tile = 0; r == 0 && tile < 2; tile++)
+        for (size_t p = 0; r == 0 && p < NPAIRS; p++) {
+            snprintf(name, sizeof name, "gemm%s_%s_%s", tile ? "64" : "", pairs[p].in, pairs[p].out);
+            snprintf(sig, sizeof sig,
+                     "const %s *a, const %s *b, %s *c, int m, int n, int k, long long sam, long long sak, "
+                     "long long sbk, long long sbn, long long ldc, long long bsa, long long bsb, "
+                     "long long bsc, %s alpha, %s beta",
+                     pairs[p].ta, pairs[p].ta, pairs[p].tc, pairs[p].s, pairs[p].s);
+            int bn = tile ? 64 : pairs[p].bn, bm = tile ? 64 : 128;
+            snprintf(doc, sizeof doc,
+                     "C = alpha A B + beta C, %dx%d tiles, %s; block 256, grid {ceil(n/%d), ceil(m/%d), batch} "
+                     "(hk.ops.gemm.matmul launches it)",
+                     bm, bn, pairs[p].note, bn, bm);
+            r = api->add_kernel_rule(api, "gemm", "gemm.hip", name, sig, &rule, doc);
+        }
+    return r;
+}
+
+int hk_plugin_gemm_init(const hk_plugin_api *api)
+{
+    if (!HK_PLUGIN_API_HAS(api, add_kernel_rule)) {
+        api->error(api, "needs plugin ABI 1.4 (add_kernel_rule)");
+        return 1;
+    }
+    int r = api->register_family(api, "gemm", "0.1.0",
+                                 "matrix products C = alpha op(A) op(B) + beta C, batched; tensor cores / MFMA");
+    if (r == 0)
+        r = api->add_source(api, "gemm", "gemm.hip", hk_gemm_sources[0].data);
+    if (r == 0)
+        r = hk_plugin_add_images(api, "gemm", hk_gemm_images);
+    if (r == 0)
+        r = add_kernels(api);
+    if (r == 0)
+        r = api->add_op(api, "gemm", "matmul",
+                        "c, a, b, m, n, k, [transa, transb, alpha, beta, lda, ldb, ldc, batch, stride_a, "
+                        "stride_b, stride_c, colmajor]",
+                        op_matmul,
+                        "c = alpha op(a) op(b) + beta c (m x n, k deep); nil takes the default: no transposes, "
+                        "alpha 1, beta 0, packed leading dimensions and strides, batch 1, row-major");
+    return r;
+}
