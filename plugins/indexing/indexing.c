@@ -128,8 +128,11 @@ static int fit_shapes(const hk_plugin_host *host, const hk_plugin_call *call, co
  * (a power of two covering the row, in vectors when they apply) along a
  * row and 256 / lanes rows in a block, grid.x over rows and grid.y over
  * the columns of long rows; ELEMENTS and COLUMNS are 1-D,
- * 256 threads, 4 elements or 1 column a thread a step. */
-static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esize)
+ * 256 threads, 4 elements or 1 column a thread a step. On the CPU backend
+ * (cpu) a GPU thread is an iteration of a plain loop: ROWS gives each one
+ * a whole row (lanes 1, 256 rows a block, no column split), which moves a
+ * row as one run of 16-byte vectors instead of one vector per iteration. */
+static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esize, int cpu)
 {
     hk_plugin_config c = {{1, 1, 1}, {256, 1, 1}, 0};
     unsigned long long work;
@@ -137,14 +140,14 @@ static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esi
         unsigned long long cols = s->right, lanes = 1;
         if (op->vectors && s->right % (16 / esize) == 0)
             cols = s->right / (16 / esize);
-        while (lanes < cols && lanes < 256)
+        while (!cpu && lanes < cols && lanes < 256)
             lanes *= 2;
         c.block[0] = (unsigned)lanes;
         c.block[1] = 256 / (unsigned)lanes;
         work = (s->left * s->n + c.block[1] - 1) / c.block[1];
         /* few long rows: blocks along y share each row's columns, up to
          * about 1024 blocks in all */
-        unsigned long long split = (cols + lanes - 1) / lanes, room = 1024 / (work ? work : 1);
+        unsigned long long split = (cols + lanes - 1) / lanes, room = cpu ? 1 : 1024 / (work ? work : 1);
         split = split < room ? split : room;
         c.grid[1] = split < 1 ? 1 : split > 65535 ? 65535 : (unsigned)split;
     } else if (op->geometry == ELEMENTS) {
@@ -216,7 +219,8 @@ static int run(const hk_plugin_host *host, const hk_plugin_call *call, const hk_
         a[P_LEFT + k].kind = HK_PLUGIN_ARG_UINT;
         a[P_LEFT + k].v.u = v[k];
     }
-    hk_plugin_config cfg = geometry(op, &s, types[t].size);
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    hk_plugin_config cfg = geometry(op, &s, types[t].size, cpu);
     r = host->launch_config(call, kernel, &cfg, a, 8);
     if (r == 0)
         r = check_flag(host, call, kernel, flag, args[2].v.buf, it, s.dim);

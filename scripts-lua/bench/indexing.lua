@@ -6,7 +6,7 @@
 -- of 20) next to a device-to-device copy in the same run. Each op is timed
 -- twice: the op (hk.ops.indexing.OP, which reads the kernel's out-of-range
 -- flag back after the launch, so its time includes that copy and wait) and
--- its kernel alone, launched with the op's geometry. Bytes counted are what
+-- its kernel alone, launched with the op's GPU geometry. Bytes counted are what
 -- each op must move: ids once, its output written once, every source
 -- element read once (index_add also reads its destination).
 local scale = tonumber(arg and arg[1]) or 1
