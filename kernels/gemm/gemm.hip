@@ -352,18 +352,31 @@ __device__ void hkg_tiled(const TA *a, const TA *b, TC *c, int m, int n, int k, 
 
 #ifdef HKG_MMA
 // ---------------------------------------------------------------------------
-// NVIDIA tensor cores (sm_80+): BM x BN x 32 tiles, two stages. A sits in
-// shared memory as [m][k] (rows of 32 halves: 4 chunks of 16 bytes), B as
-// [k][n] (rows of BN), so row-major A and B copy straight in, 16 bytes per
-// cp.async. No padding (two 128 x 256 stages fill the 48 KiB a kernel has
-// without opting in to more): chunks are swizzled instead, A's chunk c of
-// row r stored at c ^ ((r / 2) % 4), B's chunk c of row k at c ^ (k % 8), so
-// the 8 rows one ldmatrix reads fall on distinct banks. 8 warps as 2 x 4,
-// each a (BM / 2) x (BN / 4) block of C in m16n8 accumulators: c0, c1 at
-// row g, columns 2q, 2q + 1; c2, c3 at row g + 8 (g = lane / 4, q = lane %
-// 4). 64 x 64 per warp (the 128 x 256 tile) reads 4 KiB of shared memory per
+// NVIDIA tensor cores (sm_80+): BM x BN x 32 tiles, HKG_STAGES stages in
+// dynamic shared memory (4 x 128 x 256: 96 KiB, past the 48 KiB a block
+// gets by default; the cuda backend opts the kernel in, and
+// hk.ops.gemm.matmul asks for it). A sits in shared memory as [m][k] (rows
+// of 32 halves: 4 chunks of 16 bytes), B as [k][n] (rows of BN), so
+// row-major A and B copy straight in, 16 bytes per cp.async. No padding:
+// chunks are swizzled instead, A's chunk c of row r stored at
+// c ^ ((r / 2) % 4), B's chunk c of row k at c ^ (k % 8), so the 8 rows one
+// ldmatrix reads fall on distinct banks. 8 warps as 2 x 4, each a
+// (BM / 2) x (BN / 4) block of C in m16n8 accumulators: c0, c1 at row g,
+// columns 2q, 2q + 1; c2, c3 at row g + 8 (g = lane / 4, q = lane % 4).
+// 64 x 64 per warp (the 128 x 256 tile) reads 4 KiB of shared memory per
 // 32 mma, the most an SM's 128 bytes a clock feed at the tensor cores' rate.
 #define HKG_MK 32
+#ifndef HKG_STAGES
+#define HKG_STAGES 4
+#endif
+
+// The dynamic shared memory this launch got, in bytes.
+__device__ inline unsigned hkg_dyn_smem()
+{
+    unsigned r;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+    return r;
+}
 
 __device__ inline unsigned hkg_smem(const void *p)
 {
@@ -384,6 +397,9 @@ template <int BN> __device__ inline int hkg_swb(int p, int c) { return p * BN + 
 
 template <typename TA, int BM, int BN> struct hkg_mma {
     static const int WM = BM / 2, WN = BN / 4, MI = WM / 16, NI = WN / 8;
+    // elements of A and of B in one stage; the bytes all stages take
+    static const int SA = BM * HKG_MK, SB = HKG_MK * BN;
+    static const unsigned SHARED = HKG_STAGES * (SA + SB) * sizeof(TA);
     float acc[MI][NI][4];
 
     // Tile kt of A into sa [BM][32] and of B into sb [32][BN]: 16-byte
@@ -525,8 +541,8 @@ template <typename TA, int BM, int BN> struct hkg_mma {
     __device__ void run(const TA *a, const TA *b, TC *c, int m, int n, int k, long long sam, long long sak,
                         long long sbk, long long sbn, long long ldc, S alpha, S beta)
     {
-        __shared__ __align__(128) TA hkg_ta[2 * BM * HKG_MK];
-        __shared__ __align__(128) TA hkg_tb[2 * HKG_MK * BN];
+        extern __shared__ __align__(128) unsigned char hkg_dyn[];
+        TA *const hkg_ta = (TA *)hkg_dyn, *const hkg_tb = hkg_ta + HKG_STAGES * SA;
         const int i0 = blockIdx.y * BM, j0 = blockIdx.x * BN, kts = (k + HKG_MK - 1) / HKG_MK;
         const bool va = sak == 1 && sam % 8 == 0 && ((unsigned long long)a & 15) == 0;
         const bool vb = sbn == 1 && sbk % 8 == 0 && ((unsigned long long)b & 15) == 0;
@@ -543,24 +559,31 @@ template <typename TA, int BM, int BN> struct hkg_mma {
         const bool inside = va && vb && i0 + BM <= m && j0 + BN <= n;
         if (inside)
             f.init(a, b, sam, sbk, i0, j0, hkg_smem(hkg_ta), hkg_smem(hkg_tb));
-        for (int kt = -1; kt < kts; kt++) {
-            const int next = kt + 1, cur = kt % 2;
-            if (next < kts) { // tile kt + 1 into the other stage
-                if (inside && (next + 1) * HKG_MK <= k)
-                    f.copy(next, next % 2, sbk);
-                else
-                    load(hkg_ta + (next % 2) * BM * HKG_MK, hkg_tb + (next % 2) * HKG_MK * BN, a, b, m, n, k, sam,
-                         sak, sbk, sbn, i0, j0, next, va, vb);
-                asm volatile("cp.async.wait_group 1;\n" ::);
-            } else {
-                asm volatile("cp.async.wait_group 0;\n" ::);
-            }
-            if (kt < 0)
-                continue;
+        // Tile t into stage t % HKG_STAGES, one commit group per tile (an
+        // empty one past the end, so the wait below counts alike).
+        auto issue = [&](int t) {
+            const int st = t % HKG_STAGES;
+            if (t >= kts)
+                asm volatile("cp.async.commit_group;\n" ::);
+            else if (inside && (t + 1) * HKG_MK <= k)
+                f.copy(t, st, sbk);
+            else
+                load(hkg_ta + st * SA, hkg_tb + st * SB, a, b, m, n, k, sam, sak, sbk, sbn, i0, j0, t, va, vb);
+        };
+#pragma unroll
+        for (int t = 0; t < HKG_STAGES - 1; t++)
+            issue(t);
+        // One barrier a tile: tile kt has landed (at most HKG_STAGES - 2
+        // younger groups pending) and every warp is done with tile kt - 1,
+        // whose stage tile kt + HKG_STAGES - 1 then overwrites while the
+        // tensor cores work on tile kt.
+        for (int kt = 0; kt < kts; kt++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(HKG_STAGES - 2));
             __syncthreads();
-            step(hkg_ta + cur * BM * HKG_MK, hkg_tb + cur * HKG_MK * BN);
-            __syncthreads();
+            issue(kt + HKG_STAGES - 1);
+            step(hkg_ta + (kt % HKG_STAGES) * SA, hkg_tb + (kt % HKG_STAGES) * SB);
         }
+        asm volatile("cp.async.wait_group 0;\n" ::);
         const int w = threadIdx.x / 32, l = threadIdx.x % 32;
         const int ri = i0 + (w / 4) * WM + l / 4, cj = j0 + (w % 4) * WN + 2 * (l % 4);
 #pragma unroll
@@ -585,10 +608,16 @@ __device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, l
     b += (long long)blockIdx.z * bsb;
     c += (long long)blockIdx.z * bsc;
 #if defined(HKG_MMA)
+    // The tensor cores when the launch brought the pipeline's shared memory
+    // (hk.ops.gemm.matmul does); a direct launch without it gets the SIMT
+    // tiles below, slow but right.
     if constexpr (hkg_half<TA>::v) {
-        hkg_mma<TA, BM, BN> p;
-        p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
-    } else
+        if (hkg_dyn_smem() >= hkg_mma<TA, BM, BN>::SHARED) {
+            hkg_mma<TA, BM, BN> p;
+            p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+            return;
+        }
+    }
 #elif defined(HKG_MFMA)
     if constexpr (hkg_half<TA>::v || sizeof(TA) == 4) {
         hkg_tiled<hkg_mfma<BM, BN>, TA, BM, BN>(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);

@@ -65,6 +65,13 @@ typedef struct cuda_function {
     CUfunction fn;
     char name[256]; /* the symbol (mangled for C++ kernels) */
     size_t param_end; /* end of the last parameter per the driver; 0 unknown */
+    /* The dynamic shared memory the function was opted into with
+     * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: the default 48
+     * KiB), valid for generation dyn_shared_gen: a reload after a context
+     * reset gets a fresh CUfunction without the attribute. Under the
+     * buffers lock. */
+    unsigned dyn_shared;
+    unsigned dyn_shared_gen;
 } cuda_function;
 
 static inline cuda_impl *cuda_impl_of(hkc_backend *be) { return be->impl; }

@@ -325,10 +325,10 @@ static int dev_attr(CUdevice dev, CUdevice_attribute a)
     return cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : 0;
 }
 
-/* max_shared_per_block is the default per-block limit (48 KiB), not the
- * opt-in maximum (227 KiB on sm_90): beyond the default a kernel needs
- * cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
- * which nothing here sets yet. */
+/* max_shared_per_block is the opt-in maximum (227 KiB on sm_90, 163 KiB on
+ * sm_80), not the default 48 KiB: a launch asking for more than the default
+ * opts its function in (hkc_cuda_launch), so the core's check_config
+ * compares against what a launch can really get. */
 int hkc_cuda_device_info(hkc_backend *be, int index, hk_device_info *out)
 {
     cuda_impl *c = cuda_impl_of(be);
@@ -351,6 +351,8 @@ int hkc_cuda_device_info(hkc_backend *be, int index, hk_device_info *out)
     out->max_grid[0] = (uint32_t)dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
     out->max_grid[1] = (uint32_t)dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
     out->max_grid[2] = (uint32_t)dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-    out->max_shared_per_block = (size_t)dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    int optin = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    int dflt = dev_attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    out->max_shared_per_block = (size_t)(optin > dflt ? optin : dflt);
     return 0;
 }

@@ -73,6 +73,41 @@ static int check_stale_args(hkc_backend *be, const hkc_launch_kernel *k, const c
     return r;
 }
 
+/* CUDA gives a block 48 KiB of shared memory unless its function was opted
+ * into more (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), up to the
+ * device's opt-in maximum less the kernel's static shared memory, which
+ * check_config has already compared (the device info reports the opt-in
+ * maximum). Set once per function and size: only a larger size sets it
+ * again, and a reload after a reset starts over. */
+#define CUDA_DEFAULT_SHARED 49152u
+
+static int opt_in_shared(hkc_backend *be, const hkc_launch_kernel *k, cuda_function *f, size_t bytes)
+{
+    if (bytes + (k->info->static_shared > 0 ? (size_t)k->info->static_shared : 0) <= CUDA_DEFAULT_SHARED)
+        return 0;
+    cuda_impl *c = cuda_impl_of(be);
+    CUresult cr = CUDA_SUCCESS;
+    pthread_mutex_lock(&c->buffers.lock);
+    if (f->dyn_shared_gen != f->generation || f->dyn_shared < bytes) {
+        cr = cuFuncSetAttribute(f->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+        if (cr == CUDA_SUCCESS) {
+            f->dyn_shared = (unsigned)bytes;
+            f->dyn_shared_gen = f->generation;
+        }
+    }
+    pthread_mutex_unlock(&c->buffers.lock);
+    if (cr == CUDA_SUCCESS)
+        return 0;
+    char eb[256];
+    hkc_cuda_error(cr, eb, sizeof eb);
+    int optin = 0;
+    cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, c->devs[f->m->dev].dev);
+    long long avail = optin - (k->info->static_shared > 0 ? k->info->static_shared : 0);
+    return hkc_fail(be->ctx, HK_ELAUNCH,
+                    "kernel %s: %zu bytes of dynamic shared memory asked, %lld available per block "
+                    "(cuFuncSetAttribute: %s)", k->name, bytes, avail, eb);
+}
+
 int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
                     const void *kernarg, size_t size)
 {
@@ -99,6 +134,8 @@ int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const 
     }
     hkc_strbuf_free(&err);
     r = check_stale_args(be, k, cd, d, kernarg, size);
+    if (!r)
+        r = opt_in_shared(be, k, f, cfg->shared_bytes);
     if (r)
         return r;
 
