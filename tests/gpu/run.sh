@@ -63,7 +63,7 @@ for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs;
 done
 # the AMD backend's own device test (launch, memory modes, mmap, events)
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
-for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_vectors test_real_sources test_templates; do
+for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_vectors test_real_sources test_templates; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
 # the plugin launch model (per-row rules, explicit launches) with its test plugins
