@@ -255,7 +255,7 @@ __device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int
         long long img = i / ((long long)lout * c);
         A sum = 0;
         // taps kk = l - il stride in [0, k): il from ceil((l - k + 1) / stride)
-        int lo = l - k + 1 > 0 ? (l - k + 1 + stride - 1) / stride : 0, hi = l / stride;
+        int lo = l - k + 1 > 0 ? (int)(((long long)l - k + stride) / stride) : 0, hi = l / stride;
         for (int il = lo; il <= hi && il < lin; il++)
             sum += (A)hkc_up(x[((img * lin + il) * c + ci) * k + (l - il * stride)]);
         hkc_put(y + i, sum);

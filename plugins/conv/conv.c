@@ -168,6 +168,11 @@ static int check_geom(const hk_plugin_host *host, const hk_plugin_call *call, ge
         return host->fail(call, "the kernel (%lld x %lld, dilation %lld x %lld) does not fit the padded input "
                           "(%lld x %lld, padding %lld x %lld)", g->r, g->s, g->dh, g->dw, g->h, g->wd, g->ph,
                           g->pw);
+    /* the kernels keep a plane's pixels and a group's (channel, tap) rows
+     * in int */
+    if (g->oh * g->ow > INT_MAX || g->h * g->wd > INT_MAX || g->c / g->groups * g->r * g->s > INT_MAX)
+        return host->fail(call, "a plane (%lld x %lld in, %lld x %lld out) or a group's taps exceed 2^31 - 1",
+                          g->h, g->wd, g->oh, g->ow);
     return 0;
 }
 
