@@ -1,0 +1,365 @@
+// conv: convolutions, pools, im2col, upsampling and strided 2-D copies over
+// contiguous NCHW tensors (NCL for the 1-D forms), for f32, f64, f16 and
+// bf16 (f16 and bf16 accumulate in f32, f32 in f32, f64 in f64). The
+// semantics are candle's conv.cu / fill.cu and PyTorch's (docs/families/conv.md);
+// the plugin's ops (plugins/conv/conv.c) check shapes and launch these.
+//
+// Every kernel but conv2d_T walks its outputs with a grid stride (any grid,
+// any block). The 1-D ops are the 2-D kernels with a height of 1.
+//
+//   conv2d_T(x, w, y, n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups)
+//       implicit GEMM: per group, Y[k][pixel] = W[k][q] X[q][pixel] with
+//       q = (channel, kernel row, kernel column) gathered from x on the fly
+//       (no im2col buffer); tiles of 64 output channels x 128 output pixels
+//       (pixels run across the batch), block 256, grid
+//       {ceil(n oh ow / 128), ceil(k / groups / 64), groups}.
+//   conv2d_direct_T(same)      one output per thread step, any launch.
+//   conv2d_nhwc_T(same, x n h w c, w k r s c/groups, y n oh ow k)
+//       the implicit GEMM over channels-last tensors (same grid).
+//   conv_transpose2d_T(x, w, y, n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups)
+//       x n c h w, w c (k / groups) r s, y n k oh ow (output padding only
+//       widens oh, ow).
+//   im2col_T(x, col, n, c, h, wd, r, s, oh, ow, sh, sw, ph, pw, dh, dw)
+//       col n oh ow c r s (candle's layout), zeros where the patch leaves x.
+//   col2im1d_T(x, y, n, lin, c, k, lout, stride)
+//       x n lin c k, y n c lout: y[l] sums x[i][kk] over i stride + kk = l.
+//   avg_pool2d_T / max_pool2d_T(x, y, planes, h, wd, kh, kw, sh, sw, oh, ow)
+//       no padding; max propagates NaN as PyTorch does.
+//   upsample_nearest2d_T(x, y, planes, h, wd, oh, ow, sch, scw)
+//       source index min(floor(dst * scale), size - 1), scale = in / out.
+//   copy2d_T(src, dst, d1, d2, src_s, dst_s)  dst[i d_s + j] = src[i s_s + j].
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bf16.h>
+
+__device__ inline float hkc_up(__half v) { return __half2float(v); }
+__device__ inline float hkc_up(__hip_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float hkc_up(float v) { return v; }
+__device__ inline double hkc_up(double v) { return v; }
+__device__ inline void hkc_put(__half *p, float v) { *p = __float2half(v); }
+__device__ inline void hkc_put(__hip_bfloat16 *p, float v) { *p = __float2bfloat16(v); }
+__device__ inline void hkc_put(float *p, float v) { *p = v; }
+__device__ inline void hkc_put(double *p, double v) { *p = v; }
+
+#define HKC_STEP(i, total)                                                                                    \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (total);                     \
+         i += (long long)gridDim.x * blockDim.x)
+
+// The geometry every convolution kernel takes, in its argument order.
+struct hkc_geom {
+    int n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups;
+};
+
+#define HKC_BM 64
+#define HKC_BN 128
+#define HKC_BK 8
+
+// The implicit GEMM. Thread t loads two weights (row t / 4, columns 2 (t %
+// 4) + {0, 1} of the tile) and four input values (pixel column t % 128,
+// rows t / 128 + 2 e) into registers for the next tile while the block
+// multiplies the current one from shared memory; it then owns output
+// rows 4 ty + {0..3} and columns 4 tx + {0..3}, 64 + 4 tx + {0..3} (tx = t
+// % 16, ty = t / 16), so its shared reads are 4-wide and conflict-free.
+// NHWC only changes where a (channel, row, column) of x lives: q then
+// runs over (row, column, channel), channels fastest, like the weights.
+template <typename T, typename A, bool NHWC>
+__device__ void hkc_conv_tiled(const T *x, const T *w, T *y, const hkc_geom g)
+{
+    __shared__ __align__(16) A sa[HKC_BK][HKC_BM];
+    __shared__ __align__(16) A sb[HKC_BK][HKC_BN];
+    const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+    const int grp = blockIdx.z, cg = g.c / g.groups, kg = g.k / g.groups;
+    const int rs = g.r * g.s, Q = cg * rs, ohw = g.oh * g.ow;
+    const long long np = (long long)g.n * ohw, j0 = (long long)blockIdx.x * HKC_BN;
+    const int m0 = blockIdx.y * HKC_BM;
+    // this thread's gathered pixel
+    const long long p = j0 + t % HKC_BN;
+    const bool pin = p < np;
+    int img = 0, bh = 0, bw = 0;
+    if (pin) {
+        img = (int)(p / ohw);
+        int pix = (int)(p - (long long)img * ohw), yo = pix / g.ow;
+        bh = yo * g.sh - g.ph, bw = (pix - yo * g.ow) * g.sw - g.pw;
+    }
+    const T *xb = NHWC ? x + (long long)img * g.h * g.wd * g.c + (long long)grp * cg
+                       : x + ((long long)img * g.c + (long long)grp * cg) * g.h * g.wd;
+    const int am = t / 4, aq = (t % 4) * 2;
+    const T *wb = w + ((long long)grp * kg + m0 + am) * Q;
+    const bool amin = m0 + am < kg;
+    A ra[2], rb[4], acc[4][8];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            acc[i][j] = 0;
+    // Each gathered row q = k0 + t / 128 + 2 e as digits (hi, mid, lo) of
+    // q in the mixed radix (.., nmid, nlo): (channel, tap row, tap column)
+    // for NCHW, (tap row, tap column, channel) for NHWC. They start with
+    // divisions and then advance by HKC_BK with carries, so the gather
+    // costs no integer division per element.
+    const int nmid = NHWC ? g.s : g.r, nlo = NHWC ? cg : g.s;
+    int hi[4], mid[4], lo[4];
+    for (int e = 0; e < 4; e++) {
+        int q = t / HKC_BN + 2 * e, rest = q / nlo;
+        lo[e] = q - rest * nlo, hi[e] = rest / nmid, mid[e] = rest - hi[e] * nmid;
+    }
+    auto fetch = [&](int k0) {
+        for (int e = 0; e < 2; e++) {
+            int q = k0 + aq + e;
+            ra[e] = amin && q < Q ? (A)hkc_up(wb[q]) : (A)0;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int q = k0 + t / HKC_BN + 2 * e;
+            A v = 0;
+            if (pin && q < Q) {
+                int ci = NHWC ? lo[e] : hi[e], rr = NHWC ? hi[e] : mid[e], ss = NHWC ? mid[e] : lo[e];
+                int ih = bh + rr * g.dh, iw = bw + ss * g.dw;
+                if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd)
+                    v = hkc_up(NHWC ? xb[((long long)ih * g.wd + iw) * g.c + ci]
+                                    : xb[((long long)ci * g.h + ih) * g.wd + iw]);
+            }
+            rb[e] = v;
+            lo[e] += HKC_BK;
+            while (lo[e] >= nlo) {
+                lo[e] -= nlo;
+                if (++mid[e] == nmid)
+                    mid[e] = 0, hi[e]++;
+            }
+        }
+    };
+    fetch(0);
+    for (int k0 = 0; k0 < Q; k0 += HKC_BK) {
+        __syncthreads();
+        for (int e = 0; e < 2; e++)
+            sa[aq + e][am] = ra[e];
+        for (int e = 0; e < 4; e++)
+            sb[t / HKC_BN + 2 * e][t % HKC_BN] = rb[e];
+        __syncthreads();
+        if (k0 + HKC_BK < Q)
+            fetch(k0 + HKC_BK);
+#pragma unroll
+        for (int kk = 0; kk < HKC_BK; kk++) {
+            A av[4], bv[8];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                av[i] = sa[kk][ty * 4 + i];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                bv[j] = sb[kk][tx * 4 + j], bv[4 + j] = sb[kk][64 + tx * 4 + j];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[i][j] += av[i] * bv[j];
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        long long q = j0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+        if (q >= np)
+            continue;
+        long long im = q / ohw, pix = q - im * ohw;
+        for (int i = 0; i < 4; i++) {
+            int m = m0 + ty * 4 + i;
+            if (m >= kg)
+                continue;
+            long long ko = (long long)grp * kg + m;
+            hkc_put(NHWC ? y + (im * ohw + pix) * g.k + ko : y + (im * g.k + ko) * ohw + pix, acc[i][j]);
+        }
+    }
+}
+
+template <typename T, typename A>
+__device__ void hkc_conv_direct(const T *x, const T *w, T *y, const hkc_geom g)
+{
+    const int cg = g.c / g.groups, kg = g.k / g.groups;
+    const long long total = (long long)g.n * g.k * g.oh * g.ow;
+    HKC_STEP(i, total) {
+        int ox = (int)(i % g.ow), oy = (int)(i / g.ow % g.oh), ko = (int)(i / ((long long)g.ow * g.oh) % g.k);
+        long long img = i / ((long long)g.ow * g.oh * g.k);
+        int grp = ko / kg;
+        A sum = 0;
+        for (int ci = 0; ci < cg; ci++) {
+            const T *xp = x + (img * g.c + (long long)grp * cg + ci) * g.h * g.wd;
+            const T *wp = w + ((long long)ko * cg + ci) * g.r * g.s;
+            for (int rr = 0; rr < g.r; rr++) {
+                int ih = oy * g.sh - g.ph + rr * g.dh;
+                if (ih < 0 || ih >= g.h)
+                    continue;
+                for (int ss = 0; ss < g.s; ss++) {
+                    int iw = ox * g.sw - g.pw + ss * g.dw;
+                    if (iw >= 0 && iw < g.wd)
+                        sum += (A)hkc_up(xp[(long long)ih * g.wd + iw]) * (A)hkc_up(wp[rr * g.s + ss]);
+                }
+            }
+        }
+        hkc_put(y + i, sum);
+    }
+}
+
+// Output (img, ko, oy, ox) gathers x[ci][ih][iw] w[ci][ko % kg][rr][ss]
+// over the taps with ih sh + rr dh = oy + ph (likewise for columns).
+template <typename T, typename A>
+__device__ void hkc_conv_transpose(const T *x, const T *w, T *y, const hkc_geom g)
+{
+    const int cg = g.c / g.groups, kg = g.k / g.groups;
+    const long long total = (long long)g.n * g.k * g.oh * g.ow;
+    HKC_STEP(i, total) {
+        int ox = (int)(i % g.ow), oy = (int)(i / g.ow % g.oh), ko = (int)(i / ((long long)g.ow * g.oh) % g.k);
+        long long img = i / ((long long)g.ow * g.oh * g.k);
+        int grp = ko / kg, kl = ko - grp * kg;
+        A sum = 0;
+        for (int rr = 0; rr < g.r; rr++) {
+            int th = oy + g.ph - rr * g.dh;
+            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.h)
+                continue;
+            for (int ss = 0; ss < g.s; ss++) {
+                int tw = ox + g.pw - ss * g.dw;
+                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.wd)
+                    continue;
+                long long at = (long long)(th / g.sh) * g.wd + tw / g.sw;
+                for (int ci = 0; ci < cg; ci++) {
+                    long long c = (long long)grp * cg + ci;
+                    sum += (A)hkc_up(x[(img * g.c + c) * g.h * g.wd + at]) *
+                           (A)hkc_up(w[((c * kg + kl) * g.r + rr) * g.s + ss]);
+                }
+            }
+        }
+        hkc_put(y + i, sum);
+    }
+}
+
+template <typename T>
+__device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
+{
+    const long long total = (long long)g.n * g.oh * g.ow * g.c * g.r * g.s;
+    HKC_STEP(i, total) {
+        int ss = (int)(i % g.s), rr = (int)(i / g.s % g.r);
+        long long rest = i / ((long long)g.s * g.r);
+        int ci = (int)(rest % g.c);
+        rest /= g.c;
+        int ox = (int)(rest % g.ow), oy = (int)(rest / g.ow % g.oh);
+        long long img = rest / ((long long)g.ow * g.oh);
+        int ih = oy * g.sh - g.ph + rr * g.dh, iw = ox * g.sw - g.pw + ss * g.dw;
+        if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd)
+            col[i] = x[((img * g.c + ci) * g.h + ih) * g.wd + iw];
+        else
+            hkc_put(col + i, 0.0f);
+    }
+}
+
+template <typename T, typename A>
+__device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int lout, int stride)
+{
+    const long long total = (long long)n * c * lout;
+    HKC_STEP(i, total) {
+        int l = (int)(i % lout), ci = (int)(i / lout % c);
+        long long img = i / ((long long)lout * c);
+        A sum = 0;
+        // taps kk = l - il stride in [0, k): il from ceil((l - k + 1) / stride)
+        int lo = l - k + 1 > 0 ? (int)(((long long)l - k + stride) / stride) : 0, hi = l / stride;
+        for (int il = lo; il <= hi && il < lin; il++)
+            sum += (A)hkc_up(x[((img * lin + il) * c + ci) * k + (l - il * stride)]);
+        hkc_put(y + i, sum);
+    }
+}
+
+template <typename T, typename A, bool MAX>
+__device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh,
+                         int ow)
+{
+    const long long total = planes * oh * ow;
+    HKC_STEP(i, total) {
+        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
+        const T *xp = x + i / ((long long)ow * oh) * h * wd + (long long)oy * sh * wd + (long long)ox * sw;
+        A acc = MAX ? (A)hkc_up(xp[0]) : (A)0;
+        for (int a = 0; a < kh; a++)
+            for (int b = 0; b < kw; b++) {
+                A v = hkc_up(xp[(long long)a * wd + b]);
+                if (!MAX)
+                    acc += v;
+                else if (v > acc || v != v)
+                    acc = acc != acc ? acc : v;
+            }
+        hkc_put(y + i, MAX ? acc : acc / (A)(kh * kw));
+    }
+}
+
+template <typename T>
+__device__ void hkc_upsample(const T *x, T *y, long long planes, int h, int wd, int oh, int ow, double sch,
+                             double scw)
+{
+    const long long total = planes * oh * ow;
+    HKC_STEP(i, total) {
+        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
+        int ih = (int)floor(oy * sch), iw = (int)floor(ox * scw);
+        ih = ih < h - 1 ? ih : h - 1, iw = iw < wd - 1 ? iw : wd - 1;
+        y[i] = x[i / ((long long)ow * oh) * h * wd + (long long)ih * wd + iw];
+    }
+}
+
+template <typename T>
+__device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, long long ds)
+{
+    const long long total = (long long)d1 * d2;
+    HKC_STEP(i, total) {
+        long long a = i / d2, b = i - a * d2;
+        dst[a * ds + b] = src[a * ss + b];
+    }
+}
+
+#define HKC_GEOM_ARGS                                                                                         \
+    int n, int c, int h, int wd, int k, int r, int s, int oh, int ow, int sh, int sw, int ph, int pw, int dh,  \
+        int dw, int groups
+#define HKC_GEOM {n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups}
+
+#define HKC_DTYPE(t, T, A)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(256) conv2d_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS) \
+    {                                                                                                         \
+        hkc_conv_tiled<T, A, false>(x, w, y, hkc_geom HKC_GEOM);                                              \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(256)                                                         \
+        conv2d_nhwc_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS)                                          \
+    {                                                                                                         \
+        hkc_conv_tiled<T, A, true>(x, w, y, hkc_geom HKC_GEOM);                                               \
+    }                                                                                                         \
+    extern "C" __global__ void conv2d_direct_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS)                 \
+    {                                                                                                         \
+        hkc_conv_direct<T, A>(x, w, y, hkc_geom HKC_GEOM);                                                    \
+    }                                                                                                         \
+    extern "C" __global__ void conv_transpose2d_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS)              \
+    {                                                                                                         \
+        hkc_conv_transpose<T, A>(x, w, y, hkc_geom HKC_GEOM);                                                 \
+    }                                                                                                         \
+    extern "C" __global__ void im2col_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
+                                          int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
+    {                                                                                                         \
+        hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+    }                                                                                                         \
+    extern "C" __global__ void col2im1d_##t(const T *x, T *y, int n, int lin, int c, int k, int lout,         \
+                                            int stride)                                                       \
+    {                                                                                                         \
+        hkc_col2im1d<T, A>(x, y, n, lin, c, k, lout, stride);                                                 \
+    }                                                                                                         \
+    extern "C" __global__ void avg_pool2d_##t(const T *x, T *y, long long planes, int h, int wd, int kh,      \
+                                              int kw, int sh, int sw, int oh, int ow)                         \
+    {                                                                                                         \
+        hkc_pool<T, A, false>(x, y, planes, h, wd, kh, kw, sh, sw, oh, ow);                                   \
+    }                                                                                                         \
+    extern "C" __global__ void max_pool2d_##t(const T *x, T *y, long long planes, int h, int wd, int kh,      \
+                                              int kw, int sh, int sw, int oh, int ow)                         \
+    {                                                                                                         \
+        hkc_pool<T, A, true>(x, y, planes, h, wd, kh, kw, sh, sw, oh, ow);                                    \
+    }                                                                                                         \
+    extern "C" __global__ void upsample_nearest2d_##t(const T *x, T *y, long long planes, int h, int wd,      \
+                                                      int oh, int ow, double sch, double scw)                 \
+    {                                                                                                         \
+        hkc_upsample<T>(x, y, planes, h, wd, oh, ow, sch, scw);                                               \
+    }                                                                                                         \
+    extern "C" __global__ void copy2d_##t(const T *src, T *dst, int d1, int d2, long long ss, long long ds)   \
+    {                                                                                                         \
+        hkc_copy2d<T>(src, dst, d1, d2, ss, ds);                                                              \
+    }
+
+HKC_DTYPE(f32, float, float)
+HKC_DTYPE(f64, double, double)
+HKC_DTYPE(f16, __half, float)
+HKC_DTYPE(bf16, __hip_bfloat16, float)
