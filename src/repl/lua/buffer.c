@@ -532,7 +532,7 @@ static int m_fill(lua_State *L)
     if (err)
         return luaL_argerror(L, 2, err);
     hkl_check(L, hk_buffer_fill(b, v));
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     return 1;
 }
 
@@ -591,7 +591,7 @@ static int m_iota(lua_State *L)
         }
         span_wend(L, &s, first, m);
     }
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     return 1;
 }
 
@@ -694,7 +694,7 @@ static lua_Integer next_default_seed(lua_State *L)
 static int m_rand(lua_State *L)
 {
     static const char *const names[] = {"seed", "dist", "lo", "hi", "mean", "std", NULL};
-    lua_settop(L, 2);
+    hkl_settop(L, 2);
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:rand"); /* the options may run Lua */
     hkl_check_options(L, 2, names, "rand");
     hk_dtype t = hk_buffer_dtype(b);
@@ -787,7 +787,7 @@ static int m_rand(lua_State *L)
         }
         span_wend(L, &s, first, m);
     }
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     lua_pushinteger(L, seed);
     return 2;
 }
@@ -801,7 +801,7 @@ static int m_copy(lua_State *L)
         return luaL_argerror(L, 2, lua_pushfstring(L, "source has %I bytes, this buffer %I",
                                                    (lua_Integer)sb, (lua_Integer)db));
     hkl_check(L, hk_buffer_copy(dst, 0, src, 0, db));
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     return 1;
 }
 
@@ -859,7 +859,7 @@ static int l_from(lua_State *L)
     hk_dtype t = hkl_check_dtype(L, 2, "f32");
     hk_mem_mode mode = hkl_check_mode(L, 3, "device");
     lua_Integer len = luaL_len(L, 1);
-    lua_settop(L, 3);
+    hkl_settop(L, 3);
     lbuf *u = new_ud(L, 0);
     hkl_check(L, hk_buffer_alloc(hkl_ctx(L), (size_t)len, t, mode, &u->pub.b));
     span s;

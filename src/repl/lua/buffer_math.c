@@ -277,7 +277,7 @@ static int m_allclose(lua_State *L)
     luaL_argcheck(L, v.atol >= 0, 4, "atol must be >= 0");
     int kind;
     hk_buffer *ob = check_other(L, n, &kind);
-    lua_settop(L, 4);
+    hkl_settop(L, 4);
     /* The callback, or the table's __index, runs Lua: hold both sides. */
     hkl_hold_buffer(L, 1, "b:allclose");
     if (ob)

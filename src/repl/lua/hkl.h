@@ -54,6 +54,15 @@ typedef struct hkl_hold hkl_hold;
  * returns or raises; it keeps the value at idx alive as long. Pushes one
  * to-be-closed value: call it after any lua_settop that would drop it. */
 hkl_hold *hkl_hold_new(lua_State *L, int idx, int cap, const char *call);
+/* lua_settop for a call holding values: Lua 5.4.0 to 5.4.4 keep a stack
+ * pointer across the __close calls lua_settop makes, and a close that
+ * grows the stack leaves it dangling (fixed in 5.4.5; Debian 12 ships
+ * 5.4.4). Room made first means the close never moves the stack. */
+static inline void hkl_settop(lua_State *L, int idx)
+{
+    lua_checkstack(L, 2 * LUA_MINSTACK);
+    lua_settop(L, idx);
+}
 /* Pins p until the hold is closed (past cap, the hold pushes another). */
 void hkl_hold_add(hkl_hold *h, hkl_pin *p);
 /* Raises "<what>:free(): it is in use by <call> ..." when p is pinned. */

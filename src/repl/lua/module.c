@@ -191,7 +191,7 @@ static int l_compile(lua_State *L)
     char filedir[4096];
     /* 1: source or options, 2: options, 3: the file's text, 4: anchors */
     if (lua_type(L, 1) == LUA_TTABLE) {
-        lua_settop(L, 1);
+        hkl_settop(L, 1);
         src = source_from_file(L, &path, filedir, sizeof filedir); /* 2: path, 3: text */
         lua_pushvalue(L, 1);
         lua_replace(L, 2);
@@ -201,7 +201,7 @@ static int l_compile(lua_State *L)
             return luaL_error(L, "hk.compile: '%s' looks like a file name, and a string is the source "
                               "itself: hk.compile{path = \"%s\"} compiles a file", src, src);
         src = check_source(L, 1, NULL);
-        lua_settop(L, 2);
+        hkl_settop(L, 2);
         lua_pushnil(L);
     }
     hkl_check_options(L, 2, path ? file_names : names, "hk.compile");
@@ -454,7 +454,7 @@ static int module_global(lua_State *L)
     lua_pushvalue(L, buf);
     lua_pushboolean(L, 1);
     lua_rawset(L, -3);
-    lua_settop(L, buf);
+    hkl_settop(L, buf);
     return 1;
 }
 

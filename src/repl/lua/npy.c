@@ -77,7 +77,7 @@ static int close_file(lua_State *L, npyfile *nf, const char *path, const char *w
 static int m_save(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 2);
-    lua_settop(L, 3);
+    hkl_settop(L, 3);
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:save"); /* the shape's __index may run Lua */
     hk_dtype t = hk_buffer_dtype(b);
     hkl_check_addressable(L, t, "save");
@@ -149,7 +149,7 @@ static int m_save(lua_State *L)
     }
     hkl_progress_end();
     close_file(L, nf, path, "save");
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     return 1;
 }
 
@@ -407,7 +407,7 @@ int hkl_npy_load(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     hk_mem_mode mode = hkl_check_mode(L, 2, "device");
-    lua_settop(L, 2);
+    hkl_settop(L, 2);
     npyfile *nf = open_file(L, path, "rb", "load_npy"); /* 3 */
     size_t hlen;
     const char *h = read_header(L, nf, path, &hlen); /* 4 */
@@ -419,7 +419,7 @@ int hkl_npy_load(lua_State *L)
     hkl_push_buffer(L, b, 0); /* 5 */
     read_data(L, nf, path, b, (size_t)hd.n * hk_dtype_size(hd.dtype));
     close_file(L, nf, path, "load_npy");
-    lua_settop(L, 5);
+    hkl_settop(L, 5);
     lua_createtable(L, hd.nd, 0);
     for (int d = 0; d < hd.nd; d++) {
         lua_pushinteger(L, (lua_Integer)hd.dims[d]);

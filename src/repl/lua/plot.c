@@ -330,7 +330,7 @@ static void heatmap(const grid *gr, size_t rows, size_t cols, int color, luaL_Bu
 static int m_plot(lua_State *L)
 {
     static const char *const names[] = {"width", "height", "rows", "shape", "color", "print", NULL};
-    lua_settop(L, 2);
+    hkl_settop(L, 2);
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:plot"); /* 3; the options may run Lua */
     hkl_check_options(L, 2, names, "plot");
     size_t n = hk_buffer_length(b);
@@ -480,7 +480,7 @@ static int m_png(lua_State *L)
 {
     static const char *const names[] = {"kind", "width", "height", "rows", "shape", NULL};
     const char *path = luaL_checkstring(L, 2);
-    lua_settop(L, 3);
+    hkl_settop(L, 3);
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:png"); /* the options may run Lua */
     hkl_check_options(L, 3, names, "png");
     size_t n = hk_buffer_length(b), rows, cols;
@@ -542,7 +542,7 @@ static int m_png(lua_State *L)
     char err[256];
     if (write_png(path, img, w, h, err, sizeof err))
         return luaL_error(L, "png '%s': %s", path, err);
-    lua_settop(L, 1);
+    hkl_settop(L, 1);
     return 1;
 }
 #else
