@@ -448,11 +448,9 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 
 // ------------------------------------------------------------- quantize
 
-__device__ inline hkq_u16 hkq_to_f16(float f)
-{
-    __half h = __float2half(f);
-    return *(hkq_u16 *)&h;
-}
+// The bits through __half_as_ushort: reading a __half through a u16
+// pointer breaks aliasing rules, and NVRTC's code lost the low byte.
+__device__ inline hkq_u16 hkq_to_f16(float f) { return __half_as_ushort(__float2half(f)); }
 __device__ inline void hkq_st16(hkq_u8 *p, hkq_u16 v) { p[0] = (hkq_u8)v; p[1] = (hkq_u8)(v >> 8); }
 
 // The largest magnitude of 32 values, and the value that has it (the first).
