@@ -17,7 +17,7 @@ rows = int(sys.argv[1]) if len(sys.argv) > 1 else 14336
 cols = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
 torch.manual_seed(1)
 big = 256 << 20
-src = torch.ones(big // 4, device='cuda')
+src = torch.rand(big // 4, device='cuda')
 dst = torch.empty_like(src)
 print(f"torch {torch.__version__}: matvec {rows} x {cols} ({torch.cuda.get_device_name()})")
 ms, copy = bench(lambda: dst.copy_(src), 2 * big)

@@ -427,30 +427,24 @@ static int op_cumsum(const hk_plugin_host *host, const hk_plugin_call *call, con
     return host->launch_config(call, kernel, &cfg, a, 6);
 }
 
-#define ROPE(op)                                                                                 \
+/* op_NAME: the op function handing its name to a shared implementation. */
+#define NAMED_OP(op, impl)                                                                       \
     static int op_##op(const hk_plugin_host *host, const hk_plugin_call *call,                   \
                        const hk_plugin_arg *args, int nargs)                                     \
     {                                                                                            \
-        return rope_op(host, call, args, nargs, #op);                                            \
+        return impl(host, call, args, nargs, #op);                                               \
     }
-ROPE(rope_i)
-ROPE(rope)
-ROPE(rope_thd)
-
-#define BY_COLS(op)                                                                              \
-    static int op_##op(const hk_plugin_host *host, const hk_plugin_call *call,                   \
-                       const hk_plugin_arg *args, int nargs)                                     \
-    {                                                                                            \
-        return by_cols(host, call, args, nargs, #op);                                            \
-    }
-BY_COLS(sum)
-BY_COLS(min)
-BY_COLS(max)
-BY_COLS(mean)
-BY_COLS(argmin)
-BY_COLS(argmax)
-BY_COLS(softmax)
-BY_COLS(log_softmax)
+NAMED_OP(rope_i, rope_op)
+NAMED_OP(rope, rope_op)
+NAMED_OP(rope_thd, rope_op)
+NAMED_OP(sum, by_cols)
+NAMED_OP(min, by_cols)
+NAMED_OP(max, by_cols)
+NAMED_OP(mean, by_cols)
+NAMED_OP(argmin, by_cols)
+NAMED_OP(argmax, by_cols)
+NAMED_OP(softmax, by_cols)
+NAMED_OP(log_softmax, by_cols)
 
 static const struct {
     const char *name, *usage;

@@ -16,7 +16,7 @@ local n = rows * cols
 local x = hk.alloc(cols, "f32"):rand{seed = 1, lo = -1, hi = 1}
 local y = hk.alloc(rows, "f32")
 local big = 256 << 20
-local src, dst = hk.alloc(big // 4, "f32"):fill(1), hk.alloc(big // 4, "f32")
+local src, dst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 print(("quantized matvec %d x %d, f32 x and y (%s)"):format(rows, cols, hk.device().name or "?"))
 local copy = hk.bench(function() dst:copy(src) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
 print(("  %-22s %8.3f ms %8.0f GB/s"):format("copy 256 MiB", copy.median, copy.gbps))

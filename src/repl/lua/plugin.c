@@ -245,9 +245,13 @@ static int dispatch_call(lua_State *L)
  * read raw, so no Lua code runs while arguments are converted. */
 static int host_op_call(lua_State *L)
 {
-    int n = lua_gettop(L), flat = 0;
-    luaL_checkstack(L, MAX_ARGS + 2, "op arguments");
-    for (int i = 1; i <= n; i++) {
+    int n = lua_gettop(L), flat = 0, tables = 0;
+    for (int i = 1; i <= n && !tables; i++)
+        tables = lua_type(L, i) == LUA_TTABLE;
+    int first = 1; /* without tables (the common call) the arguments convert in place */
+    if (tables)
+        luaL_checkstack(L, MAX_ARGS + 2, "op arguments");
+    for (int i = 1; i <= n && tables; i++) {
         if (lua_type(L, i) != LUA_TTABLE) {
             lua_pushvalue(L, i);
             flat++;
@@ -266,11 +270,14 @@ static int host_op_call(lua_State *L)
         }
         flat += 1 + (int)len;
     }
-    if (flat > MAX_ARGS)
+    if (tables) {
+        n = flat;
+        first = lua_gettop(L) - n + 1;
+    }
+    if (n > MAX_ARGS)
         return luaL_error(L, "at most %d arguments", MAX_ARGS);
     hk_arg args[MAX_ARGS];
-    n = flat;
-    hkl_convert_args(L, lua_gettop(L) - n + 1, n, args, NULL, NULL);
+    hkl_convert_args(L, first, n, args, NULL, NULL);
     hkl_check(L, hk_plugin_call_op(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(2)),
                                    lua_tostring(L, lua_upvalueindex(3)), args, n));
     return 0;
