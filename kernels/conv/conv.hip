@@ -40,6 +40,25 @@ __device__ inline void hkc_put(__half *p, float v) { *p = __float2half(v); }
 __device__ inline void hkc_put(__hip_bfloat16 *p, float v) { *p = __float2bfloat16(v); }
 __device__ inline void hkc_put(float *p, float v) { *p = v; }
 __device__ inline void hkc_put(double *p, double v) { *p = v; }
+template <typename T> __device__ inline T hkc_zero() { return (T)0; }
+template <> __device__ inline __half hkc_zero<__half>() { return __float2half(0.0f); }
+template <> __device__ inline __hip_bfloat16 hkc_zero<__hip_bfloat16>() { return __float2bfloat16(0.0f); }
+// Four consecutive elements stored as one vector when p is aligned to it
+// (left: how many of them lie inside the row).
+template <typename T> struct alignas(4 * sizeof(T)) hkc_quad { T e[4]; };
+template <typename T> __device__ inline void hkc_put4(T *p, const T *v, unsigned left)
+{
+    if (left >= 4 && (unsigned long long)p % sizeof(hkc_quad<T>) == 0) {
+        hkc_quad<T> q;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            q.e[k] = v[k];
+        *(hkc_quad<T> *)p = q;
+    } else {
+        for (unsigned k = 0; k < 4 && k < left; k++)
+            p[k] = v[k];
+    }
+}
 
 #define HKC_STEP(i, total)                                                                                    \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (total);                     \
@@ -227,22 +246,46 @@ __device__ void hkc_conv_transpose(const T *x, const T *w, T *y, const hkc_geom 
     }
 }
 
+// Row kernels (im2col, upsampling): a row of the output is contiguous;
+// threadIdx.x walks along it, threadIdx.y and blockIdx.x over rows, so the
+// per-row index arithmetic is done once a row and any grid covers every
+// row once (the op's geometry: lanes along the row, 256 / lanes rows a
+// block; on the CPU one lane, a whole row an iteration).
+#define HKC_ROWS(r, rows)                                                                                     \
+    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < (rows);                          \
+         r += (long long)gridDim.x * blockDim.y)
+
+// im2col: row p = (img, oy, ox) of col holds c x r x s taps; each lane
+// writes 4 consecutive taps (one 16-byte store when aligned), stepping the
+// tap indices instead of dividing for each.
 template <typename T>
 __device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
 {
-    const long long total = (long long)g.n * g.oh * g.ow * g.c * g.r * g.s;
-    HKC_STEP(i, total) {
-        int ss = (int)(i % g.s), rr = (int)(i / g.s % g.r);
-        long long rest = i / ((long long)g.s * g.r);
-        int ci = (int)(rest % g.c);
-        rest /= g.c;
-        int ox = (int)(rest % g.ow), oy = (int)(rest / g.ow % g.oh);
-        long long img = rest / ((long long)g.ow * g.oh);
-        int ih = oy * g.sh - g.ph + rr * g.dh, iw = ox * g.sw - g.pw + ss * g.dw;
-        if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd)
-            col[i] = x[((img * g.c + ci) * g.h + ih) * g.wd + iw];
-        else
-            hkc_put(col + i, 0.0f);
+    const long long rows = (long long)g.n * g.oh * g.ow;
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    HKC_ROWS(p, rows) {
+        long long img = p / ((long long)g.oh * g.ow);
+        int rest = (int)(p - img * g.oh * g.ow), oy = rest / g.ow, ox = rest - oy * g.ow;
+        int ih0 = oy * g.sh - g.ph, iw0 = ox * g.sw - g.pw;
+        const T *xi = x + img * g.c * g.h * g.wd;
+        T *out = col + p * cols;
+        for (unsigned j = threadIdx.x * 4; j < cols; j += blockDim.x * 4) {
+            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                int ih = ih0 + (int)rr * g.dh, iw = iw0 + (int)ss * g.dw;
+                v[k] = j + k < cols && ci < (unsigned)g.c && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd
+                           ? xi[((long long)ci * g.h + ih) * g.wd + iw]
+                           : hkc_zero<T>();
+                if (++ss == (unsigned)g.s) {
+                    ss = 0;
+                    if (++rr == (unsigned)g.r)
+                        rr = 0, ci++;
+                }
+            }
+            hkc_put4(out + j, v, cols - j);
+        }
     }
 }
 
@@ -283,16 +326,26 @@ __device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int 
     }
 }
 
+// Nearest upsampling: row (plane, oy) of y reads row ih of the plane.
 template <typename T>
 __device__ void hkc_upsample(const T *x, T *y, long long planes, int h, int wd, int oh, int ow, double sch,
                              double scw)
 {
-    const long long total = planes * oh * ow;
-    HKC_STEP(i, total) {
-        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
-        int ih = (int)floor(oy * sch), iw = (int)floor(ox * scw);
-        ih = ih < h - 1 ? ih : h - 1, iw = iw < wd - 1 ? iw : wd - 1;
-        y[i] = x[i / ((long long)ow * oh) * h * wd + (long long)ih * wd + iw];
+    HKC_ROWS(r, planes * oh) {
+        long long plane = r / oh;
+        int oy = (int)(r - plane * oh), ih = (int)floor(oy * sch);
+        ih = ih < h - 1 ? ih : h - 1;
+        const T *xr = x + (plane * h + ih) * wd;
+        T *yr = y + r * ow;
+        for (int c = threadIdx.x * 4; c < ow; c += blockDim.x * 4) {
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                int iw = (int)floor((c + k) * scw);
+                v[k] = c + k < ow ? xr[iw < wd - 1 ? iw : wd - 1] : hkc_zero<T>();
+            }
+            hkc_put4(yr + c, v, (unsigned)(ow - c));
+        }
     }
 }
 

@@ -145,6 +145,24 @@ static int launch_steps(const hk_plugin_host *host, const hk_plugin_call *call, 
     return host->launch_config(call, kernel, &cfg, a, n);
 }
 
+/* The row kernels (im2col, upsampling): lanes along a row of rowlen
+ * elements, 4 a lane (a power of two up to 256), 256 / lanes rows a block;
+ * on the CPU backend one lane, so an iteration writes a whole row. */
+static int launch_rows(const hk_plugin_host *host, const hk_plugin_call *call, const char *op, int d,
+                       hk_plugin_arg *a, int n, long long rows, long long rowlen)
+{
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "%s_%s", op, dtypes[d].name);
+    unsigned lanes = 1;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    while (!cpu && lanes < 256 && 4 * (long long)lanes < rowlen)
+        lanes *= 2;
+    long long per = THREADS / lanes, blocks = (rows + per - 1) / per;
+    hk_plugin_config cfg = {{(unsigned)(blocks < 1 ? 1 : blocks > (1 << 20) ? (1 << 20) : blocks), 1, 1},
+                            {lanes, (unsigned)per, 1}, 0};
+    return host->launch_config(call, kernel, &cfg, a, n);
+}
+
 /* Output extent of a convolution along one dimension, or -1. */
 static long long conv_out(long long in, long long k, long long stride, long long pad, long long dil)
 {
@@ -334,7 +352,7 @@ static int im2col_op(const hk_plugin_host *host, const hk_plugin_call *call, con
     long long ints[14] = {g.n, g.c, g.h, g.wd, g.r, g.s, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
     for (int i = 0; i < 14; i++)
         a[2 + i] = iarg(ints[i]);
-    return launch_steps(host, call, "im2col", d, a, 16, total);
+    return launch_rows(host, call, "im2col", d, a, 16, g.n * g.oh * g.ow, g.c * g.r * g.s);
 }
 
 static int op_im2col(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)
@@ -408,7 +426,7 @@ static int plane_op(const hk_plugin_host *host, const hk_plugin_call *call, cons
         a[5] = iarg(oh), a[6] = iarg(ow);
         a[7].kind = a[8].kind = HK_PLUGIN_ARG_FLOAT;
         a[7].v.f = (double)h / (double)oh, a[8].v.f = (double)wd / (double)ow;
-        return launch_steps(host, call, kernel, d, a, 9, planes * oh * ow);
+        return launch_rows(host, call, kernel, d, a, 9, planes * oh, ow);
     }
     long long ints[6] = {kh, kw, sh, sw, oh, ow};
     for (int i = 0; i < 6; i++)

@@ -265,6 +265,28 @@ for _, dt in ipairs(dtypes) do
     t.ok(good, "copy2d " .. dt .. " 5x7, strides 9 and 11 (gaps untouched)")
 end
 
+-- the row kernels (im2col, upsampling) launched directly with odd blocks
+-- and grids: lanes step along a row 4 elements at a time, rows over
+-- threadIdx.y and the grid, so any shape covers every row once; rows of
+-- 35 and 11 elements leave 16-byte stores unaligned on most rows
+for _, dt in ipairs({"f32", "f16"}) do
+    local K = C.kernels
+    local x = rand(2 * 3 * 5 * 6, dt)
+    local want_i, want_u = poisoned(2 * 5 * 6 * 3 * 3 * 3, dt), poisoned(2 * 3 * 7 * 11, dt)
+    C.im2col(want_i, x, {2, 3, 5, 6}, 3, 1, 1, 1)
+    C.upsample_nearest2d(want_u, x, {2, 3, 5, 6}, {7, 11})
+    local wi, wu, good = want_i:totable(), want_u:totable(), true
+    for _, launch in ipairs({{1, {1, 1}}, {2, {3, 5}}, {3, {64, 4}}, {7, {2, 1}}}) do
+        local yi, yu = poisoned(#wi, dt), poisoned(#wu, dt)
+        K["im2col_" .. dt]{grid = launch[1], block = launch[2]}(x, yi, 2, 3, 5, 6, 3, 3, 5, 6, 1, 1, 1, 1, 1, 1)
+        K["upsample_nearest2d_" .. dt]{grid = launch[1], block = launch[2]}(x, yu, 6, 5, 6, 7, 11, 5 / 7, 6 / 11)
+        local gi, gu = yi:totable(), yu:totable()
+        for i = 1, #wi do good = good and gi[i] == wi[i] end
+        for i = 1, #wu do good = good and gu[i] == wu[i] end
+    end
+    t.ok(good, "im2col and upsample_nearest2d " .. dt .. " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
+end
+
 -- max_pool2d propagates NaN
 do
     local x, y = hk.from({1, nan, 3, 4, 5, 6, 7, 8}, "f32"), poisoned(2, "f32")

@@ -24,6 +24,8 @@ typedef struct cuda_device {
     char dead[1536];        /* why the device cannot be used again, once a fault made it so */
     char name[128];     /* cuDeviceGetName, for messages */
     int retains;        /* primary-context retains this backend holds (released at destroy) */
+    void *stage;        /* pinned bounce for small downloads (cuda_memory.c), NULL until used */
+    unsigned stage_gen; /* the context generation stage was allocated in */
 } cuda_device;
 
 /* A buffer's backend state: g first (gpu_common.h). Every buffer is on
@@ -102,6 +104,7 @@ void hkc_cuda_buf_free(hk_buffer *b);
 int hkc_cuda_buf_register(hk_buffer *b);
 void hkc_cuda_buf_unregister(hk_buffer *b);
 int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+void hkc_cuda_stage_free(cuda_device *cd);
 int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
 int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                       size_t bytes);

@@ -48,6 +48,7 @@
     X(cuMemHostRegister_v2) \
     X(cuMemHostUnregister) \
     X(cuMemcpyDtoD_v2) \
+    X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyDtoH_v2) \
     X(cuMemcpyHtoD_v2) \
     X(cuMemsetD16_v2) \
@@ -58,7 +59,8 @@
     X(cuModuleGetFunctionCount) \
     X(cuModuleGetGlobal_v2) \
     X(cuModuleLoadDataEx) \
-    X(cuModuleUnload)
+    X(cuModuleUnload) \
+    X(cuStreamSynchronize)
 
 typedef struct hkc_cuda_driver {
 #define HKC_CUDA_FIELD(fn) __typeof__(fn) *fn;
@@ -107,6 +109,7 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuMemHostRegister_v2 (*hkc_cu.cuMemHostRegister_v2)
 #define cuMemHostUnregister (*hkc_cu.cuMemHostUnregister)
 #define cuMemcpyDtoD_v2 (*hkc_cu.cuMemcpyDtoD_v2)
+#define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
 #define cuMemcpyDtoH_v2 (*hkc_cu.cuMemcpyDtoH_v2)
 #define cuMemcpyHtoD_v2 (*hkc_cu.cuMemcpyHtoD_v2)
 #define cuMemsetD16_v2 (*hkc_cu.cuMemsetD16_v2)
@@ -118,6 +121,7 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuModuleGetGlobal_v2 (*hkc_cu.cuModuleGetGlobal_v2)
 #define cuModuleLoadDataEx (*hkc_cu.cuModuleLoadDataEx)
 #define cuModuleUnload (*hkc_cu.cuModuleUnload)
+#define cuStreamSynchronize (*hkc_cu.cuStreamSynchronize)
 #endif
 
 #endif
