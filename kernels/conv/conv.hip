@@ -64,6 +64,15 @@ template <typename T> __device__ inline void hkc_put4(T *p, const T *v, unsigned
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (total);                     \
          i += (long long)gridDim.x * blockDim.x)
 
+// Row kernels (im2col, pools, upsampling): a row of the output is contiguous;
+// threadIdx.x walks along it, threadIdx.y and blockIdx.x over rows, so the
+// per-row index arithmetic is done once a row and any grid covers every
+// row once (the op's geometry: lanes along the row, 256 / lanes rows a
+// block; on the CPU one lane, a whole row an iteration).
+#define HKC_ROWS(r, rows)                                                                                     \
+    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < (rows);                          \
+         r += (long long)gridDim.x * blockDim.y)
+
 // The geometry every convolution kernel takes, in its argument order.
 struct hkc_geom {
     int n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups;
@@ -246,15 +255,6 @@ __device__ void hkc_conv_transpose(const T *x, const T *w, T *y, const hkc_geom 
     }
 }
 
-// Row kernels (im2col, upsampling): a row of the output is contiguous;
-// threadIdx.x walks along it, threadIdx.y and blockIdx.x over rows, so the
-// per-row index arithmetic is done once a row and any grid covers every
-// row once (the op's geometry: lanes along the row, 256 / lanes rows a
-// block; on the CPU one lane, a whole row an iteration).
-#define HKC_ROWS(r, rows)                                                                                     \
-    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < (rows);                          \
-         r += (long long)gridDim.x * blockDim.y)
-
 // im2col: row p = (img, oy, ox) of col holds c x r x s taps; each lane
 // writes 4 consecutive taps (one 16-byte store when aligned), stepping the
 // tap indices instead of dividing for each.
@@ -305,24 +305,35 @@ __device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int
     }
 }
 
+// Pools: row (plane, oy) of y from rows oy * sh .. + kh of the plane, 4
+// outputs a lane (a row kernel, like im2col below).
 template <typename T, typename A, bool MAX>
 __device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh,
                          int ow)
 {
-    const long long total = planes * oh * ow;
-    HKC_STEP(i, total) {
-        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
-        const T *xp = x + i / ((long long)ow * oh) * h * wd + (long long)oy * sh * wd + (long long)ox * sw;
-        A acc = MAX ? (A)hkc_up(xp[0]) : (A)0;
-        for (int a = 0; a < kh; a++)
-            for (int b = 0; b < kw; b++) {
-                A v = hkc_up(xp[(long long)a * wd + b]);
-                if (!MAX)
-                    acc += v;
-                else if (v > acc || v != v)
-                    acc = acc != acc ? acc : v;
+    HKC_ROWS(r, planes * oh) {
+        long long plane = r / oh;
+        int oy = (int)(r - plane * oh);
+        const T *xr = x + (plane * h + (long long)oy * sh) * wd;
+        T *yr = y + r * ow;
+        for (int c = threadIdx.x * 4; c < ow; c += blockDim.x * 4) {
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const T *xp = xr + (long long)(c + k < ow ? c + k : 0) * sw;
+                A acc = MAX ? (A)hkc_up(xp[0]) : (A)0;
+                for (int a = 0; a < kh; a++)
+                    for (int b = 0; b < kw; b++) {
+                        A u = hkc_up(xp[(long long)a * wd + b]);
+                        if (!MAX)
+                            acc += u;
+                        else if (u > acc || u != u)
+                            acc = acc != acc ? acc : u;
+                    }
+                hkc_put(&v[k], MAX ? acc : acc / (A)(kh * kw));
             }
-        hkc_put(y + i, MAX ? acc : acc / (A)(kh * kw));
+            hkc_put4(yr + c, v, (unsigned)(ow - c));
+        }
     }
 }
 

@@ -25,8 +25,7 @@
 // Geometry (the op's): index_select and index_add move whole rows of
 // `right` elements, blockDim.x lanes along a row (16-byte vectors for
 // index_select when the rows are aligned), blockDim.y (and z) rows a
-// block (index_select's vector path: 4 rows a thread, so a block takes
-// 4 x its slots rows a step), a grid stride over rows in x and over each row's columns in y
+// block, a grid stride over rows in x and over each row's columns in y
 // (grid.y > 1 when there are few long rows); gather and scatter_add run over elements, 4 a thread a
 // step; scatter runs one thread per (l, r) column and walks j in order, so
 // of duplicate indices the last wins, as in candle's serial loop. Adds are
@@ -122,66 +121,13 @@ __device__ inline size_t hki_blocks() { return hki_rblocks() * gridDim.y; }
 __device__ inline unsigned hki_tid() { return hki_slot() * blockDim.x + threadIdx.x; }
 __device__ inline unsigned hki_threads() { return hki_slots() * blockDim.x; }
 
-// index_select with 16-byte vectors: each thread takes HKI_SELECT_ROWS rows
-// at once (a block's group is that many times its slots), issuing every
-// id load, then every row load, before any store, so several rows are in
-// flight per thread; rows grouped per block cover [0, rows) once for any grid.
-#define HKI_SELECT_ROWS 4
-template <typename T, typename I>
-__device__ void hki_select_vec(const I *ids, const T *src, T *dst, unsigned long long *bad, size_t left,
-                               size_t dim, size_t n, size_t right)
-{
-    const unsigned U = HKI_SELECT_ROWS;
-    const size_t rows = left * n, vr = right / (16 / sizeof(T)), group = (size_t)hki_slots() * U;
-    for (size_t base = hki_rblock() * group; base < rows; base += hki_rblocks() * group) {
-        const hki_vec<T> *s[U];
-        hki_vec<T> *o[U];
-#pragma unroll
-        for (unsigned u = 0; u < U; u++) {
-            size_t r = base + (size_t)u * hki_slots() + hki_slot();
-            s[u] = nullptr, o[u] = nullptr;
-            if (r >= rows)
-                continue;
-            size_t l = left == 1 ? 0 : r / n, j = r - l * n;
-            I id = ids[j];
-            o[u] = (hki_vec<T> *)(dst + r * right);
-            if (hki_none(id)) {
-                T *z = (T *)o[u];
-                for (size_t c = hki_col(); c < right; c += hki_cols())
-                    z[c] = hki_zero<T>();
-                o[u] = nullptr;
-            } else if (hki_out(id, dim)) {
-                if (hki_col() == 0)
-                    hki_flag(bad, j);
-                o[u] = nullptr;
-            } else {
-                s[u] = (const hki_vec<T> *)(src + (l * dim + (size_t)id) * right);
-            }
-        }
-        for (size_t c = hki_col(); c < vr; c += hki_cols()) {
-            hki_vec<T> v[U];
-#pragma unroll
-            for (unsigned u = 0; u < U; u++)
-                if (o[u])
-                    v[u] = s[u][c];
-#pragma unroll
-            for (unsigned u = 0; u < U; u++)
-                if (o[u])
-                    o[u][c] = v[u];
-        }
-    }
-}
-
 // index_select: row r = (l, j) of dst is row (l, ids[j]) of src.
 template <typename T, typename I>
 __device__ void hki_select(const I *ids, const T *src, T *dst, unsigned long long *bad, size_t left,
                            size_t dim, size_t n, size_t right)
 {
     const size_t W = 16 / sizeof(T), rows = left * n;
-    if (right % W == 0 && hki_aligned(src) && hki_aligned(dst)) {
-        hki_select_vec(ids, src, dst, bad, left, dim, n, right);
-        return;
-    }
+    const bool vec = right % W == 0 && hki_aligned(src) && hki_aligned(dst);
     for (size_t r = hki_rblock() * hki_slots() + hki_slot(); r < rows; r += hki_rblocks() * hki_slots()) {
         size_t l = r / n, j = r - l * n;
         I id = ids[j];
@@ -197,8 +143,15 @@ __device__ void hki_select(const I *ids, const T *src, T *dst, unsigned long lon
             continue;
         }
         const T *s = src + (l * dim + (size_t)id) * right;
-        for (size_t c = hki_col(); c < right; c += hki_cols())
-            o[c] = s[c];
+        if (vec) {
+            const hki_vec<T> *sv = (const hki_vec<T> *)s;
+            hki_vec<T> *ov = (hki_vec<T> *)o;
+            for (size_t c = hki_col(); c < right / W; c += hki_cols())
+                ov[c] = sv[c];
+        } else {
+            for (size_t c = hki_col(); c < right; c += hki_cols())
+                o[c] = s[c];
+        }
     }
 }
 

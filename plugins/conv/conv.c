@@ -431,7 +431,7 @@ static int plane_op(const hk_plugin_host *host, const hk_plugin_call *call, cons
     long long ints[6] = {kh, kw, sh, sw, oh, ow};
     for (int i = 0; i < 6; i++)
         a[5 + i] = iarg(ints[i]);
-    return launch_steps(host, call, kernel, d, a, 11, planes * oh * ow);
+    return launch_rows(host, call, kernel, d, a, 11, planes * oh, ow);
 }
 
 static int op_avg_pool2d(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,

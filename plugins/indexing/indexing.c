@@ -144,9 +144,7 @@ static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esi
             lanes *= 2;
         c.block[0] = (unsigned)lanes;
         c.block[1] = 256 / (unsigned)lanes;
-        /* index_select's vector path moves 4 rows a thread (HKI_SELECT_ROWS) */
-        unsigned long long per = c.block[1] * (op->vectors && cols != s->right ? 4 : 1);
-        work = (s->left * s->n + per - 1) / per;
+        work = (s->left * s->n + c.block[1] - 1) / c.block[1];
         /* few long rows: blocks along y share each row's columns, up to
          * about 1024 blocks in all */
         unsigned long long split = (cols + lanes - 1) / lanes, room = cpu ? 1 : 1024 / (work ? work : 1);

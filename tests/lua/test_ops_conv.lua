@@ -275,16 +275,24 @@ for _, dt in ipairs({"f32", "f16"}) do
     local want_i, want_u = poisoned(2 * 5 * 6 * 3 * 3 * 3, dt), poisoned(2 * 3 * 7 * 11, dt)
     C.im2col(want_i, x, {2, 3, 5, 6}, 3, 1, 1, 1)
     C.upsample_nearest2d(want_u, x, {2, 3, 5, 6}, {7, 11})
-    local wi, wu, good = want_i:totable(), want_u:totable(), true
+    local want_m, want_a = poisoned(6 * 3 * 4, dt), poisoned(6 * 2 * 3, dt)
+    C.max_pool2d(want_m, x, {2, 3, 5, 6}, 3, 1)
+    C.avg_pool2d(want_a, x, {2, 3, 5, 6}, 2)
+    local wi, wu, wm, wa, good = want_i:totable(), want_u:totable(), want_m:totable(), want_a:totable(), true
     for _, launch in ipairs({{1, {1, 1}}, {2, {3, 5}}, {3, {64, 4}}, {7, {2, 1}}}) do
-        local yi, yu = poisoned(#wi, dt), poisoned(#wu, dt)
-        K["im2col_" .. dt]{grid = launch[1], block = launch[2]}(x, yi, 2, 3, 5, 6, 3, 3, 5, 6, 1, 1, 1, 1, 1, 1)
-        K["upsample_nearest2d_" .. dt]{grid = launch[1], block = launch[2]}(x, yu, 6, 5, 6, 7, 11, 5 / 7, 6 / 11)
-        local gi, gu = yi:totable(), yu:totable()
-        for i = 1, #wi do good = good and gi[i] == wi[i] end
-        for i = 1, #wu do good = good and gu[i] == wu[i] end
+        local yi, yu, ym, ya = poisoned(#wi, dt), poisoned(#wu, dt), poisoned(#wm, dt), poisoned(#wa, dt)
+        local cfg = {grid = launch[1], block = launch[2]}
+        K["im2col_" .. dt](cfg)(x, yi, 2, 3, 5, 6, 3, 3, 5, 6, 1, 1, 1, 1, 1, 1)
+        K["upsample_nearest2d_" .. dt](cfg)(x, yu, 6, 5, 6, 7, 11, 5 / 7, 6 / 11)
+        K["max_pool2d_" .. dt](cfg)(x, ym, 6, 5, 6, 3, 3, 1, 1, 3, 4)
+        K["avg_pool2d_" .. dt](cfg)(x, ya, 6, 5, 6, 2, 2, 2, 2, 2, 3)
+        for _, pair in ipairs({{yi, wi}, {yu, wu}, {ym, wm}, {ya, wa}}) do
+            local g = pair[1]:totable()
+            for i = 1, #pair[2] do good = good and g[i] == pair[2][i] end
+        end
     end
-    t.ok(good, "im2col and upsample_nearest2d " .. dt .. " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
+    t.ok(good, "im2col, upsample_nearest2d, max_pool2d and avg_pool2d " .. dt ..
+        " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
 end
 
 -- max_pool2d propagates NaN
