@@ -289,6 +289,63 @@ __device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
     }
 }
 
+// im2col through shared memory (GPUs): a block takes a tile of up to
+// HKC_I2C_TILE consecutive output pixels of one output row, loads the r
+// input rows of every channel that tile reads (coalesced, zeros where the
+// padding is), then writes the tile's part of col, which is contiguous,
+// with 16-byte stores. Dynamic shared memory: c x r x span elements, span
+// = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
+// and any block shape.
+#define HKC_I2C_TILE 32
+template <typename T>
+__device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
+{
+    extern __shared__ __align__(16) unsigned char hkc_i2c_dyn[];
+    T *sm = (T *)hkc_i2c_dyn;
+    const int tiles_row = (g.ow + HKC_I2C_TILE - 1) / HKC_I2C_TILE;
+    const int span = (HKC_I2C_TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    const long long tiles = (long long)g.n * g.oh * tiles_row;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        long long row = tile / tiles_row; // img * oh + oy
+        int ox0 = (int)(tile - row * tiles_row) * HKC_I2C_TILE;
+        int npix = g.ow - ox0 < HKC_I2C_TILE ? g.ow - ox0 : HKC_I2C_TILE;
+        long long img = row / g.oh;
+        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw;
+        const T *xi = x + img * g.c * g.h * g.wd;
+        __syncthreads(); // the previous tile's reads are done
+        for (unsigned e = tid; e < (unsigned)(g.c * g.r * span); e += nt) {
+            unsigned cr = e / span;
+            int iw = iw0 + (int)(e - cr * span), ci = (int)(cr / g.r), rr = (int)(cr - ci * g.r);
+            int ih = oy * g.sh - g.ph + rr * g.dh;
+            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)ci * g.h + ih) * g.wd + iw]
+                                                              : hkc_zero<T>();
+        }
+        __syncthreads();
+        T *out = col + (row * g.ow + ox0) * cols;
+        const unsigned total = (unsigned)npix * cols;
+        for (unsigned e = tid * 4; e < total; e += nt * 4) {
+            unsigned pp = e / cols, j = e - pp * cols;
+            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
+                if (++ss == (unsigned)g.s) {
+                    ss = 0;
+                    if (++rr == (unsigned)g.r) {
+                        rr = 0;
+                        if (++ci == (unsigned)g.c)
+                            ci = 0, pp++;
+                    }
+                }
+            }
+            hkc_put4(out + e, v, total - e);
+        }
+    }
+}
+
 template <typename T, typename A>
 __device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int lout, int stride)
 {
@@ -397,6 +454,11 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
         hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+    }                                                                                                         \
+    extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
+                                                int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
+    {                                                                                                         \
+        hkc_im2col_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
     }                                                                                                         \
     extern "C" __global__ void col2im1d_##t(const T *x, T *y, int n, int lin, int c, int k, int lout,         \
                                             int stride)                                                       \

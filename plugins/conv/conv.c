@@ -18,8 +18,8 @@ extern const hk_plugin_image hk_conv_images[]; /* built by hkc-aot */
 HK_PLUGIN_DEFINE(conv);
 HK_PLUGIN_EXPORT int hk_plugin_conv_init(const hk_plugin_api *api);
 
-static const struct { const char *name, *c; } dtypes[] = {
-    {"f32", "float"}, {"f64", "double"}, {"f16", "__half"}, {"bf16", "__hip_bfloat16"}};
+static const struct { const char *name, *c; int size; } dtypes[] = {
+    {"f32", "float", 4}, {"f64", "double", 8}, {"f16", "__half", 2}, {"bf16", "__hip_bfloat16", 2}};
 #define NDTYPES 4
 
 #define THREADS 256
@@ -352,6 +352,18 @@ static int im2col_op(const hk_plugin_host *host, const hk_plugin_call *call, con
     long long ints[14] = {g.n, g.c, g.h, g.wd, g.r, g.s, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
     for (int i = 0; i < 14; i++)
         a[2 + i] = iarg(ints[i]);
+    /* GPUs: tiles of 32 pixels through shared memory when the rows they
+     * read fit in 48 KiB (im2col_tiled); the CPU and larger cases: rows */
+    long long span = 31 * g.sw + (g.s - 1) * g.dw + 1, smem = g.c * g.r * span * dtypes[d].size;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    if (!cpu && smem <= 48 * 1024) {
+        long long tiles = g.n * g.oh * ((g.ow + 31) / 32);
+        hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
+                                (unsigned)smem};
+        char kernel[64];
+        snprintf(kernel, sizeof kernel, "im2col_tiled_%s", dtypes[d].name);
+        return host->launch_config(call, kernel, &cfg, a, 16);
+    }
     return launch_rows(host, call, "im2col", d, a, 16, g.n * g.oh * g.ow, g.c * g.r * g.s);
 }
 
@@ -496,15 +508,20 @@ static int add_kernels(const hk_plugin_api *api)
          "transposed convolution, NCHW, w c (k/groups) r s, grid stride"},
         {"im2col", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, "
                    "int ph, int pw, int dh, int dw",
-         "patches of x as col n oh ow c r s, grid stride"},
+         "patches of x as col n oh ow c r s; rows: lanes along a row, 4 elements a lane, 256 / lanes rows a block "
+         "(any grid)"},
+        {"im2col_tiled", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, "
+                         "int sw, int ph, int pw, int dh, int dw",
+         "im2col through shared memory: a block per tile of 32 pixels of an output row (grid stride), shared = "
+         "c r ((32 - 1) sw + (s - 1) dw + 1) elements"},
         {"col2im1d", "const T *x, T *y, int n, int lin, int c, int k, int lout, int stride",
          "x n lin c k summed into y n c lout, grid stride"},
         {"avg_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "
-                       "int ow", "average pool, no padding, grid stride"},
+                       "int ow", "average pool, no padding; rows (as im2col)"},
         {"max_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "
-                       "int ow", "max pool (NaN propagates), no padding, grid stride"},
+                       "int ow", "max pool (NaN propagates), no padding; rows (as im2col)"},
         {"upsample_nearest2d", "const T *x, T *y, long long planes, int h, int wd, int oh, int ow, double sch, "
-                               "double scw", "nearest upsampling, source min(floor(i scale), size - 1), grid stride"},
+                               "double scw", "nearest upsampling, source min(floor(i scale), size - 1); rows (as im2col)"},
         {"copy2d", "const T *src, T *dst, int d1, int d2, long long ss, long long ds",
          "dst[i ds + j] = src[i ss + j], grid stride"},
     };

@@ -295,6 +295,27 @@ for _, dt in ipairs({"f32", "f16"}) do
         " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
 end
 
+-- im2col_tiled (the GPU's im2col, through shared memory) against the op
+-- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
+-- split in two, stride 2 and dilation 2 along w, odd blocks and grids
+for _, dt in ipairs({"f32", "f16"}) do
+    local x = rand(1 * 2 * 4 * 70, dt)
+    local oh, ow = (4 + 2 - 2) // 1 + 1, (70 + 2 - 5) // 2 + 1
+    local want = poisoned(oh * ow * 2 * 2 * 3, dt)
+    C.im2col(want, x, {1, 2, 4, 70}, {2, 3}, {1, 2}, {1, 1}, {1, 2})
+    local size = dt == "f32" and 4 or 2
+    local shared = 2 * 2 * ((32 - 1) * 2 + (3 - 1) * 2 + 1) * size
+    local w, good = want:totable(), true
+    for _, launch in ipairs({{1, {256, 1}}, {3, {3, 5}}, {{2, 1, 1}, {32, 4}}, {50, {2, 1}}}) do
+        local y = poisoned(#w, dt)
+        C.kernels["im2col_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = shared}(x, y, 1, 2, 4, 70,
+            2, 3, oh, ow, 1, 2, 1, 1, 1, 2)
+        local g = y:totable()
+        for i = 1, #w do good = good and g[i] == w[i] end
+    end
+    t.ok(good, "im2col_tiled " .. dt .. " equals im2col: 2 tiles a row, stride and dilation 2, odd launches")
+end
+
 -- max_pool2d propagates NaN
 do
     local x, y = hk.from({1, nan, 3, 4, 5, 6, 7, 8}, "f32"), poisoned(2, "f32")
