@@ -316,23 +316,21 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 // ------------------------------------------------- staged matvec (fast path)
 
 // The fast path of both matvecs when a row's bytes are a whole number of
-// 16-byte pieces and w starts 16-byte aligned (every row of a 4096-column
-// matrix in every format; buffers and GGUF tensors are aligned): a block
-// of 256 threads takes blockDim / warpSize rows and walks their columns
-// HKQ_CHUNK at a time. All its threads copy the rows' segments of the chunk
-// (each a whole number of blocks, a multiple of 16 bytes) and the chunk of
-// x into shared memory with coalesced 16-byte loads, so every load moves
-// 512 bytes a warp; the next chunk's loads are issued before this chunk's
-// arithmetic, so they are in flight while it runs. Then each warp takes its
-// row: lane l the 32-element groups l, l + warpSize, ... of the chunk, read
-// from shared memory (x padded so group g sits at word 36 g: the 16-byte
-// reads of 8 lanes fall in 8 different bank quads), and a shuffle tree.
-// The per-lane decoders below build floats without int-to-float
-// conversions (slow on NVIDIA): 2^23 + q is the float with q in its low
-// mantissa bits, one subtraction gives q exactly.
-#define HKQ_CHUNK 2048
-#define HKQ_ROWS 8      // rows a block stages at most (256 threads, warps of 32)
-#define HKQ_THREADS 256 // the ROW_WARP block the plugin launches
+// 16-byte pieces, w and x start 16-byte aligned and x has at most 4096
+// columns (every format at 4096 columns; buffers and GGUF tensors are
+// aligned). The block copies x into shared memory once; then every warp
+// streams its rows through a shared segment of its own, a chunk of 2048
+// columns at a time, with coalesced 16-byte loads (each warp load moves
+// 512 bytes) that are in flight while the warp sums the previous chunk
+// from shared memory. Warps never wait for each other after x, so while
+// one waits for memory the others compute. x is padded so group g sits at
+// word 36 g: the 16-byte reads of 8 lanes fall in 8 different bank quads.
+// The decoders below build floats without int-to-float conversions (slow
+// on NVIDIA): 2^23 + q is the float with q in its low mantissa bits, one
+// subtraction gives q exactly.
+#define HKQ_CHUNK 2048 // columns of a row a warp stages at once
+#define HKQ_ROWS 8     // warps of a block at most (256 threads, warps of 32)
+#define HKQ_XMAX 4096  // columns of x a block stages: more take the unstaged path
 #define HKQ_MAGIC 8388608.0f
 
 // 2^23 + byte k of w, as a float: PRMT on NVIDIA, shift and or elsewhere
@@ -344,8 +342,25 @@ __device__ inline float hkq_mag(hkq_u32 w, int k)
     return __uint_as_float(0x4B000000u | ((w >> (8 * k)) & 0xffu));
 #endif
 }
-// 4 bytes of a block at a 2-byte aligned address, little-endian
-__device__ inline hkq_u32 hkq_w32(const hkq_u8 *p) { return hkq_ld32(p); }
+// N little-endian 32-bit words from a 2-byte aligned address in shared
+// memory: N + 1 aligned loads and a funnel shift each (the 16-bit loads
+// they replace cost an instruction per 2 bytes in the shared-memory pipe).
+template <int N> struct hkq_words {
+    hkq_u32 w[N];
+    __device__ explicit hkq_words(const hkq_u8 *p)
+    {
+        const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)p & ~3ull);
+        const unsigned sh = 8u * (unsigned)((unsigned long long)p & 2);
+        hkq_u32 lo = a[0];
+        for (int k = 0; k < N; k++) {
+            hkq_u32 hi = a[k + 1];
+            w[k] = (hkq_u32)((((unsigned long long)hi << 32) | lo) >> sh);
+            lo = hi;
+        }
+    }
+};
+// f16 bits to float by the hardware conversion (exact, like hkq_f16)
+__device__ inline float hkq_h2f(const hkq_u8 *p) { return __half2float(__ushort_as_half(hkq_ld16(p))); }
 __device__ inline float hkq_sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
 // 4 int8 dot products added to c: dp4a on NVIDIA (sm_61+), sdot4 on the
@@ -390,36 +405,38 @@ template <int F> struct hkq_dotf {
         return Q::OFFSET ? r + (o[0] * xsum[0] + o[1] * xsum[1]) : r;
     }
 };
-// the 4 values 2^23 + byte k of w minus bias, times 4 x values
-__device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x)
+// s plus the 4 values (2^23 + byte k of w) - bias times 4 x values: a
+// PRMT, an FADD and an FFMA a value
+__device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
 {
-    return ((hkq_mag(w, 0) - bias) * x.x + (hkq_mag(w, 1) - bias) * x.y) +
-           ((hkq_mag(w, 2) - bias) * x.z + (hkq_mag(w, 3) - bias) * x.w);
+    s += (hkq_mag(w, 0) - bias) * x.x;
+    s += (hkq_mag(w, 1) - bias) * x.y;
+    s += (hkq_mag(w, 2) - bias) * x.z;
+    return s + (hkq_mag(w, 3) - bias) * x.w;
 }
 template <> struct hkq_dotf<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
         float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<4> q(b + 2);
         for (int k = 0; k < 4; k++) {
-            hkq_u32 w = hkq_w32(b + 2 + 4 * k);
-            s0 += hkq_dot4(w & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k));
-            s1 += hkq_dot4((w >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k));
+            s0 = hkq_dot4(q.w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((q.w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
         }
-        return hkq_f16(hkq_ld16(b)) * (s0 + s1);
+        return hkq_h2f(b) * (s0 + s1);
     }
 };
 template <> struct hkq_dotf<HKQ_Q8_0> {
     static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
         float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<8> q(b + 2);
         for (int k = 0; k < 8; k += 2) {
             // signed bytes + 128 are unsigned ones
-            s0 += hkq_dot4(hkq_w32(b + 2 + 4 * k) ^ 0x80808080u, HKQ_MAGIC + 128.0f,
-                           *(const float4 *)(xs + 4 * k));
-            s1 += hkq_dot4(hkq_w32(b + 6 + 4 * k) ^ 0x80808080u, HKQ_MAGIC + 128.0f,
-                           *(const float4 *)(xs + 4 * k + 4));
+            s0 = hkq_dot4(q.w[k] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4(q.w[k + 1] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k + 4), s1);
         }
-        return hkq_f16(hkq_ld16(b)) * (s0 + s1);
+        return hkq_h2f(b) * (s0 + s1);
     }
 };
 // q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
@@ -433,11 +450,10 @@ template <> struct hkq_dotf<HKQ_Q4_K> {
         const int shift = 4 * (g & 1);
         float s0 = 0.0f, s1 = 0.0f;
         for (int k = 0; k < 8; k += 2) {
-            s0 += hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k));
-            s1 += hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4));
+            s0 = hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4), s1);
         }
-        return hkq_f16(hkq_ld16(b)) * (float)sc * (s0 + s1) -
-               hkq_f16(hkq_ld16(b + 2)) * (float)m * (xsum[0] + xsum[1]);
+        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
     }
 };
 template <> struct hkq_dotf<HKQ_Q6_K> {
@@ -446,20 +462,19 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
         const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
         const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
         const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
         float s[2];
         for (int h = 0; h < 2; h++) {
             float s0 = 0.0f, s1 = 0.0f;
-            for (int j = 0; j < 4; j += 2) {
-                int o = 16 * h + 4 * j;
-                hkq_u32 w0 = ((hkq_w32(ql + o) >> nib) & 0x0F0F0F0Fu) | (((hkq_w32(qh + o) >> hs) & 0x03030303u) << 4);
-                hkq_u32 w1 = ((hkq_w32(ql + o + 4) >> nib) & 0x0F0F0F0Fu) |
-                             (((hkq_w32(qh + o + 4) >> hs) & 0x03030303u) << 4);
-                s0 += hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + o));
-                s1 += hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + o + 4));
+            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
+                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
+                s0 = hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j), s0);
+                s1 = hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j + 4), s1);
             }
             s[h] = s0 + s1;
         }
-        return hkq_f16(hkq_ld16(b + 208)) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
+        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
     }
 };
 
@@ -467,7 +482,8 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
 // memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
 // Generic: the decoded integers one by one; q4_0, q8_0, q4_K, q6_K: dp4a
 // on the packed bytes.
-__device__ inline hkq_u32 hkq_x8w(const hkq_u8 *xb, int k) { return hkq_w32(xb + 4 + 4 * k); }
+// word k of a q8_1 block's values: 36-byte blocks keep them 4-byte aligned
+__device__ inline hkq_u32 hkq_x8w(const hkq_u8 *xb, int k) { return *(const hkq_u32 *)(xb + 4 + 4 * k); }
 template <int F> struct hkq_dot8 {
     static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
     {
@@ -503,23 +519,24 @@ template <> struct hkq_dot8<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
     {
         int dot = 0;
+        hkq_words<4> q(b + 2);
         for (int k = 0; k < 4; k++) {
-            hkq_u32 w = hkq_w32(b + 2 + 4 * k);
-            dot = hkq_dp4a(w & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
-            dot = hkq_dp4a((w >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
+            dot = hkq_dp4a(q.w[k] & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
+            dot = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
         }
         // the nibbles are q + 8: sum (q + 8) x = sum q x + 8 sum x
         dot -= 8 * (hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1));
-        return hkq_f16(hkq_ld16(xb)) * (hkq_f16(hkq_ld16(b)) * (float)dot);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
 template <> struct hkq_dot8<HKQ_Q8_0> {
     static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
     {
         int dot = 0;
+        hkq_words<8> q(b + 2);
         for (int k = 0; k < 8; k++)
-            dot = hkq_dp4a(hkq_w32(b + 2 + 4 * k), hkq_x8w(xb, k), dot);
-        return hkq_f16(hkq_ld16(xb)) * (hkq_f16(hkq_ld16(b)) * (float)dot);
+            dot = hkq_dp4a(q.w[k], hkq_x8w(xb, k), dot);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
 template <> struct hkq_dot8<HKQ_Q4_K> {
@@ -533,8 +550,7 @@ template <> struct hkq_dot8<HKQ_Q4_K> {
         for (int k = 0; k < 8; k++)
             dot = hkq_dp4a((qs[k] >> shift) & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
         int sum = hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1);
-        return hkq_f16(hkq_ld16(xb)) * (hkq_f16(hkq_ld16(b)) * (float)sc * (float)dot -
-                                        hkq_f16(hkq_ld16(b + 2)) * (float)m * (float)sum);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)sc * (float)dot - hkq_h2f(b + 2) * (float)m * (float)sum);
     }
 };
 template <> struct hkq_dot8<HKQ_Q6_K> {
@@ -543,174 +559,140 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
         const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
         const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
         const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
         float acc = 0.0f;
         for (int h = 0; h < 2; h++) {
             int dot = 0;
             for (int j = 4 * h; j < 4 * h + 4; j++) {
-                hkq_u32 w = ((hkq_w32(ql + 4 * j) >> nib) & 0x0F0F0F0Fu) |
-                            (((hkq_w32(qh + 4 * j) >> hs) & 0x03030303u) << 4);
+                hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
                 dot = hkq_dp4a(w, hkq_x8w(xb, j), dot);
             }
             // the 6-bit values are q + 32
             acc += (float)sc[h] * (float)(dot - 32 * hkq_x8sum(xb, h));
         }
-        return hkq_f16(hkq_ld16(xb)) * (hkq_f16(hkq_ld16(b + 208)) * acc);
+        return hkq_h2f(xb) * (hkq_h2f(b + 208) * acc);
     }
 };
 
-// X8: x is q8_1 (36-byte blocks of 32) rather than f32. The registers
-// that carry a step's 16-byte pieces from global to shared memory.
+// X8: x is q8_1 (36-byte blocks of 32) rather than f32.
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        SEG = HKQ_CHUNK / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        // 4096-column steps measured slower than 2048 on the H100 (fewer
+        // resident warps), so one size
+        CHUNK = HKQ_CHUNK,
+        SEG = CHUNK / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
         SEG16 = SEG / 16,
-        WLOADS = (HKQ_ROWS * SEG16 + HKQ_THREADS - 1) / HKQ_THREADS,
-        XBYTES = X8 ? HKQ_CHUNK / 32 * 36 : HKQ_CHUNK * 4,
-        XLOADS = (XBYTES / 16 + HKQ_THREADS - 1) / HKQ_THREADS,
+        WLOADS = (SEG16 + 31) / 32, // a lane's 16-byte pieces of a segment (warps of 32 or more)
     };
     static_assert(SEG % 16 == 0, "a chunk of a row is whole 16-byte pieces");
-    uint4 wr[WLOADS], xr[XLOADS];
+    uint4 wr[WLOADS];
 
-    static __device__ int xpieces(int c0, int cols)
+    static __device__ int pieces(int c0, int cols) { return min((int)CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16; }
+    // the chunk at column c0 of row `row` into this lane's registers
+    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane)
     {
-        return (X8 ? min(HKQ_CHUNK, cols - c0) / 32 * 36 : min(HKQ_CHUNK, cols - c0) * 4) / 16;
+        const uint4 *p = (const uint4 *)(w + row * rb + (long long)c0 / Q::BLOCK * Q::BYTES);
+        for (int u = 0; u < WLOADS; u++)
+            if (lane + u * warpSize < pieces(c0, cols))
+                wr[u] = p[lane + u * warpSize];
     }
-    // rows row0 ... row0 + nrows - 1 of the chunk at column c0
-    __device__ void load_w(const hkq_u8 *w, long long rb, long long row0, int nrows, int c0, int cols)
+    __device__ void store(uint4 *ws, int c0, int cols, int lane) const
     {
-        const int seg16 = min(HKQ_CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16;
-        const hkq_u8 *p = w + row0 * rb + (long long)c0 / Q::BLOCK * Q::BYTES;
-        for (int u = 0; u < WLOADS; u++) {
-            int i = threadIdx.x + u * HKQ_THREADS, r = i / SEG16, k = i % SEG16;
-            if (r < nrows && k < seg16)
-                wr[u] = *(const uint4 *)(p + r * rb + 16 * k);
-        }
-    }
-    __device__ void load_x(const hkq_u8 *x, int c0, int cols)
-    {
-        const uint4 *xp = (const uint4 *)(x + (X8 ? (long long)c0 / 32 * 36 : 4LL * c0));
-        for (int u = 0; u < XLOADS; u++) {
-            int i = threadIdx.x + u * HKQ_THREADS;
-            if (i < xpieces(c0, cols))
-                xr[u] = xp[i];
-        }
-    }
-    __device__ void store_w(hkq_u8 *ws, int nrows, int c0, int cols) const
-    {
-        const int seg16 = min(HKQ_CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16;
-        for (int u = 0; u < WLOADS; u++) {
-            int i = threadIdx.x + u * HKQ_THREADS, r = i / SEG16, k = i % SEG16;
-            if (r < nrows && k < seg16)
-                *(uint4 *)(ws + r * SEG + 16 * k) = wr[u];
-        }
-    }
-    // f32 x padded: group g at word 36 g
-    __device__ void store_x(hkq_u8 *xs, int c0, int cols) const
-    {
-        for (int u = 0; u < XLOADS; u++) {
-            int i = threadIdx.x + u * HKQ_THREADS;
-            if (i < xpieces(c0, cols))
-                *(uint4 *)(xs + (X8 ? 16 * i : 16 * i + 16 * (i / 8))) = xr[u];
-        }
+        for (int u = 0; u < WLOADS; u++)
+            if (lane + u * warpSize < pieces(c0, cols))
+                ws[lane + u * warpSize] = wr[u];
     }
 };
 
-// xsum[2 g + h]: the sum of x's 16 values of half h of group g, from the
-// padded f32 x in shared memory: a lane per half.
-__device__ inline void hkq_xsums(const float *xs, float *xsum, int groups)
+// x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
+// sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
+// the sum of its half h.
+template <int F, int X8> __device__ void hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
 {
-    for (int i = threadIdx.x; i < 2 * groups; i += blockDim.x) {
-        const float *p = xs + 36 * (i / 2) + 16 * (i % 2);
-        xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
-                  (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+    const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+    for (int i = threadIdx.x; i < n16; i += blockDim.x)
+        xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
+    __syncthreads();
+    if (!X8 && hkq_fmt<F>::OFFSET) {
+        for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
+            const float *p = (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
+            xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
+                      (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+        }
+        __syncthreads();
     }
 }
 
 // Whether the staged path applies: whole 16-byte pieces per row, aligned
-// w and x, the 256-thread block the plugin launches.
+// w and x, x small enough to stage whole, warps of 32 or more.
 template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, const void *x, int cols)
 {
     typedef hkq_fmt<F> Q;
     long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
-    return blockDim.x == HKQ_THREADS && blockDim.x / warpSize <= HKQ_ROWS && rb % 16 == 0 &&
+    return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XMAX && rb % 16 == 0 &&
            (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
 
-// A block takes row groups (blockDim / warpSize rows) blockIdx.x,
-// blockIdx.x + gridDim.x, ...: the op launches few enough blocks that each
-// takes several, the ROW_WARP rule one each. It walks them HKQ_BATCH at a
-// time, chunk by chunk: x's chunk staged once for the batch's row groups,
-// each row group's part of the chunk one step. A step's weights go to one
-// of two buffers while the loads of the next step are in flight, so one
-// barrier a step suffices; each row's sum over the chunks so far waits in
-// shared memory (lane 0 of its warp, in chunk order: deterministic).
-#define HKQ_BATCH 8
+// The block stages x once; then each warp works alone (no block barrier):
+// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
+// columns a step. A step: the warp's lanes copy the row's chunk (loaded
+// into registers during the previous step) into the warp's own shared
+// segment, issue the loads of the next step, then sum this one from shared
+// memory, lane l taking groups l, l + warpSize, ...
 template <int F, int X8>
 __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
 {
     typedef hkq_stage<F, X8> S;
-    __shared__ uint4 wsm[2][HKQ_ROWS * S::SEG16];
-    __shared__ uint4 xsm[X8 ? S::XBYTES / 16 : HKQ_CHUNK / 32 * 9];
-    __shared__ float xsum[HKQ_CHUNK / 16];
-    __shared__ float part[HKQ_BATCH][HKQ_ROWS];
+    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
+    __shared__ uint4 xsm[S::XWORDS / 4];
+    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
     const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
-    const long long ngroups = (rows + nw - 1) / nw, rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    const int nchunks = (cols + HKQ_CHUNK - 1) / HKQ_CHUNK;
-    const hkq_u8 *wb = (const hkq_u8 *)w, *xb = (const hkq_u8 *)x;
+    const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
+    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
+    long long row = (long long)blockIdx.x * nw + warp;
     S st;
-    for (long long b0 = blockIdx.x; b0 < ngroups; b0 += (long long)gridDim.x * HKQ_BATCH) {
-        const int nb = (int)min((long long)HKQ_BATCH, (ngroups - b0 + gridDim.x - 1) / gridDim.x);
-        const int steps = nchunks * nb;
-        // step s: chunk s / nb of row group b0 + (s % nb) gridDim.x
-        st.load_x(xb, 0, cols);
-        st.load_w(wb, rb, b0 * nw, (int)min((long long)nw, rows - b0 * nw), 0, cols);
-        for (int s = 0; s < steps; s++) {
-            const int i = s % nb, c0 = s / nb * HKQ_CHUNK;
-            const long long row0 = (b0 + (long long)i * gridDim.x) * nw;
-            const int nrows = (int)min((long long)nw, rows - row0);
-            hkq_u8 *ws = (hkq_u8 *)wsm[s & 1];
-            if (i == 0) {
-                __syncthreads(); // every warp is done with the last chunk's x
-                st.store_x((hkq_u8 *)xsm, c0, cols);
-            }
-            st.store_w(ws, nrows, c0, cols);
-            __syncthreads();
-            const int groups = min(HKQ_CHUNK, cols - c0) / 32;
-            if (!X8 && hkq_fmt<F>::OFFSET && i == 0) {
-                hkq_xsums((const float *)xsm, xsum, groups);
-                __syncthreads();
-            }
-            if (s + 1 < steps) { // in flight while this step is summed
-                const int i1 = (s + 1) % nb, c1 = (s + 1) / nb * HKQ_CHUNK;
-                const long long r1 = (b0 + (long long)i1 * gridDim.x) * nw;
-                if (i1 == 0)
-                    st.load_x(xb, c1, cols);
-                st.load_w(wb, rb, r1, (int)min((long long)nw, rows - r1), c1, cols);
-            }
-            if (warp < nrows) {
-                const hkq_u8 *r = ws + warp * S::SEG;
-                float acc = 0.0f;
-                for (int g = lane; g < groups; g += warpSize) {
-                    const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
-                    int gi = g % (hkq_fmt<F>::BLOCK / 32);
-                    if (X8)
-                        acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * g);
-                    else
-                        acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * g, xsum + 2 * g);
-                }
-                for (int off = warpSize / 2; off > 0; off /= 2)
-                    acc += __shfl_xor(acc, off);
-                if (lane == 0)
-                    part[i][warp] = c0 ? part[i][warp] + acc : acc;
-            }
+    if (row < rows) // the first rows' loads in flight while x is staged
+        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
+    hkq_stage_x<F, X8>(x, cols, xsm, xsum);
+    if (row >= rows) // the whole warp: no block barrier follows
+        return;
+    float acc = 0.0f;
+    for (int c = 0;;) {
+        const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
+        __syncwarp(); // every lane is done reading the last segment
+        st.store(wsm[warp], c0, cols, lane);
+        __syncwarp();
+        long long nrow = row;
+        int nc = c + 1;
+        if (nc == nchunks) {
+            nc = 0;
+            nrow += (long long)gridDim.x * nw;
         }
-        for (int i = 0; i < nb; i++) {
-            const long long row = (b0 + (long long)i * gridDim.x) * nw + warp;
-            if (row < rows && lane == 0)
-                y[row] = part[i][warp];
+        if (nrow < rows) // in flight while this step is summed
+            st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
+        const hkq_u8 *r = (const hkq_u8 *)wsm[warp];
+        for (int g = lane; g < groups; g += warpSize) {
+            const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
+            const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
+            if (X8)
+                acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
+            else
+                acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
         }
+        if (nc == 0) {
+            for (int off = warpSize / 2; off > 0; off /= 2)
+                acc += __shfl_xor(acc, off);
+            if (lane == 0)
+                y[row] = acc;
+            acc = 0.0f;
+        }
+        if (nrow >= rows)
+            break;
+        row = nrow;
+        c = nc;
     }
 }
 

@@ -75,9 +75,9 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch(call, kernel, a, 3);
 }
 
-/* Blocks a matvec launches at most before each takes several row groups:
- * about 4 resident blocks on each of an H100's 132 SMs. */
-#define MATVEC_BLOCKS 512
+/* Blocks a matvec launches at most before each takes several row groups
+ * (about 8 for each of an H100's 132 SMs): fewer stagings of x. */
+#define MATVEC_BLOCKS 1024
 
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
@@ -109,9 +109,9 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     if (!HK_PLUGIN_HOST_HAS(host, launch_config) || !HK_PLUGIN_HOST_HAS(host, warp_size))
         return host->launch(call, kernel, a, 5);
     /* The kernels walk row groups (a row per warp of a 256-thread block)
-     * grid-stride. Fewer blocks than groups, each taking up to 8 (of
-     * equal count), keep every block resident at once on a large GPU and
-     * let a block load its next group's rows while it sums this one's. */
+     * grid-stride: fewer blocks than groups, each taking up to 8 (of
+     * equal count), stage x fewer times and let a warp load its next row
+     * while it sums this one. */
     unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
     size_t groups = (rows + per - 1) / per, each = (groups + MATVEC_BLOCKS - 1) / MATVEC_BLOCKS;

@@ -284,11 +284,28 @@ for _, fmt in ipairs(order) do
     t.ok(worst < 2e-6, ("%s: matvec with q8_1 x (integer dots) within %.1e"):format(fmt, worst))
 end
 
+-- The worst error of matvec's y (rows values) against the double product
+-- of the reference matrix and x's values xv, relative to sum |w x|.
+local function matvec_err(ref, xv, rows, cols, got)
+    local worst = 0
+    for r = 0, rows - 1 do
+        local sum, mag = 0, 0
+        for c = 1, cols do
+            local p = ref[r * cols + c] * xv[c]
+            sum, mag = sum + p, mag + math.abs(p)
+        end
+        local err = math.abs(got[r + 1] - sum) / (mag + 1e-30)
+        if not (err <= worst) then worst = err ~= err and math.huge or err end
+    end
+    return worst
+end
+
 -- matvec's staged path (rows a whole number of 16-byte pieces, w and x
--- aligned): 13 rows (the last block of 8 part empty), 2304 columns (a chunk
+-- aligned): 13 rows (the last block of 8 part empty), 2304 columns (a step
 -- of 2048 and a partial one) where a row is then whole 16-byte pieces, 4096
--- (two chunks) where not; x f32 and q8_1. The values q8_1 x stands for
--- are the reference's q8_1 dequantization.
+-- (two steps) where not; x f32 and q8_1. The values q8_1 x stands for are
+-- the reference's q8_1 dequantization.
+local function q8_1_values(xq) return reference("q8_1", string.char(table.unpack(xq:view("u8"):totable()))) end
 for _, fmt in ipairs(order) do
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local rows = 13
@@ -299,28 +316,18 @@ for _, fmt in ipairs(order) do
     local x = hk.alloc(cols, "f32", mode):rand{seed = 9, lo = -1, hi = 1}
     local xq = hk.alloc(cols, "q8_1", mode)
     Q.quantize(xq, x)
-    for _, form in ipairs{{"f32", x, x:totable()},
-                          {"q8_1", xq, reference("q8_1", string.char(table.unpack(xq:view("u8"):totable())))}} do
+    for _, form in ipairs{{"f32", x, x:totable()}, {"q8_1", xq, q8_1_values(xq)}} do
         local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
         Q.matvec(y, w, form[2])
-        local got, xv, worst = y:totable(), form[3], 0
-        for r = 0, rows - 1 do
-            local sum, mag = 0, 0
-            for c = 1, cols do
-                local p = ref[r * cols + c] * xv[c]
-                sum, mag = sum + p, mag + math.abs(p)
-            end
-            local err = math.abs(got[r + 1] - sum) / (mag + 1e-30)
-            if not (err <= worst) then worst = err ~= err and math.huge or err end
-        end
+        local worst = matvec_err(ref, form[3], rows, cols, y:totable())
         t.ok(worst < 2e-6, ("%s: staged matvec %dx%d, %s x, within %.1e of the double product"):format(
             fmt, rows, cols, form[1], worst))
     end
 end
 
--- a block walks several row groups (8 rows of 32-lane warps, 4 of 64)
--- in batches of 8, chunk by chunk: 41 rows launched directly on grids of
--- 1 block (two batches), 2 and 3 blocks, f32 and q8_1 x
+-- the kernels walk rows grid-stride (each warp its rows, one after the
+-- other): 41 rows launched directly on grids of 1, 2 and 3 blocks, x f32
+-- (aligned: staged; not: the general path) and q8_1
 for _, fmt in ipairs{"q4_0", "q4_K"} do
     local rows, cols = 41, 2304
     local s = random_blocks(fmt, rows * cols // formats[fmt][1])
@@ -329,27 +336,13 @@ for _, fmt in ipairs{"q4_0", "q4_K"} do
     local x = hk.alloc(cols, "f32", mode):rand{seed = 17, lo = -1, hi = 1}
     local xq = hk.alloc(cols, "q8_1", mode)
     Q.quantize(xq, x)
-    local xu = hk.alloc(cols + 1, "f32", mode):view("f32", 4, cols):copy(x) -- unaligned: the unstaged path
-    local forms = {{"", x, x:totable()}, {"", xu, x:totable(), " (x unaligned)"},
-                   {"_q8_1", xq, reference("q8_1", string.char(table.unpack(xq:view("u8"):totable())))}}
+    local xu = hk.alloc(cols + 1, "f32", mode):view("f32", 4, cols):copy(x)
+    local forms = {{"", x, x:totable()}, {"", xu, x:totable(), " (x unaligned)"}, {"_q8_1", xq, q8_1_values(xq)}}
     for _, form in ipairs(forms) do
-        local want, mag = {}, {}
-        for r = 0, rows - 1 do
-            local sum, m = 0, 0
-            for c = 1, cols do
-                local p = ref[r * cols + c] * form[3][c]
-                sum, m = sum + p, m + math.abs(p)
-            end
-            want[r + 1], mag[r + 1] = sum, m
-        end
         for _, grid in ipairs{1, 2, 3} do
             local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
             Q.kernels["matvec_" .. fmt .. form[1]]:launch({grid}, {256}, w, form[2], y, rows, cols)
-            local got, worst = y:totable(), 0
-            for r = 1, rows do
-                local err = math.abs(got[r] - want[r]) / (mag[r] + 1e-30)
-                if not (err <= worst) then worst = err ~= err and math.huge or err end
-            end
+            local worst = matvec_err(ref, form[3], rows, cols, y:totable())
             t.ok(worst < 2e-6, ("%s: matvec%s%s %dx%d on %d block(s) within %.1e"):format(
                 fmt, form[1], form[4] or "", rows, cols, grid, worst))
         end
