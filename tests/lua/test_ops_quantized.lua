@@ -306,7 +306,10 @@ end
 -- (two steps) where not; x f32 and q8_1. The values q8_1 x stands for are
 -- the reference's q8_1 dequantization.
 local function q8_1_values(xq) return reference("q8_1", string.char(table.unpack(xq:view("u8"):totable()))) end
-for _, fmt in ipairs(order) do
+-- under valgrind (the Lua references are the slow part) the four formats
+-- with their own decoders and one on the shared decode_q
+local valgrind = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true)
+for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or order) do
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local rows = 13
     local cols = (2304 // bs * bytes) % 16 == 0 and 2304 or 4096
@@ -328,7 +331,7 @@ end
 -- the kernels walk rows grid-stride (each warp its rows, one after the
 -- other): 41 rows launched directly on grids of 1, 2 and 3 blocks, x f32
 -- (aligned: staged; not: the general path) and q8_1
-for _, fmt in ipairs{"q4_0", "q4_K"} do
+for _, fmt in ipairs(valgrind and {"q4_0"} or {"q4_0", "q4_K"}) do
     local rows, cols = 41, 2304
     local s = random_blocks(fmt, rows * cols // formats[fmt][1])
     local w = upload(fmt, s)
@@ -353,7 +356,6 @@ end
 -- sides (65 weight rows, 67 activation rows), one or two blocks per row.
 -- The tiling is the same code for every format (each format's decoding is
 -- checked above): under valgrind, one format of each block size.
-local valgrind = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true)
 for _, fmt in ipairs(valgrind and {"q4_1", "q6_K"} or order) do
     local cols, rows, m = formats[fmt][1] == 32 and 64 or 256, 65, 67
     local s = random_blocks(fmt, rows * cols // formats[fmt][1])
