@@ -466,6 +466,66 @@ HK_API int hk_event_synchronize(hk_event *e);
 /* Milliseconds between two recorded events (both must have completed). */
 HK_API int hk_event_elapsed_ms(hk_event *start, hk_event *end, double *ms);
 
+/* ---------------------------------------------------------------- graphs */
+
+/* A graph: kernel launches recorded once and replayed as one unit (a CUDA
+ * graph on the cuda backend, a hipGraph on hip, the recorded list replayed
+ * through the normal launch path on the host backend), for launch-bound
+ * work of many small kernels. */
+typedef struct hk_graph hk_graph;
+
+/* Starts recording on ctx's current device. Until hk_graph_end, hk_launch,
+ * hk_launch_packed, hk_plugin_launch, hk_plugin_call_op and hk_graph_launch
+ * check and pack their arguments as usual and record the launch with its
+ * configuration and packed argument bytes instead of running it: nothing
+ * runs while recording. What cannot be captured fails with HK_ESTATE naming
+ * the call, and the recording is then discarded (hk_graph_end returns that
+ * error): a host read or write of a buffer (hk_buffer_download, _upload,
+ * _copy, _fill, _sync, and hk_buffer_host_ptr, which returns NULL), a plugin
+ * op's scratch memory, a compile or load (hk_module_compile,
+ * hk_module_load_*; a plugin kernel's first use still compiles), a
+ * synchronize, an event, a launch on another device, freeing a buffer or
+ * module a recorded launch uses. HK_ESTATE when ctx is already recording. */
+HK_API int hk_graph_begin(hk_context *ctx);
+/* Ends the recording and makes the graph (possibly of no launches) in *out;
+ * on failure (the first capture error above, or the backend's graph build
+ * failing) nothing is made, *out is NULL, and hk_errmsg says why.
+ * HK_ESTATE when ctx is not recording. */
+HK_API int hk_graph_end(hk_context *ctx, hk_graph **out);
+/* Nonzero while ctx records a graph. */
+HK_API int hk_graph_recording(const hk_context *ctx);
+/* Replays the recorded launches in their order, with the captured
+ * configurations and argument values, on the device they were recorded on.
+ * As hk_launch: on the host backend the launches have finished when it
+ * returns; on a GPU they are queued. HK_ESTATE when a buffer or module the
+ * graph uses was freed (the message names it, the node and its kernel) or
+ * the context was destroyed. While recording, the graph's launches are
+ * recorded into the new graph. */
+HK_API int hk_graph_launch(hk_graph *g);
+/* Frees g (NULL is a no-op). Valid after hk_context_destroy too, which
+ * releases what the backend held for every graph of the context. */
+HK_API void hk_graph_destroy(hk_graph *g);
+
+typedef struct hk_graph_info {
+    int nodes;           /* recorded launches */
+    int device;          /* hk_device_get index it replays on */
+    const char *backend; /* "host", "cuda", "hip" */
+    const char *replay;  /* "CUDA graph", "hipGraph" or "recorded list" */
+    int buffers;         /* distinct buffers its launches pass (not hk_launch_packed's) */
+    int valid;           /* 0 once something it uses was freed */
+    const char *invalid; /* why, or "" */
+} hk_graph_info;
+HK_API int hk_graph_get_info(const hk_graph *g, hk_graph_info *out);
+
+typedef struct hk_graph_node_info {
+    const char *kernel;      /* its name */
+    hk_launch_config config;
+    const void *args;        /* the packed argument bytes as captured */
+    size_t args_size;
+} hk_graph_node_info;
+/* Node i (0-based, in launch order). HK_ERANGE past the end. */
+HK_API int hk_graph_node_get(const hk_graph *g, int i, hk_graph_node_info *out);
+
 /* --------------------------------------- code objects, no device needed */
 
 /* Compile-only work and inspection, for targets whose device need not be

@@ -79,6 +79,15 @@ typedef struct hkc_launch_kernel {
     const hk_kernel_info *info;
 } hkc_launch_kernel;
 
+/* One launch of a graph (graph_create): the kernel, its configuration
+ * and its packed, checked argument bytes. */
+typedef struct hkc_graph_launch {
+    hkc_launch_kernel k;
+    hk_launch_config cfg;
+    const void *kernarg;
+    size_t size;
+} hkc_graph_launch;
+
 /* Errors: set the detail message of the calling thread for ctx (NULL: the
  * context-less one) and return code. */
 extern _Thread_local int hkc_loading_user_code;
@@ -263,6 +272,19 @@ struct hkc_backend_ops {
     /* One entry of a code object as standalone bytes (malloc'd). */
     int (*code_extract)(hkc_backend *be, const void *code, size_t size, const char *entry,
                         void **out, size_t *out_size, hkc_strbuf *err);
+
+    /* graphs (graph.c, hk_graph_*): optional, all three or none. NULL: the
+     * core replays the recorded list through `launch` (the host backend).
+     * graph_create builds a native graph of n launches on device dev, each
+     * after the one before, as `launch` would run them; it copies what it
+     * keeps (the launches' argument bytes are freed after). The kernels'
+     * handles stay valid while the graph is launched: the core refuses to
+     * launch a graph whose module was freed, and destroys native graphs
+     * before the backend. */
+    int (*graph_create)(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n,
+                        void **bgraph);
+    int (*graph_launch)(hkc_backend *be, int dev, void *bgraph);
+    void (*graph_destroy)(hkc_backend *be, void *bgraph);
 };
 
 /* The built-in backend. */

@@ -247,6 +247,9 @@ HK_API int hk_buffer_sync(hk_buffer *b)
         return hk_buffer_sync(b->parent);
     if (b->mode != HK_MEM_MMAP || !b->map.writable || !b->bytes)
         return 0;
+    r = hkc_graph_refuse(b->ctx, "hk_buffer_sync", "a write-back to a file waits for the device");
+    if (r)
+        return r;
     hkc_device *dev = b->dev;
     r = dev->be->ops->synchronize(dev->be, dev->index);
     if (r)
@@ -260,6 +263,7 @@ HK_API int hk_buffer_free(hk_buffer *b)
 {
     if (!b)
         return 0;
+    hkc_graph_forget(b->ctx, b);
     if (b->parent || b->borrowed) { /* a view (or a module variable) owns nothing but itself */
         free(b);
         return 0;
@@ -283,7 +287,14 @@ HK_API size_t hk_buffer_length(const hk_buffer *b) { return b->count; }
 HK_API size_t hk_buffer_bytes(const hk_buffer *b) { return b->bytes; }
 HK_API hk_mem_mode hk_buffer_mode(const hk_buffer *b) { return b->mode; }
 HK_API int hk_buffer_device(const hk_buffer *b) { return b->device; }
-HK_API void *hk_buffer_host_ptr(hk_buffer *b) { return b->hptr; }
+HK_API void *hk_buffer_host_ptr(hk_buffer *b)
+{
+    /* what the host does through the pointer cannot be seen, so it is refused
+     * at the start: the caller's fallback (a download) is refused by name */
+    if (b->ctx->graph_rec && hkc_graph_refuse(b->ctx, "hk_buffer_host_ptr", "a host access to a buffer"))
+        return NULL;
+    return b->hptr;
+}
 
 static int check_range(const hk_buffer *b, size_t offset, size_t bytes, const char *fn)
 {
@@ -305,6 +316,8 @@ static int check_writable(const hk_buffer *b, const char *fn)
 HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
     int r = check_buffer(b, "hk_buffer_upload");
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, "hk_buffer_upload", "a host write to a buffer");
     if (!r && bytes && !src)
         r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_upload: source is NULL");
     if (!r)
@@ -319,6 +332,8 @@ HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t
 HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
     int r = check_buffer(b, "hk_buffer_download");
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, "hk_buffer_download", "a host read of a buffer");
     if (!r && bytes && !dst)
         r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_download: destination is NULL");
     if (!r)
@@ -334,6 +349,8 @@ HK_API int hk_buffer_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, siz
     int r = check_buffer(dst, "hk_buffer_copy");
     if (!r)
         r = check_buffer(src, "hk_buffer_copy");
+    if (!r)
+        r = hkc_graph_refuse(dst->ctx, "hk_buffer_copy", "a copy between buffers");
     if (!r && dst->dev != src->dev)
         r = hkc_fail(dst->ctx, HK_EINVAL, "hk_buffer_copy: buffers are on different devices (%d and %d)",
                      dst->device, src->device);
@@ -351,6 +368,8 @@ HK_API int hk_buffer_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, siz
 HK_API int hk_buffer_fill(hk_buffer *b, const void *value)
 {
     int r = check_buffer(b, "hk_buffer_fill");
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, "hk_buffer_fill", "a fill of a buffer");
     if (!r && !value)
         r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_fill: value is NULL");
     if (!r)

@@ -243,6 +243,7 @@ HK_API void hk_context_destroy(hk_context *ctx)
 {
     if (!ctx)
         return;
+    hkc_graph_context_end(ctx);
     hkc_plugins_unload(ctx);
     hkc_module_table_clear(ctx);
     if (ctx->cache)
@@ -324,6 +325,9 @@ HK_API int hk_device_current(const hk_context *ctx) { return ctx->current; }
 
 HK_API int hk_synchronize(hk_context *ctx)
 {
+    int r = hkc_graph_refuse(ctx, "hk_synchronize", "a wait for the device");
+    if (r)
+        return r;
     hkc_device *d = hkc_current_device(ctx);
     return d->be->ops->synchronize(d->be, d->index);
 }

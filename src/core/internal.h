@@ -31,6 +31,10 @@ struct hk_context {
     hkc_cache *cache;
     hkc_modentry *modules; /* in-memory table of loaded code, by key */
     hkc_plugins *plugins;  /* loaded plugin families (plugin_load.c) */
+    /* graphs (graph.c) */
+    hk_graph *graph_rec; /* being recorded (hk_graph_begin), or NULL */
+    hk_graph *graphs;    /* made and not yet destroyed */
+    int graph_paused;    /* > 0: a plugin kernel compiles on first use while recording */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -120,5 +124,23 @@ int hkc_module_discover(hk_module *m, const char *source, const hk_compile_optio
 void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
+
+/* Graphs (graph.c). While ctx records, launch.c hands each checked, packed
+ * launch to hkc_graph_capture instead of the backend (args: the hk_arg
+ * list it was packed from, for the buffers it uses; NULL for packed
+ * launches). */
+int hkc_graph_capture(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size,
+                      const hk_arg *args, int nargs);
+/* 0 unless ctx records a graph; then the recording is discarded and the
+ * call fails: HK_ESTATE "CALL cannot be captured in a graph (WHY)". The
+ * calls that queue no launch (copies, host access, compiles, syncs) call
+ * it first. */
+int hkc_graph_refuse(hk_context *ctx, const char *call, const char *why);
+/* A buffer or module is being freed: the graphs (and the recording) that
+ * use it, or a buffer it views, can no longer launch. */
+void hkc_graph_forget(hk_context *ctx, const void *obj);
+/* Context teardown: every graph's backend object released, the graphs
+ * left to hk_graph_destroy. */
+void hkc_graph_context_end(hk_context *ctx);
 
 #endif

@@ -75,6 +75,8 @@ HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *ar
         return HK_EARG;
     }
     hkc_strbuf_free(&err);
+    if (ctx->graph_rec)
+        return hkc_graph_capture(k, cfg, kernarg, k->sig.kernarg_size, args, nargs);
     return backend_launch(k, cfg, kernarg, k->sig.kernarg_size);
 }
 
@@ -89,5 +91,7 @@ HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const voi
     if (size != k->sig.kernarg_size || (size && !kernarg))
         return hkc_fail(k->m->ctx, HK_EARG, "kernel %s: packed arguments are %zu bytes, its parameters take %u",
                         k->name, size, k->sig.kernarg_size);
+    if (k->m->ctx->graph_rec) /* its pointers are bytes here: no buffers to remember */
+        return hkc_graph_capture(k, cfg, kernarg, size, NULL, 0);
     return backend_launch(k, cfg, kernarg, size);
 }

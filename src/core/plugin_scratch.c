@@ -65,6 +65,9 @@ int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scr
 {
     hk_dtype t;
     *out = NULL;
+    int rr = hkc_graph_refuse(ctx, "host->scratch", "an op's scratch memory is reused after it returns");
+    if (rr)
+        return rr;
     if (!dtype || hk_dtype_parse(dtype, &t) != 0)
         return hkc_fail(ctx, HK_EARG, "scratch: unknown dtype '%s'", dtype ? dtype : "(null)");
     size_t es = hk_dtype_size(t);

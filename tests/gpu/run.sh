@@ -61,6 +61,8 @@ echo "# backend $backend; build $build; $(date -u)"
 for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs; do
     run "$t" "$build/tests/$t"
 done
+# graphs: a CUDA graph / hipGraph replay against the host's arithmetic
+run test_graph "$build/tests/test_graph"
 # the AMD backend's own device test (launch, memory modes, mmap, events)
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 # the NVIDIA backend's opt-in to dynamic shared memory past 48 KiB
@@ -68,6 +70,7 @@ done
 for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_ops_sort test_ops_quantized test_gguf test_ops_indexing test_vectors test_real_sources test_templates; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
+run "lua test_graph" "$hipkit" --backend "$backend" "$src/tests/lua/test_graph.lua"
 # the plugin launch model (per-row rules, explicit launches) with its test plugins
 run test_plugin_launch "$build/tests/test_plugin_launch"
 run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch" \

@@ -22,6 +22,7 @@ end
 local owners = {
     {"hk.", hk}, {"hk.cache.", hk.cache}, {"hk.plugins.", hk.plugins}, {"b:", methods(b)},
     {"m:", methods(m)}, {"k:", methods(m.k)},
+    {"g:", methods(hk.graph(function() end))},
 }
 -- a function, or a table that is called as one (hk.plugins)
 local function callable(v)

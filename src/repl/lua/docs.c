@@ -75,6 +75,13 @@ const hkl_doc hkl_docs[] = {
     {"Timing", "hk.bench", "hk.bench(f [, {warmup, reps, bytes, flops, label, print}]) -> result",
      "times f between device events: median, min, max, GB/s, TFLOP/s"},
 
+    {"Graphs", "hk.graph", "hk.graph(f) -> graph",
+     "runs f once recording its launches (nothing runs); the graph replays them"},
+    {"Graphs", "g:launch", "g:launch([n])", "replays the recorded launches n times (default 1)"},
+    {"Graphs", "g:info", "g:info() -> {nodes, backend, device, replay, buffers, valid, kernels}",
+     "what the graph holds and how it replays (CUDA graph, hipGraph, recorded list)"},
+    {"Graphs", "g:free", "g:free()", "frees the graph and lets go of the buffers and kernels it kept"},
+
     {"Cache", "hk.cache.dir", "hk.cache.dir() -> string", "the compile cache's folder"},
     {"Cache", "hk.cache.stats", "hk.cache.stats() -> {dir, mode, entries, bytes, max_bytes}",
      "what the compile cache holds"},

@@ -153,6 +153,16 @@ void hkl_plugin_register(lua_State *L);
  * a callable table holding reload. */
 void hkl_plugin_reload_register(lua_State *L);
 
+/* Graphs (graph.c): adds graph to the table on top of the stack and
+ * registers the graph metatable. While hk.graph's function runs,
+ * hkl_graph_recording is nonzero and hkl_graph_note(L, idx) keeps the value
+ * at idx (a buffer a call takes, a launched kernel) alive with the graph;
+ * callers test the counter first, so other calls pay one comparison. */
+#define HKL_GRAPH "hk.graph"
+extern int hkl_graph_recording;
+void hkl_graph_note(lua_State *L, int idx);
+void hkl_graph_register(lua_State *L);
+
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
 

@@ -743,6 +743,8 @@ static int do_launch(lua_State *L, hkl_kernel *uk, const hk_launch_config *cfg, 
     hk_arg args[MAX_ARGS];
     double vecs[MAX_ARGS][4];
     hkl_convert_args(L, first, n, args, k, vecs);
+    if (hkl_graph_recording) /* the graph keeps the kernel (and its module) alive */
+        hkl_graph_note(L, owner);
     hkl_check(L, hk_launch(k, cfg, args, n));
     return 0;
 }

@@ -43,4 +43,8 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .event_synchronize = hkc_cuda_event_synchronize,
     .event_elapsed_ms = hkc_cuda_event_elapsed_ms,
     .disasm = hkc_cuda_disasm,
+    /* graphs */
+    .graph_create = hkc_cuda_graph_create,
+    .graph_launch = hkc_cuda_graph_launch,
+    .graph_destroy = hkc_cuda_graph_destroy,
 };

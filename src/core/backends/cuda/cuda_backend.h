@@ -180,4 +180,16 @@ void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap);
 /* Names a CUresult: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access ...". */
 const char *hkc_cuda_error(CUresult r, char *buf, size_t cap);
 
+/* graphs (cuda_graph.c): the vtable's graph slots. */
+int hkc_cuda_graph_create(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n,
+                          void **bgraph);
+int hkc_cuda_graph_launch(hkc_backend *be, int dev, void *bgraph);
+void hkc_cuda_graph_destroy(hkc_backend *be, void *bgraph);
+/* cuda_launch.c, for graphs: what hkc_cuda_launch does before the driver
+ * sees a launch (reload after a reset, stale buffers, shared memory
+ * opt-in), and the note of a launched kernel for fault messages. */
+int hkc_cuda_launch_prepare(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                            const void *kernarg, size_t size);
+void hkc_cuda_launch_noted(hkc_backend *be, int d, const char *name);
+
 #endif

@@ -62,9 +62,19 @@
     X(cuModuleUnload) \
     X(cuStreamSynchronize)
 
+/* graphs (cuda_graph.c) */
+#define HKC_CUDA_GRAPH_FNS(X) \
+    X(cuGraphAddKernelNode_v2) \
+    X(cuGraphCreate) \
+    X(cuGraphDestroy) \
+    X(cuGraphExecDestroy) \
+    X(cuGraphInstantiateWithFlags) \
+    X(cuGraphLaunch)
+
 typedef struct hkc_cuda_driver {
 #define HKC_CUDA_FIELD(fn) __typeof__(fn) *fn;
     HKC_CUDA_DRIVER_FNS(HKC_CUDA_FIELD)
+    HKC_CUDA_GRAPH_FNS(HKC_CUDA_FIELD)
 #undef HKC_CUDA_FIELD
 } hkc_cuda_driver;
 
@@ -122,6 +132,13 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuModuleLoadDataEx (*hkc_cu.cuModuleLoadDataEx)
 #define cuModuleUnload (*hkc_cu.cuModuleUnload)
 #define cuStreamSynchronize (*hkc_cu.cuStreamSynchronize)
+/* graphs */
+#define cuGraphAddKernelNode_v2 (*hkc_cu.cuGraphAddKernelNode_v2)
+#define cuGraphCreate (*hkc_cu.cuGraphCreate)
+#define cuGraphDestroy (*hkc_cu.cuGraphDestroy)
+#define cuGraphExecDestroy (*hkc_cu.cuGraphExecDestroy)
+#define cuGraphInstantiateWithFlags (*hkc_cu.cuGraphInstantiateWithFlags)
+#define cuGraphLaunch (*hkc_cu.cuGraphLaunch)
 #endif
 
 #endif

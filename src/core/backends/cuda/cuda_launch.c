@@ -108,10 +108,12 @@ static int opt_in_shared(hkc_backend *be, const hkc_launch_kernel *k, cuda_funct
                     "(cuFuncSetAttribute: %s)", k->name, bytes, avail, eb);
 }
 
-int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
-                    const void *kernarg, size_t size)
+/* What a launch does before the driver sees it (a graph's build too): the
+ * module and function loaded again after a reset, stale buffers refused,
+ * the dynamic shared memory opted into. */
+int hkc_cuda_launch_prepare(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                            const void *kernarg, size_t size)
 {
-    (void)dev; /* the module's device */
     cuda_impl *c = cuda_impl_of(be);
     cuda_function *f = k->bfn;
     cuda_module *m = f->m;
@@ -136,6 +138,22 @@ int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const 
     r = check_stale_args(be, k, cd, d, kernarg, size);
     if (!r)
         r = opt_in_shared(be, k, f, cfg->shared_bytes);
+    return r;
+}
+
+void hkc_cuda_launch_noted(hkc_backend *be, int d, const char *name)
+{
+    note_kernel(cuda_impl_of(be), d, name);
+}
+
+int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                    const void *kernarg, size_t size)
+{
+    (void)dev; /* the module's device */
+    cuda_impl *c = cuda_impl_of(be);
+    cuda_function *f = k->bfn;
+    int d = f->m->dev;
+    int r = hkc_cuda_launch_prepare(be, k, cfg, kernarg, size);
     if (r)
         return r;
 

@@ -48,4 +48,8 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .preprocess = hkc_hip_preprocess,
     .code_inspect = hkc_hip_code_inspect,
     .code_extract = hkc_hip_code_extract,
+    /* graphs */
+    .graph_create = hkc_hip_graph_create,
+    .graph_launch = hkc_hip_graph_launch,
+    .graph_destroy = hkc_hip_graph_destroy,
 };

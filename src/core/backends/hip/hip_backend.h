@@ -145,4 +145,9 @@ int hkc_hip_entries_of(const void *code, size_t size, struct hip_bundle_entry **
 int hkc_hip_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
                    hkc_strbuf *out);
 
+/* hip_graph.c: the vtable's graph slots (hipGraph). */
+int hkc_hip_graph_create(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n, void **bgraph);
+int hkc_hip_graph_launch(hkc_backend *be, int dev, void *bgraph);
+void hkc_hip_graph_destroy(hkc_backend *be, void *bgraph);
+
 #endif
