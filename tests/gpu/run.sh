@@ -68,6 +68,8 @@ done
 for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_ops_sort test_ops_quantized test_gguf test_ops_indexing test_vectors test_real_sources test_templates; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
+# hk.autotune, hk.bench{...}, hk.peaks
+run "lua test_autotune" "$hipkit" --backend "$backend" "$src/tests/lua/test_autotune.lua"
 # the plugin launch model (per-row rules, explicit launches) with its test plugins
 run test_plugin_launch "$build/tests/test_plugin_launch"
 run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch" \
