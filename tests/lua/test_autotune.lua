@@ -144,7 +144,7 @@ local best, res = hk.autotune(k, {block = {64, 128, 4096}, defines = {REPEAT = {
 local p = hk.peaks()
 print(string.format("cached=%%s launches=%%d block=%%d repeat=%%s peaks_cached=%%s",
                     tostring(res.cached), launches[1], best.block, tostring(best.REPEAT), tostring(p.cached)))
-]], 4096, 1000, src)) -- sizes of a session outside valgrind: the child is not watched by it
+]], valgrind and 4096 or n, valgrind and 1000 or slow, src)) -- valgrind does not watch the child
 f:close()
 local function run_child()
     local p = io.popen(string.format("HIPKIT_CACHE_DIR=%s %s --backend %s %s 2>&1", sh_quote(dir .. "/cache"),
