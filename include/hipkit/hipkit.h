@@ -722,6 +722,27 @@ HK_API int hk_cache_clear(hk_context *ctx);
  * (0: the configured cap). */
 HK_API int hk_cache_prune(hk_context *ctx, uint64_t max_bytes);
 
+/* Small text records kept in the disk cache beside compiled code: what a
+ * tool measured once per device and reuses in later sessions (hk.autotune's
+ * winners, hk.peaks' rates). They follow the cache's rules (docs/cache.md):
+ * file <dir>/records/<kind>-<name>-<hash>.txt, header with checksum, temp
+ * file and rename, folders owned by another user or writable by others
+ * refused, the size cap, removed by hk_cache_clear. kind and name are for
+ * people (sanitised as module names are); key identifies the record: it
+ * is hashed into the file name and stored in the record, and a record whose
+ * stored key differs is ignored with a warning.
+ * hk_cache_record_get: 0 with *text malloc'd and NUL-terminated (free() it)
+ * and *len (may be NULL) on a hit; HK_ENOTFOUND on a miss, including a
+ * damaged or foreign record (a warning says which; rw mode removes a
+ * damaged one) and a cache that is off or memory-only.
+ * hk_cache_record_put: 0, also when the mode stores nothing (ro, off,
+ * memory-only); a failed write is a warning, not an error, since the cache
+ * only saves time. Both: HK_EINVAL for a NULL or empty argument. */
+HK_API int hk_cache_record_get(hk_context *ctx, const char *kind, const char *name, const char *key,
+                               char **text, size_t *len);
+HK_API int hk_cache_record_put(hk_context *ctx, const char *kind, const char *name, const char *key,
+                               const char *text, size_t len);
+
 /* --------------------------------------------------------------- plugins */
 
 /* Kernel families from plugins (include/hipkit/plugin.h, docs/plugins.md),

@@ -71,6 +71,8 @@ for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternar
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
 run "lua test_graph" "$hipkit" --backend "$backend" "$src/tests/lua/test_graph.lua"
+# hk.autotune, hk.bench{...}, hk.peaks
+run "lua test_autotune" "$hipkit" --backend "$backend" "$src/tests/lua/test_autotune.lua"
 # the plugin launch model (per-row rules, explicit launches) with its test plugins
 run test_plugin_launch "$build/tests/test_plugin_launch"
 run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch" \

@@ -72,8 +72,12 @@ const hkl_doc hkl_docs[] = {
     {"Kernel families", "hk.plugins.reload", "hk.plugins.reload(name) -> true",
      "loads a rebuilt plugin again in the running session; its families replace the old"},
 
-    {"Timing", "hk.bench", "hk.bench(f [, {warmup, reps, bytes, flops, label, print}]) -> result",
-     "times f between device events: median, min, max, GB/s, TFLOP/s"},
+    {"Timing", "hk.bench", "hk.bench(f | {f1, f2, ...} [, {warmup, reps, bytes, flops, label, print, peaks}]) -> result",
+     "times f between device events: median, min, max, GB/s, TFLOP/s; several: a comparison table"},
+    {"Timing", "hk.autotune", "hk.autotune(k, {block, shared, defines, configs, grid, ...}, args...) -> winner, results",
+     "times each configuration on the arguments; the winner is cached per device, kernel and argument shape"},
+    {"Timing", "hk.peaks", "hk.peaks([{refresh = true}]) -> {copy_gbps, tflops, matmul}",
+     "the device's measured copy bandwidth and matrix-product rate, measured once and cached"},
 
     {"Graphs", "hk.graph", "hk.graph(f) -> graph",
      "runs f once recording its launches (nothing runs); the graph replays them"},

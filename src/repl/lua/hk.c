@@ -476,5 +476,6 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_gguf_register(L);
     hkl_graph_register(L);
     hkl_help_register(L);
+    hkl_tune_register(L);
     return 1;
 }

@@ -165,6 +165,9 @@ void hkl_graph_register(lua_State *L);
 
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
+/* hk.autotune, hk.peaks and hk.bench{...} (tune.c, tune.lua): run after
+ * hkl_bench_register, on the hk table on top of the stack. */
+void hkl_tune_register(lua_State *L);
 
 /* Result tables (report.c): hkl_report gives the table on top the
  * metatable "hk.<kind>" (kind: kernels, kernel_info, stats, bench, devices,
