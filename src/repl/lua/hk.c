@@ -475,5 +475,6 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_elementwise_register(L);
     hkl_gguf_register(L);
     hkl_help_register(L);
+    hkl_stream_register(L);
     return 1;
 }
