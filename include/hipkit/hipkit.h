@@ -525,6 +525,76 @@ typedef struct hk_graph_node_info {
 } hk_graph_node_info;
 /* Node i (0-based, in launch order). HK_ERANGE past the end. */
 HK_API int hk_graph_node_get(const hk_graph *g, int i, hk_graph_node_info *out);
+/* --------------------------------------------------------------- streams */
+
+/* A stream is an ordered queue of work on one device that runs while the
+ * host goes on (CUDA streams, hipStream_t; on the host backend a worker
+ * thread per stream). Code that asks for no stream is unchanged: hk_launch,
+ * the buffer copies and hk_event_record use the device's default stream,
+ * which waits for the work already queued on every stream of the device
+ * before it starts (CUDA's legacy default stream) and has finished its own
+ * work on the host backend when the call returns. Docs: docs/c-api.md
+ * "Streams".
+ *
+ * Errors of queued work (a fault, an interrupt) are kept by the stream and
+ * returned, with the kernel, block and thread, by the next
+ * hk_stream_synchronize or hk_stream_query of that stream (or by
+ * hk_synchronize); the stream's work queued after the failed one is dropped
+ * and the stream takes new work again once the error was returned.
+ * Freeing a buffer (or a module) waits for the queued work of every stream
+ * of its device first, so work never runs on freed memory. */
+typedef struct hk_stream hk_stream;
+
+/* A stream on the current device. */
+HK_API int hk_stream_create(hk_context *ctx, hk_stream **out);
+/* Waits for s's queued work, then frees it; an error the work left is
+ * dropped. NULL is a no-op. */
+HK_API void hk_stream_destroy(hk_stream *s);
+/* Waits until everything queued on s so far has run; returns the first
+ * error of that work (0 when all of it ran). */
+HK_API int hk_stream_synchronize(hk_stream *s);
+/* 1 while work queued on s has not finished, 0 when all of it has, or the
+ * error that work left (as hk_stream_synchronize, without waiting). */
+HK_API int hk_stream_query(hk_stream *s);
+/* Index of the device (for hk_device_get) the stream belongs to. */
+HK_API int hk_stream_device(const hk_stream *s);
+
+/* hk_launch and hk_launch_packed on stream s (NULL: the default stream, as
+ * hk_launch). Arguments are checked and packed before the call returns, so
+ * args (and a kernarg buffer) may be reused at once; the buffers they name
+ * must live until the launch has run. A kernel of another device than s's
+ * is HK_EINVAL. */
+HK_API int hk_launch_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
+                        const hk_arg *args, int nargs);
+HK_API int hk_launch_packed_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
+                               const void *kernarg, size_t size);
+
+/* Copies queued on s (NULL: the default stream, as the plain calls), each
+ * range checked before the call returns. Between two buffers of s's device
+ * (device, managed, host or mmap mode) the copy is asynchronous: host and
+ * registered mmap buffers are pinned memory the device reads and writes
+ * directly, so a copy between a host-mode buffer and a device buffer is an
+ * asynchronous host<->device transfer. With plain host memory (src, dst)
+ * the copy happens when the stream reaches it: src must stay unchanged and
+ * dst valid until then (hk_stream_synchronize), as CUDA asks. On a GPU a
+ * copy from or to pageable memory does not overlap with other work (the
+ * driver stages it); use a buffer of mode host for that. Overlapping
+ * ranges of one buffer are HK_EINVAL on a stream. */
+HK_API int hk_buffer_upload_on(hk_stream *s, hk_buffer *b, size_t offset, const void *src,
+                               size_t bytes);
+HK_API int hk_buffer_download_on(hk_stream *s, hk_buffer *b, size_t offset, void *dst,
+                                 size_t bytes);
+HK_API int hk_buffer_copy_on(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                             size_t src_offset, size_t bytes);
+
+/* Records e at the point reached so far in s's queue (NULL: as
+ * hk_event_record): hk_event_synchronize then waits for the work queued on
+ * s before this call, and hk_event_elapsed_ms times between such marks. */
+HK_API int hk_event_record_on(hk_event *e, hk_stream *s);
+/* Makes the work queued on s after this call wait until e's latest record
+ * (at the time of this call) has been reached; an event never recorded is
+ * no wait. Returns at once. */
+HK_API int hk_stream_wait_event(hk_stream *s, hk_event *e);
 
 /* --------------------------------------- code objects, no device needed */
 

@@ -69,6 +69,15 @@ struct hk_event {
     void *impl;
 };
 
+/* A stream (hk_stream_create); the core keeps the context's in a list so
+ * that hk_context_destroy ends those the caller left. */
+struct hk_stream {
+    hk_context *ctx;
+    hkc_device *dev;
+    void *impl;
+    hk_stream *next;
+};
+
 /* What a launch needs of its kernel: function_get's handle and, for
  * messages and for checking pointer arguments, its name, signature (the
  * layout of the packed arguments) and info. */
@@ -285,6 +294,23 @@ struct hkc_backend_ops {
                         void **bgraph);
     int (*graph_launch)(hkc_backend *be, int dev, void *bgraph);
     void (*graph_destroy)(hkc_backend *be, void *bgraph);
+    /* streams. Optional as a group (NULL stream_create: hk_stream_create
+     * says not supported). The core allocates hk_stream (s->dev set) and
+     * calls these on s->impl; what they receive is checked as for launch
+     * and buf_*. `synchronize` must wait for every stream of the device
+     * too. stream_destroy comes after stream_synchronize. */
+    int (*stream_create)(hk_stream *s);
+    void (*stream_destroy)(hk_stream *s);
+    __typeof__(hk_stream_synchronize) *stream_synchronize;
+    __typeof__(hk_stream_query) *stream_query;
+    /* As launch, queued on s; kernarg is the caller's (copy it). */
+    int (*stream_launch)(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                         const void *kernarg, size_t size);
+    __typeof__(hk_buffer_upload_on) *stream_upload;
+    __typeof__(hk_buffer_download_on) *stream_download;
+    __typeof__(hk_buffer_copy_on) *stream_copy;
+    __typeof__(hk_event_record_on) *stream_record;
+    __typeof__(hk_stream_wait_event) *stream_wait_event;
 };
 
 /* The built-in backend. */

@@ -243,6 +243,7 @@ HK_API void hk_context_destroy(hk_context *ctx)
 {
     if (!ctx)
         return;
+    hkc_streams_destroy_all(ctx); /* waits for their queued work first */
     hkc_graph_context_end(ctx);
     hkc_plugins_unload(ctx);
     hkc_module_table_clear(ctx);
@@ -329,7 +330,9 @@ HK_API int hk_synchronize(hk_context *ctx)
     if (r)
         return r;
     hkc_device *d = hkc_current_device(ctx);
-    return d->be->ops->synchronize(d->be, d->index);
+    r = d->be->ops->synchronize(d->be, d->index);
+    int rs = ctx->streams ? hkc_streams_take_errors(ctx, d) : 0;
+    return r ? r : rs;
 }
 
 HK_API int hk_cache_get_stats(hk_context *ctx, hk_cache_stats *out)

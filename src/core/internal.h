@@ -35,6 +35,7 @@ struct hk_context {
     hk_graph *graph_rec; /* being recorded (hk_graph_begin), or NULL */
     hk_graph *graphs;    /* made and not yet destroyed */
     int graph_paused;    /* > 0: a plugin kernel compiles on first use while recording */
+    hk_stream *streams;    /* live streams (stream.c) */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -98,6 +99,18 @@ static inline hkc_device *hkc_current_device(const hk_context *ctx)
 {
     return &ctx->devices[ctx->current];
 }
+
+/* Destroys the streams the caller left (context teardown, stream.c). */
+void hkc_streams_destroy_all(hk_context *ctx);
+/* HK_EINVAL naming fn and `what` when dev is not s's device. */
+int hkc_stream_check_device(const hk_stream *s, const hkc_device *dev, const char *fn,
+                            const char *what);
+/* Waits for the queued work of every stream of dev, if it has any (before
+ * memory is freed); their errors stay for their synchronize. */
+void hkc_streams_wait(hk_context *ctx, hkc_device *dev);
+/* The first error a stream of dev holds (each taken), or 0: hk_synchronize
+ * reports errors of work on every stream. */
+int hkc_streams_take_errors(hk_context *ctx, hkc_device *dev);
 
 /* Unloads every module of the in-memory table (context teardown). */
 void hkc_module_table_clear(hk_context *ctx);

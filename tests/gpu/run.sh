@@ -63,6 +63,7 @@ for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs;
 done
 # graphs: a CUDA graph / hipGraph replay against the host's arithmetic
 run test_graph "$build/tests/test_graph"
+run test_streams "$build/tests/test_streams" # streams, events between them, async copies
 # the AMD backend's own device test (launch, memory modes, mmap, events)
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 # the NVIDIA backend's opt-in to dynamic shared memory past 48 KiB
@@ -79,6 +80,7 @@ run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch
     "$hipkit" --backend "$backend" "$src/tests/lua/test_plugin_launch.lua"
 cubin=$build/tests/axpb_sm80.cubin
 [ -f "$cubin" ] || cubin=
+run "lua test_streams" "$hipkit" --backend "$backend" "$src/tests/lua/test_streams.lua"
 run "lua test_load" "$hipkit" --backend "$backend" "$src/tests/gpu/test_load.lua" $cubin
 for s in "$src"/scripts-lua/0*.lua; do
     name=$(basename "$s")

@@ -24,6 +24,8 @@ local owners = {
     {"m:", methods(m)}, {"k:", methods(m.k)},
     {"g:", methods(hk.graph(function() end))},
 }
+owners[#owners + 1] = {"s:", methods(hk.stream())}
+owners[#owners + 1] = {"e:", methods(hk.event())}
 -- a function, or a table that is called as one (hk.plugins)
 local function callable(v)
     local mt = getmetatable(v)

@@ -140,6 +140,15 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
  * double holds exactly; the wrong count or type is a Lua error naming the
  * parameter and the lane. */
 void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
+/* k:launch(grid, block, ...) queued on stream s, the kernel at kidx and
+ * grid, block, arguments after it (module.c; for s:launch). The calling C
+ * function's upvalue 1 must be the buffer metatable. */
+int hkl_launch_on(lua_State *L, hk_stream *s, int kidx);
+/* Streams and events (stream.c): adds stream and event to the table on top
+ * of the stack. */
+#define HKL_STREAM "hk.stream"
+#define HKL_EVENT "hk.event"
+void hkl_stream_register(lua_State *L);
 /* Buffer arithmetic (elementwise.c): + - * / on the buffer metatable and
  * the in-place methods add, sub, mul, div, through hk.ops.binary. */
 void hkl_elementwise_register(lua_State *L);

@@ -134,6 +134,31 @@ void hkc_cuda_event_destroy(hk_event *e);
 int hkc_cuda_event_record(hk_event *e);
 int hkc_cuda_event_synchronize(hk_event *e);
 int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+/* launch and event_record on a stream (NULL: the legacy default stream). */
+int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                       const void *kernarg, size_t size, CUstream stream);
+int hkc_cuda_event_record_in(hk_event *e, CUstream stream);
+/* The event's handle; *recorded 0 when it was never recorded in the
+ * device's current context generation. */
+CUevent hkc_cuda_event_handle(hk_event *e, int *recorded);
+/* cuda_stream.c: streams (cuStream*, blocking with the legacy default
+ * stream, so the default stream waits for their work). */
+int hkc_cuda_stream_create(hk_stream *s);
+void hkc_cuda_stream_destroy(hk_stream *s);
+int hkc_cuda_stream_synchronize(hk_stream *s);
+int hkc_cuda_stream_query(hk_stream *s);
+int hkc_cuda_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                           const void *kernarg, size_t size);
+int hkc_cuda_stream_record(hk_event *e, hk_stream *s);
+int hkc_cuda_stream_wait_event(hk_stream *s, hk_event *e);
+/* The stream's handle for use now (made again after a context reset, whose
+ * queued work is gone); 0, or an error through hkc_fail. */
+int hkc_cuda_stream_handle(hk_stream *s, CUstream *out);
+/* cuda_memory.c: copies on a stream. */
+int hkc_cuda_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_cuda_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_cuda_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                         size_t src_offset, size_t bytes);
 
 /* cuda_disasm.c */
 int hkc_cuda_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,

@@ -51,6 +51,9 @@
     X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyDtoH_v2) \
     X(cuMemcpyHtoD_v2) \
+    X(cuMemcpyAsync) \
+    X(cuMemcpyDtoHAsync_v2) \
+    X(cuMemcpyHtoDAsync_v2) \
     X(cuMemsetD16_v2) \
     X(cuMemsetD32_v2) \
     X(cuMemsetD8_v2) \
@@ -60,7 +63,11 @@
     X(cuModuleGetGlobal_v2) \
     X(cuModuleLoadDataEx) \
     X(cuModuleUnload) \
-    X(cuStreamSynchronize)
+    X(cuStreamCreate) \
+    X(cuStreamDestroy_v2) \
+    X(cuStreamQuery) \
+    X(cuStreamSynchronize) \
+    X(cuStreamWaitEvent)
 
 /* graphs (cuda_graph.c) */
 #define HKC_CUDA_GRAPH_FNS(X) \
@@ -122,6 +129,9 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
 #define cuMemcpyDtoH_v2 (*hkc_cu.cuMemcpyDtoH_v2)
 #define cuMemcpyHtoD_v2 (*hkc_cu.cuMemcpyHtoD_v2)
+#define cuMemcpyAsync (*hkc_cu.cuMemcpyAsync)
+#define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
+#define cuMemcpyHtoDAsync_v2 (*hkc_cu.cuMemcpyHtoDAsync_v2)
 #define cuMemsetD16_v2 (*hkc_cu.cuMemsetD16_v2)
 #define cuMemsetD32_v2 (*hkc_cu.cuMemsetD32_v2)
 #define cuMemsetD8_v2 (*hkc_cu.cuMemsetD8_v2)
@@ -131,7 +141,11 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuModuleGetGlobal_v2 (*hkc_cu.cuModuleGetGlobal_v2)
 #define cuModuleLoadDataEx (*hkc_cu.cuModuleLoadDataEx)
 #define cuModuleUnload (*hkc_cu.cuModuleUnload)
+#define cuStreamCreate (*hkc_cu.cuStreamCreate)
+#define cuStreamDestroy_v2 (*hkc_cu.cuStreamDestroy_v2)
+#define cuStreamQuery (*hkc_cu.cuStreamQuery)
 #define cuStreamSynchronize (*hkc_cu.cuStreamSynchronize)
+#define cuStreamWaitEvent (*hkc_cu.cuStreamWaitEvent)
 /* graphs */
 #define cuGraphAddKernelNode_v2 (*hkc_cu.cuGraphAddKernelNode_v2)
 #define cuGraphCreate (*hkc_cu.cuGraphCreate)

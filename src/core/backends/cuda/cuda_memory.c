@@ -394,3 +394,61 @@ int hkc_cuda_buf_fill(hk_buffer *b, const void *value)
     hkc_gpu_buffers_mark_dirty(b);
     return 0;
 }
+
+/* ---------------------------------------------------- copies on a stream */
+
+/* The async forms: pinned memory (host-mode buffers, registered mappings)
+ * overlaps with kernels; pageable memory is staged by the driver, which
+ * returns once an upload's bytes are staged and a download is done. */
+int hkc_cuda_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    CUstream st;
+    int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyHtoDAsync(kptr_of(b) + offset, src, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(b->dev->be, d, cr, NULL, HK_EBACKEND, "upload of %zu bytes (cuMemcpyHtoDAsync)",
+                             bytes);
+    hkc_gpu_buffers_mark_dirty(b);
+    return 0;
+}
+
+int hkc_cuda_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes)
+{
+    CUstream st;
+    int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyDtoHAsync(dst, kptr_of(b) + offset, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(b->dev->be, d, cr, NULL, HK_EBACKEND,
+                             "download of %zu bytes (cuMemcpyDtoHAsync)", bytes);
+    return 0;
+}
+
+/* Host-mode and registered buffers have device addresses too (kptr):
+ * every pair of buffers is one copy on the stream, its direction taken
+ * from the addresses (unified addressing). */
+int hkc_cuda_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                         size_t src_offset, size_t bytes)
+{
+    CUstream st;
+    int d = dst->dev->index, r = check_fresh(dst);
+    if (!r)
+        r = check_fresh(src);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyAsync(kptr_of(dst) + dst_offset, kptr_of(src) + src_offset, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(dst->dev->be, d, cr, NULL, HK_EBACKEND, "copy of %zu bytes (cuMemcpyAsync)",
+                             bytes);
+    hkc_gpu_buffers_mark_dirty(dst);
+    return 0;
+}
