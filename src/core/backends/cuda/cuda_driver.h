@@ -48,7 +48,6 @@
     X(cuMemHostRegister_v2) \
     X(cuMemHostUnregister) \
     X(cuMemcpyDtoD_v2) \
-    X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyDtoH_v2) \
     X(cuMemcpyHtoD_v2) \
     X(cuMemcpyAsync) \
@@ -126,7 +125,6 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuMemHostRegister_v2 (*hkc_cu.cuMemHostRegister_v2)
 #define cuMemHostUnregister (*hkc_cu.cuMemHostUnregister)
 #define cuMemcpyDtoD_v2 (*hkc_cu.cuMemcpyDtoD_v2)
-#define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
 #define cuMemcpyDtoH_v2 (*hkc_cu.cuMemcpyDtoH_v2)
 #define cuMemcpyHtoD_v2 (*hkc_cu.cuMemcpyHtoD_v2)
 #define cuMemcpyAsync (*hkc_cu.cuMemcpyAsync)
