@@ -61,6 +61,8 @@ echo "# backend $backend; build $build; $(date -u)"
 for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs; do
     run "$t" "$build/tests/$t"
 done
+# a file mapping truncated by another process: copies fail naming it, no SIGBUS
+run test_gpu_mmap "$build/tests/test_gpu_mmap"
 # the AMD backend's own device test (launch, memory modes, mmap, events)
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 # the NVIDIA backend's opt-in to dynamic shared memory past 48 KiB
