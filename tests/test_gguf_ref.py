@@ -3,8 +3,9 @@
 NumPy quantizers): a GGUF file of random tensors written by gguf's writer,
 read by hk.gguf; every format's blocks dequantized by hipkit and by gguf,
 compared value for value (exactly); f32 tensors quantized by hipkit and by
-gguf (the formats gguf quantizes: q4_0 q4_1 q5_0 q5_1 q8_0), compared byte
-for byte; matvec against a float64 product of gguf's dequantized matrix.
+gguf (the formats gguf quantizes: q4_0 q4_1 q5_0 q5_1 q8_0, and the
+k-quants where the installed gguf has their quantizers), compared byte for
+byte; matvec against a float64 product of gguf's dequantized matrix.
 TAP; SKIP with the reason when numpy or gguf cannot be imported.
 Usage: test_gguf_ref.py HIPKIT"""
 import os
@@ -71,6 +72,17 @@ with tempfile.TemporaryDirectory() as tmp:
         qb = random_blocks(q, ROWS, COLS256)
         w.add_tensor("q." + q.name, qb, raw_dtype=q)
         tensors[q] = (None, qb)
+    # the k-quants gguf can quantize (newer gguf packages): hipkit's
+    # quantizer against gguf's bytes; the others SKIP below
+    kquant = {}
+    for q in BLOCKS_ONLY:
+        x = (rng.standard_normal((ROWS, COLS256)) * 2).astype(np.float32)
+        x[1, :256] = 0
+        try:
+            kquant[q] = (x, quantize(x, q))
+        except NotImplementedError:
+            continue
+        w.add_tensor("kx." + q.name, x)
     xv = rng.uniform(-1, 1, COLS256).astype(np.float32)
     w.add_tensor("v", xv)
     w.write_header_to_file()
@@ -94,7 +106,13 @@ for _, f in ipairs{{{", ".join(repr(n) for n in names)}}} do
         local qw = hk.alloc(#w, w:dtype())
         Q.quantize(qw, x.buffer)
         qw:view("u8"):save(out .. "/quant_" .. f .. ".npy")
-    elseif #w % {COLS256} == 0 then
+    elseif g.tensors["kx." .. f] then
+        local kx = g.tensors["kx." .. f].buffer
+        local qw = hk.alloc(#kx, w:dtype())
+        Q.quantize(qw, kx)
+        qw:view("u8"):save(out .. "/kquant_" .. f .. ".npy")
+    end
+    if not x and #w % {COLS256} == 0 then
         local y2 = hk.alloc(#w // {COLS256}, "f32")
         Q.matvec(y2, w, g.tensors.v.buffer)
         y2:save(out .. "/mv_" .. f .. ".npy")
@@ -126,5 +144,14 @@ end
                 mag = np.abs(m) @ np.abs(xv.astype(np.float64))
                 err = float(np.max(np.abs(y - want) / mag))
                 ok(err < 2e-6, f"{q.name}: matvec within {err:.1e} of a float64 product")
+        for q in BLOCKS_ONLY:
+            if q not in kquant:
+                count += 1
+                print(f"ok {count} - {q.name}: quantize against gguf # SKIP this gguf has no {q.name} quantizer")
+                continue
+            mine = np.load(os.path.join(tmp, f"kquant_{q.name}.npy"))
+            diff = np.flatnonzero(mine != kquant[q][1].reshape(-1))
+            ok(diff.size == 0, f"{q.name}: hipkit's quantize writes gguf's bytes",
+               f"{diff.size} bytes differ, first at {diff[:1]}")
 print(f"1..{count}")
 sys.exit(1 if failed else 0)

@@ -481,6 +481,136 @@ HK_API int hk_event_synchronize(hk_event *e);
 /* Milliseconds between two recorded events (both must have completed). */
 HK_API int hk_event_elapsed_ms(hk_event *start, hk_event *end, double *ms);
 
+/* ---------------------------------------------------------------- graphs */
+
+/* A graph: kernel launches recorded once and replayed as one unit (a CUDA
+ * graph on the cuda backend, a hipGraph on hip, the recorded list replayed
+ * through the normal launch path on the host backend), for launch-bound
+ * work of many small kernels. */
+typedef struct hk_graph hk_graph;
+
+/* Starts recording on ctx's current device. Until hk_graph_end, hk_launch,
+ * hk_launch_packed, hk_plugin_launch, hk_plugin_call_op and hk_graph_launch
+ * check and pack their arguments as usual and record the launch with its
+ * configuration and packed argument bytes instead of running it: nothing
+ * runs while recording. What cannot be captured fails with HK_ESTATE naming
+ * the call, and the recording is then discarded (hk_graph_end returns that
+ * error): a host read or write of a buffer (hk_buffer_download, _upload,
+ * _copy, _fill, _sync, and hk_buffer_host_ptr, which returns NULL), a plugin
+ * op's scratch memory, a compile or load (hk_module_compile,
+ * hk_module_load_*; a plugin kernel's first use still compiles), a
+ * synchronize, an event, a launch on another device, freeing a buffer or
+ * module a recorded launch uses. HK_ESTATE when ctx is already recording. */
+HK_API int hk_graph_begin(hk_context *ctx);
+/* Ends the recording and makes the graph (possibly of no launches) in *out;
+ * on failure (the first capture error above, or the backend's graph build
+ * failing) nothing is made, *out is NULL, and hk_errmsg says why.
+ * HK_ESTATE when ctx is not recording. */
+HK_API int hk_graph_end(hk_context *ctx, hk_graph **out);
+/* Nonzero while ctx records a graph. */
+HK_API int hk_graph_recording(const hk_context *ctx);
+/* Replays the recorded launches in their order, with the captured
+ * configurations and argument values, on the device they were recorded on.
+ * As hk_launch: on the host backend the launches have finished when it
+ * returns; on a GPU they are queued. HK_ESTATE when a buffer or module the
+ * graph uses was freed (the message names it, the node and its kernel) or
+ * the context was destroyed. While recording, the graph's launches are
+ * recorded into the new graph. */
+HK_API int hk_graph_launch(hk_graph *g);
+/* Frees g (NULL is a no-op). Valid after hk_context_destroy too, which
+ * releases what the backend held for every graph of the context. */
+HK_API void hk_graph_destroy(hk_graph *g);
+
+typedef struct hk_graph_info {
+    int nodes;           /* recorded launches */
+    int device;          /* hk_device_get index it replays on */
+    const char *backend; /* "host", "cuda", "hip" */
+    const char *replay;  /* "CUDA graph", "hipGraph" or "recorded list" */
+    int buffers;         /* distinct buffers its launches pass (not hk_launch_packed's) */
+    int valid;           /* 0 once something it uses was freed */
+    const char *invalid; /* why, or "" */
+} hk_graph_info;
+HK_API int hk_graph_get_info(const hk_graph *g, hk_graph_info *out);
+
+typedef struct hk_graph_node_info {
+    const char *kernel;      /* its name */
+    hk_launch_config config;
+    const void *args;        /* the packed argument bytes as captured */
+    size_t args_size;
+} hk_graph_node_info;
+/* Node i (0-based, in launch order). HK_ERANGE past the end. */
+HK_API int hk_graph_node_get(const hk_graph *g, int i, hk_graph_node_info *out);
+/* --------------------------------------------------------------- streams */
+
+/* A stream is an ordered queue of work on one device that runs while the
+ * host goes on (CUDA streams, hipStream_t; on the host backend a worker
+ * thread per stream). Code that asks for no stream is unchanged: hk_launch,
+ * the buffer copies and hk_event_record use the device's default stream,
+ * which waits for the work already queued on every stream of the device
+ * before it starts (CUDA's legacy default stream) and has finished its own
+ * work on the host backend when the call returns. Docs: docs/c-api.md
+ * "Streams".
+ *
+ * Errors of queued work (a fault, an interrupt) are kept by the stream and
+ * returned, with the kernel, block and thread, by the next
+ * hk_stream_synchronize or hk_stream_query of that stream (or by
+ * hk_synchronize); the stream's work queued after the failed one is dropped
+ * and the stream takes new work again once the error was returned.
+ * Freeing a buffer (or a module) waits for the queued work of every stream
+ * of its device first, so work never runs on freed memory. */
+typedef struct hk_stream hk_stream;
+
+/* A stream on the current device. */
+HK_API int hk_stream_create(hk_context *ctx, hk_stream **out);
+/* Waits for s's queued work, then frees it; an error the work left is
+ * dropped. NULL is a no-op. */
+HK_API void hk_stream_destroy(hk_stream *s);
+/* Waits until everything queued on s so far has run; returns the first
+ * error of that work (0 when all of it ran). */
+HK_API int hk_stream_synchronize(hk_stream *s);
+/* 1 while work queued on s has not finished, 0 when all of it has, or the
+ * error that work left (as hk_stream_synchronize, without waiting). */
+HK_API int hk_stream_query(hk_stream *s);
+/* Index of the device (for hk_device_get) the stream belongs to. */
+HK_API int hk_stream_device(const hk_stream *s);
+
+/* hk_launch and hk_launch_packed on stream s (NULL: the default stream, as
+ * hk_launch). Arguments are checked and packed before the call returns, so
+ * args (and a kernarg buffer) may be reused at once; the buffers they name
+ * must live until the launch has run. A kernel of another device than s's
+ * is HK_EINVAL. */
+HK_API int hk_launch_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
+                        const hk_arg *args, int nargs);
+HK_API int hk_launch_packed_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
+                               const void *kernarg, size_t size);
+
+/* Copies queued on s (NULL: the default stream, as the plain calls), each
+ * range checked before the call returns. Between two buffers of s's device
+ * (device, managed, host or mmap mode) the copy is asynchronous: host and
+ * registered mmap buffers are pinned memory the device reads and writes
+ * directly, so a copy between a host-mode buffer and a device buffer is an
+ * asynchronous host<->device transfer. With plain host memory (src, dst)
+ * the copy happens when the stream reaches it: src must stay unchanged and
+ * dst valid until then (hk_stream_synchronize), as CUDA asks. On a GPU a
+ * copy from or to pageable memory does not overlap with other work (the
+ * driver stages it); use a buffer of mode host for that. Overlapping
+ * ranges of one buffer are HK_EINVAL on a stream. */
+HK_API int hk_buffer_upload_on(hk_stream *s, hk_buffer *b, size_t offset, const void *src,
+                               size_t bytes);
+HK_API int hk_buffer_download_on(hk_stream *s, hk_buffer *b, size_t offset, void *dst,
+                                 size_t bytes);
+HK_API int hk_buffer_copy_on(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                             size_t src_offset, size_t bytes);
+
+/* Records e at the point reached so far in s's queue (NULL: as
+ * hk_event_record): hk_event_synchronize then waits for the work queued on
+ * s before this call, and hk_event_elapsed_ms times between such marks. */
+HK_API int hk_event_record_on(hk_event *e, hk_stream *s);
+/* Makes the work queued on s after this call wait until e's latest record
+ * (at the time of this call) has been reached; an event never recorded is
+ * no wait. Returns at once. */
+HK_API int hk_stream_wait_event(hk_stream *s, hk_event *e);
+
 /* --------------------------------------- code objects, no device needed */
 
 /* Compile-only work and inspection, for targets whose device need not be
@@ -676,6 +806,27 @@ HK_API int hk_cache_clear(hk_context *ctx);
 /* Evicts least recently used entries until the cache is under max_bytes
  * (0: the configured cap). */
 HK_API int hk_cache_prune(hk_context *ctx, uint64_t max_bytes);
+
+/* Small text records kept in the disk cache beside compiled code: what a
+ * tool measured once per device and reuses in later sessions (hk.autotune's
+ * winners, hk.peaks' rates). They follow the cache's rules (docs/cache.md):
+ * file <dir>/records/<kind>-<name>-<hash>.txt, header with checksum, temp
+ * file and rename, folders owned by another user or writable by others
+ * refused, the size cap, removed by hk_cache_clear. kind and name are for
+ * people (sanitised as module names are); key identifies the record: it
+ * is hashed into the file name and stored in the record, and a record whose
+ * stored key differs is ignored with a warning.
+ * hk_cache_record_get: 0 with *text malloc'd and NUL-terminated (free() it)
+ * and *len (may be NULL) on a hit; HK_ENOTFOUND on a miss, including a
+ * damaged or foreign record (a warning says which; rw mode removes a
+ * damaged one) and a cache that is off or memory-only.
+ * hk_cache_record_put: 0, also when the mode stores nothing (ro, off,
+ * memory-only); a failed write is a warning, not an error, since the cache
+ * only saves time. Both: HK_EINVAL for a NULL or empty argument. */
+HK_API int hk_cache_record_get(hk_context *ctx, const char *kind, const char *name, const char *key,
+                               char **text, size_t *len);
+HK_API int hk_cache_record_put(hk_context *ctx, const char *kind, const char *name, const char *key,
+                               const char *text, size_t len);
 
 /* --------------------------------------------------------------- plugins */
 

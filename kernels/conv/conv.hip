@@ -40,10 +40,38 @@ __device__ inline void hkc_put(__half *p, float v) { *p = __float2half(v); }
 __device__ inline void hkc_put(__hip_bfloat16 *p, float v) { *p = __float2bfloat16(v); }
 __device__ inline void hkc_put(float *p, float v) { *p = v; }
 __device__ inline void hkc_put(double *p, double v) { *p = v; }
+template <typename T> __device__ inline T hkc_zero() { return (T)0; }
+template <> __device__ inline __half hkc_zero<__half>() { return __float2half(0.0f); }
+template <> __device__ inline __hip_bfloat16 hkc_zero<__hip_bfloat16>() { return __float2bfloat16(0.0f); }
+// Four consecutive elements stored as one vector when p is aligned to it
+// (left: how many of them lie inside the row).
+template <typename T> struct alignas(4 * sizeof(T)) hkc_quad { T e[4]; };
+template <typename T> __device__ inline void hkc_put4(T *p, const T *v, unsigned left)
+{
+    if (left >= 4 && (unsigned long long)p % sizeof(hkc_quad<T>) == 0) {
+        hkc_quad<T> q;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            q.e[k] = v[k];
+        *(hkc_quad<T> *)p = q;
+    } else {
+        for (unsigned k = 0; k < 4 && k < left; k++)
+            p[k] = v[k];
+    }
+}
 
 #define HKC_STEP(i, total)                                                                                    \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (total);                     \
          i += (long long)gridDim.x * blockDim.x)
+
+// Row kernels (im2col, pools, upsampling): a row of the output is contiguous;
+// threadIdx.x walks along it, threadIdx.y and blockIdx.x over rows, so the
+// per-row index arithmetic is done once a row and any grid covers every
+// row once (the op's geometry: lanes along the row, 256 / lanes rows a
+// block; on the CPU one lane, a whole row an iteration).
+#define HKC_ROWS(r, rows)                                                                                     \
+    for (long long r = (long long)blockIdx.x * blockDim.y + threadIdx.y; r < (rows);                          \
+         r += (long long)gridDim.x * blockDim.y)
 
 // The geometry every convolution kernel takes, in its argument order.
 struct hkc_geom {
@@ -227,22 +255,94 @@ __device__ void hkc_conv_transpose(const T *x, const T *w, T *y, const hkc_geom 
     }
 }
 
+// im2col: row p = (img, oy, ox) of col holds c x r x s taps; each lane
+// writes 4 consecutive taps (one 16-byte store when aligned), stepping the
+// tap indices instead of dividing for each.
 template <typename T>
 __device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
 {
-    const long long total = (long long)g.n * g.oh * g.ow * g.c * g.r * g.s;
-    HKC_STEP(i, total) {
-        int ss = (int)(i % g.s), rr = (int)(i / g.s % g.r);
-        long long rest = i / ((long long)g.s * g.r);
-        int ci = (int)(rest % g.c);
-        rest /= g.c;
-        int ox = (int)(rest % g.ow), oy = (int)(rest / g.ow % g.oh);
-        long long img = rest / ((long long)g.ow * g.oh);
-        int ih = oy * g.sh - g.ph + rr * g.dh, iw = ox * g.sw - g.pw + ss * g.dw;
-        if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd)
-            col[i] = x[((img * g.c + ci) * g.h + ih) * g.wd + iw];
-        else
-            hkc_put(col + i, 0.0f);
+    const long long rows = (long long)g.n * g.oh * g.ow;
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    HKC_ROWS(p, rows) {
+        long long img = p / ((long long)g.oh * g.ow);
+        int rest = (int)(p - img * g.oh * g.ow), oy = rest / g.ow, ox = rest - oy * g.ow;
+        int ih0 = oy * g.sh - g.ph, iw0 = ox * g.sw - g.pw;
+        const T *xi = x + img * g.c * g.h * g.wd;
+        T *out = col + p * cols;
+        for (unsigned j = threadIdx.x * 4; j < cols; j += blockDim.x * 4) {
+            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                int ih = ih0 + (int)rr * g.dh, iw = iw0 + (int)ss * g.dw;
+                v[k] = j + k < cols && ci < (unsigned)g.c && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd
+                           ? xi[((long long)ci * g.h + ih) * g.wd + iw]
+                           : hkc_zero<T>();
+                if (++ss == (unsigned)g.s) {
+                    ss = 0;
+                    if (++rr == (unsigned)g.r)
+                        rr = 0, ci++;
+                }
+            }
+            hkc_put4(out + j, v, cols - j);
+        }
+    }
+}
+
+// im2col through shared memory (GPUs): a block takes a tile of up to
+// HKC_I2C_TILE consecutive output pixels of one output row, loads the r
+// input rows of every channel that tile reads (coalesced, zeros where the
+// padding is), then writes the tile's part of col, which is contiguous,
+// with 16-byte stores. Dynamic shared memory: c x r x span elements, span
+// = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
+// and any block shape.
+#define HKC_I2C_TILE 32
+template <typename T>
+__device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
+{
+    extern __shared__ __align__(16) unsigned char hkc_i2c_dyn[];
+    T *sm = (T *)hkc_i2c_dyn;
+    const int tiles_row = (g.ow + HKC_I2C_TILE - 1) / HKC_I2C_TILE;
+    const int span = (HKC_I2C_TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    const long long tiles = (long long)g.n * g.oh * tiles_row;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        long long row = tile / tiles_row; // img * oh + oy
+        int ox0 = (int)(tile - row * tiles_row) * HKC_I2C_TILE;
+        int npix = g.ow - ox0 < HKC_I2C_TILE ? g.ow - ox0 : HKC_I2C_TILE;
+        long long img = row / g.oh;
+        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw;
+        const T *xi = x + img * g.c * g.h * g.wd;
+        __syncthreads(); // the previous tile's reads are done
+        for (unsigned e = tid; e < (unsigned)(g.c * g.r * span); e += nt) {
+            unsigned cr = e / span;
+            int iw = iw0 + (int)(e - cr * span), ci = (int)(cr / g.r), rr = (int)(cr - ci * g.r);
+            int ih = oy * g.sh - g.ph + rr * g.dh;
+            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)ci * g.h + ih) * g.wd + iw]
+                                                              : hkc_zero<T>();
+        }
+        __syncthreads();
+        T *out = col + (row * g.ow + ox0) * cols;
+        const unsigned total = (unsigned)npix * cols;
+        for (unsigned e = tid * 4; e < total; e += nt * 4) {
+            unsigned pp = e / cols, j = e - pp * cols;
+            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
+                if (++ss == (unsigned)g.s) {
+                    ss = 0;
+                    if (++rr == (unsigned)g.r) {
+                        rr = 0;
+                        if (++ci == (unsigned)g.c)
+                            ci = 0, pp++;
+                    }
+                }
+            }
+            hkc_put4(out + e, v, total - e);
+        }
     }
 }
 
@@ -262,37 +362,58 @@ __device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int
     }
 }
 
+// Pools: row (plane, oy) of y from rows oy * sh .. + kh of the plane, 4
+// outputs a lane (a row kernel, like im2col below).
 template <typename T, typename A, bool MAX>
 __device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh,
                          int ow)
 {
-    const long long total = planes * oh * ow;
-    HKC_STEP(i, total) {
-        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
-        const T *xp = x + i / ((long long)ow * oh) * h * wd + (long long)oy * sh * wd + (long long)ox * sw;
-        A acc = MAX ? (A)hkc_up(xp[0]) : (A)0;
-        for (int a = 0; a < kh; a++)
-            for (int b = 0; b < kw; b++) {
-                A v = hkc_up(xp[(long long)a * wd + b]);
-                if (!MAX)
-                    acc += v;
-                else if (v > acc || v != v)
-                    acc = acc != acc ? acc : v;
+    HKC_ROWS(r, planes * oh) {
+        long long plane = r / oh;
+        int oy = (int)(r - plane * oh);
+        const T *xr = x + (plane * h + (long long)oy * sh) * wd;
+        T *yr = y + r * ow;
+        for (int c = threadIdx.x * 4; c < ow; c += blockDim.x * 4) {
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const T *xp = xr + (long long)(c + k < ow ? c + k : 0) * sw;
+                A acc = MAX ? (A)hkc_up(xp[0]) : (A)0;
+                for (int a = 0; a < kh; a++)
+                    for (int b = 0; b < kw; b++) {
+                        A u = hkc_up(xp[(long long)a * wd + b]);
+                        if (!MAX)
+                            acc += u;
+                        else if (u > acc || u != u)
+                            acc = acc != acc ? acc : u;
+                    }
+                hkc_put(&v[k], MAX ? acc : acc / (A)(kh * kw));
             }
-        hkc_put(y + i, MAX ? acc : acc / (A)(kh * kw));
+            hkc_put4(yr + c, v, (unsigned)(ow - c));
+        }
     }
 }
 
+// Nearest upsampling: row (plane, oy) of y reads row ih of the plane.
 template <typename T>
 __device__ void hkc_upsample(const T *x, T *y, long long planes, int h, int wd, int oh, int ow, double sch,
                              double scw)
 {
-    const long long total = planes * oh * ow;
-    HKC_STEP(i, total) {
-        int ox = (int)(i % ow), oy = (int)(i / ow % oh);
-        int ih = (int)floor(oy * sch), iw = (int)floor(ox * scw);
-        ih = ih < h - 1 ? ih : h - 1, iw = iw < wd - 1 ? iw : wd - 1;
-        y[i] = x[i / ((long long)ow * oh) * h * wd + (long long)ih * wd + iw];
+    HKC_ROWS(r, planes * oh) {
+        long long plane = r / oh;
+        int oy = (int)(r - plane * oh), ih = (int)floor(oy * sch);
+        ih = ih < h - 1 ? ih : h - 1;
+        const T *xr = x + (plane * h + ih) * wd;
+        T *yr = y + r * ow;
+        for (int c = threadIdx.x * 4; c < ow; c += blockDim.x * 4) {
+            T v[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                int iw = (int)floor((c + k) * scw);
+                v[k] = c + k < ow ? xr[iw < wd - 1 ? iw : wd - 1] : hkc_zero<T>();
+            }
+            hkc_put4(yr + c, v, (unsigned)(ow - c));
+        }
     }
 }
 
@@ -333,6 +454,11 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
         hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+    }                                                                                                         \
+    extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
+                                                int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
+    {                                                                                                         \
+        hkc_im2col_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
     }                                                                                                         \
     extern "C" __global__ void col2im1d_##t(const T *x, T *y, int n, int lin, int c, int k, int lout,         \
                                             int stride)                                                       \

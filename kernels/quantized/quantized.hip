@@ -313,16 +313,417 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
     }
 }
 
+// ------------------------------------------------- staged matvec (fast path)
+
+// The fast path of both matvecs when a row's bytes are a whole number of
+// 16-byte pieces, w and x start 16-byte aligned and x has at most 4096
+// columns (every format at 4096 columns; buffers and GGUF tensors are
+// aligned). The block copies x into shared memory once; then every warp
+// streams its rows through a shared segment of its own, a chunk of 2048
+// columns at a time, with coalesced 16-byte loads (each warp load moves
+// 512 bytes) that are in flight while the warp sums the previous chunk
+// from shared memory. Warps never wait for each other after x, so while
+// one waits for memory the others compute. x is padded so group g sits at
+// word 36 g: the 16-byte reads of 8 lanes fall in 8 different bank quads.
+// The decoders below build floats without int-to-float conversions (slow
+// on NVIDIA): 2^23 + q is the float with q in its low mantissa bits, one
+// subtraction gives q exactly.
+#define HKQ_CHUNK 2048 // columns of a row a warp stages at once
+#define HKQ_ROWS 8     // warps of a block at most (256 threads, warps of 32)
+#define HKQ_XMAX 4096  // columns of x a block stages: more take the unstaged path
+#define HKQ_MAGIC 8388608.0f
+
+// 2^23 + byte k of w, as a float: PRMT on NVIDIA, shift and or elsewhere
+__device__ inline float hkq_mag(hkq_u32 w, int k)
+{
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7440u + k));
+#else
+    return __uint_as_float(0x4B000000u | ((w >> (8 * k)) & 0xffu));
+#endif
+}
+// N little-endian 32-bit words from a 2-byte aligned address in shared
+// memory: N + 1 aligned loads and a funnel shift each (the 16-bit loads
+// they replace cost an instruction per 2 bytes in the shared-memory pipe).
+template <int N> struct hkq_words {
+    hkq_u32 w[N];
+    __device__ explicit hkq_words(const hkq_u8 *p)
+    {
+        const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)p & ~3ull);
+        const unsigned sh = 8u * (unsigned)((unsigned long long)p & 2);
+        hkq_u32 lo = a[0];
+        for (int k = 0; k < N; k++) {
+            hkq_u32 hi = a[k + 1];
+            w[k] = (hkq_u32)((((unsigned long long)hi << 32) | lo) >> sh);
+            lo = hi;
+        }
+    }
+};
+// f16 bits to float by the hardware conversion (exact, like hkq_f16)
+__device__ inline float hkq_h2f(const hkq_u8 *p) { return __half2float(__ushort_as_half(hkq_ld16(p))); }
+__device__ inline float hkq_sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+// 4 int8 dot products added to c: dp4a on NVIDIA (sm_61+), sdot4 on the
+// AMD targets that have it, a loop elsewhere (the CPU backend).
+__device__ inline int hkq_dp4a(hkq_u32 a, hkq_u32 b, int c)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
+    return __dp4a((int)a, (int)b, c);
+#elif defined(__gfx906__) || defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || \
+    defined(__gfx941__) || defined(__gfx942__)
+    return __builtin_amdgcn_sdot4((int)a, (int)b, c, false);
+#else
+    for (int k = 0; k < 4; k++)
+        c += (int)(signed char)(a >> (8 * k)) * (int)(signed char)(b >> (8 * k));
+    return c;
+#endif
+}
+
+// sum_j value_j * x_j over group g of block b (in shared memory), xs the
+// group's 32 x values, xsum their two sums of 16. The generic form decodes
+// the integers as every kernel does; the four formats the issue measures
+// have their own, reading 32-bit words. Each keeps ggml's values a * q + o
+// as a * sum q x + o * sum x (f32; matvec's tolerance, not dequantize's
+// exactness).
+template <int F> struct hkq_dotf {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    {
+        typedef hkq_fmt<F> Q;
+        int q[32];
+        float a[2], o[2] = {0.0f, 0.0f}, s[2] = {0.0f, 0.0f};
+        Q::decode_q(b, g, q, a, o);
+        for (int j = 0; j < 32; j += 4) {
+            float4 xv = *(const float4 *)(xs + j);
+            // q + 2^23 + 2^22 as float bits, minus the same: q exactly
+            float f0 = __int_as_float(q[j] + 0x4B400000) - 12582912.0f;
+            float f1 = __int_as_float(q[j + 1] + 0x4B400000) - 12582912.0f;
+            float f2 = __int_as_float(q[j + 2] + 0x4B400000) - 12582912.0f;
+            float f3 = __int_as_float(q[j + 3] + 0x4B400000) - 12582912.0f;
+            s[j / 16] += (f0 * xv.x + f1 * xv.y) + (f2 * xv.z + f3 * xv.w);
+        }
+        float r = a[0] * s[0] + a[1] * s[1];
+        return Q::OFFSET ? r + (o[0] * xsum[0] + o[1] * xsum[1]) : r;
+    }
+};
+// s plus the 4 values (2^23 + byte k of w) - bias times 4 x values: a
+// PRMT, an FADD and an FFMA a value
+__device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
+{
+    s += (hkq_mag(w, 0) - bias) * x.x;
+    s += (hkq_mag(w, 1) - bias) * x.y;
+    s += (hkq_mag(w, 2) - bias) * x.z;
+    return s + (hkq_mag(w, 3) - bias) * x.w;
+}
+template <> struct hkq_dotf<HKQ_Q4_0> {
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
+    {
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<4> q(b + 2);
+        for (int k = 0; k < 4; k++) {
+            s0 = hkq_dot4(q.w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((q.w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
+        }
+        return hkq_h2f(b) * (s0 + s1);
+    }
+};
+template <> struct hkq_dotf<HKQ_Q8_0> {
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
+    {
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<8> q(b + 2);
+        for (int k = 0; k < 8; k += 2) {
+            // signed bytes + 128 are unsigned ones
+            s0 = hkq_dot4(q.w[k] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4(q.w[k + 1] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        return hkq_h2f(b) * (s0 + s1);
+    }
+};
+// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
+// are), so the group's 32 nibble bytes are two 16-byte reads.
+template <> struct hkq_dotf<HKQ_Q4_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    {
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
+        const int shift = 4 * (g & 1);
+        float s0 = 0.0f, s1 = 0.0f;
+        for (int k = 0; k < 8; k += 2) {
+            s0 = hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
+    }
+};
+template <> struct hkq_dotf<HKQ_Q6_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *)
+    {
+        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
+        float s[2];
+        for (int h = 0; h < 2; h++) {
+            float s0 = 0.0f, s1 = 0.0f;
+            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
+                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
+                s0 = hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j), s0);
+                s1 = hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j + 4), s1);
+            }
+            s[h] = s0 + s1;
+        }
+        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
+    }
+};
+
+// The q8_1 form: group g of block b against the q8_1 block xb (shared
+// memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
+// Generic: the decoded integers one by one; q4_0, q8_0, q4_K, q6_K: dp4a
+// on the packed bytes.
+// word k of a q8_1 block's values: 36-byte blocks keep them 4-byte aligned
+__device__ inline hkq_u32 hkq_x8w(const hkq_u8 *xb, int k) { return *(const hkq_u32 *)(xb + 4 + 4 * k); }
+template <int F> struct hkq_dot8 {
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    {
+        typedef hkq_fmt<F> Q;
+        int q[32];
+        float a[2], o[2] = {0.0f, 0.0f};
+        Q::decode_q(b, g, q, a, o);
+        float d8 = hkq_f16(hkq_ld16(xb)), acc = 0.0f;
+        for (int h = 0; h < 2; h++) {
+            int dot = 0, sum = 0;
+            for (int k = 4 * h; k < 4 * h + 4; k++) {
+                hkq_u32 xw = hkq_x8w(xb, k);
+                for (int e = 0; e < 4; e++) {
+                    int v = (signed char)(xw >> (8 * e));
+                    dot += q[4 * k + e] * v;
+                    sum += v;
+                }
+            }
+            acc += d8 * (a[h] * (float)dot + (Q::OFFSET ? o[h] * (float)sum : 0.0f));
+        }
+        return acc;
+    }
+};
+// sum of the 16 int8 x values of half h: dp4a with bytes of 1
+__device__ inline int hkq_x8sum(const hkq_u8 *xb, int h)
+{
+    int s = 0;
+    for (int k = 4 * h; k < 4 * h + 4; k++)
+        s = hkq_dp4a(hkq_x8w(xb, k), 0x01010101u, s);
+    return s;
+}
+template <> struct hkq_dot8<HKQ_Q4_0> {
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
+    {
+        int dot = 0;
+        hkq_words<4> q(b + 2);
+        for (int k = 0; k < 4; k++) {
+            dot = hkq_dp4a(q.w[k] & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
+            dot = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
+        }
+        // the nibbles are q + 8: sum (q + 8) x = sum q x + 8 sum x
+        dot -= 8 * (hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1));
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
+    }
+};
+template <> struct hkq_dot8<HKQ_Q8_0> {
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
+    {
+        int dot = 0;
+        hkq_words<8> q(b + 2);
+        for (int k = 0; k < 8; k++)
+            dot = hkq_dp4a(q.w[k], hkq_x8w(xb, k), dot);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
+    }
+};
+template <> struct hkq_dot8<HKQ_Q4_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    {
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
+        const int shift = 4 * (g & 1);
+        int dot = 0;
+        for (int k = 0; k < 8; k++)
+            dot = hkq_dp4a((qs[k] >> shift) & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
+        int sum = hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)sc * (float)dot - hkq_h2f(b + 2) * (float)m * (float)sum);
+    }
+};
+template <> struct hkq_dot8<HKQ_Q6_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    {
+        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
+        float acc = 0.0f;
+        for (int h = 0; h < 2; h++) {
+            int dot = 0;
+            for (int j = 4 * h; j < 4 * h + 4; j++) {
+                hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                dot = hkq_dp4a(w, hkq_x8w(xb, j), dot);
+            }
+            // the 6-bit values are q + 32
+            acc += (float)sc[h] * (float)(dot - 32 * hkq_x8sum(xb, h));
+        }
+        return hkq_h2f(xb) * (hkq_h2f(b + 208) * acc);
+    }
+};
+
+// X8: x is q8_1 (36-byte blocks of 32) rather than f32.
+template <int F, int X8> struct hkq_stage {
+    typedef hkq_fmt<F> Q;
+    enum {
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        // 4096-column steps measured slower than 2048 on the H100 (fewer
+        // resident warps), so one size
+        CHUNK = HKQ_CHUNK,
+        SEG = CHUNK / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
+        SEG16 = SEG / 16,
+        WLOADS = (SEG16 + 31) / 32, // a lane's 16-byte pieces of a segment (warps of 32 or more)
+    };
+    static_assert(SEG % 16 == 0, "a chunk of a row is whole 16-byte pieces");
+    uint4 wr[WLOADS];
+
+    static __device__ int pieces(int c0, int cols) { return min((int)CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16; }
+    // the chunk at column c0 of row `row` into this lane's registers
+    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane)
+    {
+        const uint4 *p = (const uint4 *)(w + row * rb + (long long)c0 / Q::BLOCK * Q::BYTES);
+        for (int u = 0; u < WLOADS; u++)
+            if (lane + u * warpSize < pieces(c0, cols))
+                wr[u] = p[lane + u * warpSize];
+    }
+    __device__ void store(uint4 *ws, int c0, int cols, int lane) const
+    {
+        for (int u = 0; u < WLOADS; u++)
+            if (lane + u * warpSize < pieces(c0, cols))
+                ws[lane + u * warpSize] = wr[u];
+    }
+};
+
+// x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
+// sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
+// the sum of its half h.
+template <int F, int X8> __device__ void hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
+{
+    const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+    for (int i = threadIdx.x; i < n16; i += blockDim.x)
+        xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
+    __syncthreads();
+    if (!X8 && hkq_fmt<F>::OFFSET) {
+        for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
+            const float *p = (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
+            xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
+                      (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+        }
+        __syncthreads();
+    }
+}
+
+// Whether the staged path applies: whole 16-byte pieces per row, aligned
+// w and x, x small enough to stage whole, warps of 32 or more.
+template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, const void *x, int cols)
+{
+    typedef hkq_fmt<F> Q;
+    long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
+    return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XMAX && rb % 16 == 0 &&
+           (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
+           ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
+}
+
+// The block stages x once; then each warp works alone (no block barrier):
+// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
+// columns a step. A step: the warp's lanes copy the row's chunk (loaded
+// into registers during the previous step) into the warp's own shared
+// segment, issue the loads of the next step, then sum this one from shared
+// memory, lane l taking groups l, l + warpSize, ...
+template <int F, int X8>
+__device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
+{
+    typedef hkq_stage<F, X8> S;
+    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
+    __shared__ uint4 xsm[S::XWORDS / 4];
+    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
+    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
+    const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
+    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
+    long long row = (long long)blockIdx.x * nw + warp;
+    S st;
+    if (row < rows) // the first rows' loads in flight while x is staged
+        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
+    hkq_stage_x<F, X8>(x, cols, xsm, xsum);
+    if (row >= rows) // the whole warp: no block barrier follows
+        return;
+    float acc = 0.0f;
+    for (int c = 0;;) {
+        const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
+        __syncwarp(); // every lane is done reading the last segment
+        st.store(wsm[warp], c0, cols, lane);
+        __syncwarp();
+        long long nrow = row;
+        int nc = c + 1;
+        if (nc == nchunks) {
+            nc = 0;
+            nrow += (long long)gridDim.x * nw;
+        }
+        if (nrow < rows) // in flight while this step is summed
+            st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
+        const hkq_u8 *r = (const hkq_u8 *)wsm[warp];
+        for (int g = lane; g < groups; g += warpSize) {
+            const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
+            const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
+            if (X8)
+                acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
+            else
+                acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+        }
+        if (nc == 0) {
+            for (int off = warpSize / 2; off > 0; off /= 2)
+                acc += __shfl_xor(acc, off);
+            if (lane == 0)
+                y[row] = acc;
+            acc = 0.0f;
+        }
+        if (nrow >= rows)
+            break;
+        row = nrow;
+        c = nc;
+    }
+}
+
 // -------------------------------------------------------------- matvec
+
+template <int F>
+__device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
+template <int F>
+__device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane);
 
 template <int F>
 __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
-    typedef hkq_fmt<F> Q;
-    int lane = threadIdx.x % warpSize;
-    long long row = (long long)blockIdx.x * (blockDim.x / warpSize) + threadIdx.x / warpSize;
-    if (row >= rows) // the whole warp leaves together: the shuffles below see all lanes
+    if (hkq_can_stage<F, 0>(w, x, cols)) {
+        hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
         return;
+    }
+    // grid-stride over rows, a warp each: the whole warp leaves together,
+    // so the shuffles below see all lanes
+    const int lane = threadIdx.x % warpSize, nw = blockDim.x / warpSize;
+    for (long long row = (long long)blockIdx.x * nw + threadIdx.x / warpSize; row < rows;
+         row += (long long)gridDim.x * nw)
+        hkq_matvec_row<F>(w, x, y, row, cols, lane);
+}
+
+// matvec's path for any shape: lane l decodes groups l, l + warpSize, ...
+// of the row from global memory.
+template <int F>
+__device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane)
+{
+    typedef hkq_fmt<F> Q;
     const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
     int groups = cols / 32;
     // x is read 16 bytes at a time where its address allows (a buffer's
@@ -357,11 +758,20 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
 template <int F>
 __device__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
 {
-    typedef hkq_fmt<F> Q;
-    int lane = threadIdx.x % warpSize;
-    long long row = (long long)blockIdx.x * (blockDim.x / warpSize) + threadIdx.x / warpSize;
-    if (row >= rows)
+    if (hkq_can_stage<F, 1>(w, xq, cols)) {
+        hkq_matvec_staged<F, 1>(w, xq, y, rows, cols);
         return;
+    }
+    const int lane = threadIdx.x % warpSize, nw = blockDim.x / warpSize;
+    for (long long row = (long long)blockIdx.x * nw + threadIdx.x / warpSize; row < rows;
+         row += (long long)gridDim.x * nw)
+        hkq_matvec_q8_1_row<F>(w, xq, y, row, cols, lane);
+}
+
+template <int F>
+__device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane)
+{
+    typedef hkq_fmt<F> Q;
     const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
     float acc = 0.0f;
     for (int g = lane; g < cols / 32; g += warpSize) {
@@ -566,6 +976,388 @@ __device__ void hkq_quant_q8_K(const float *x, hkq_u8 *b)
     }
 }
 
+// ggml's k-quant reference quantizers (quantize_row_q2_K_ref ...
+// quantize_row_q6_K_ref): iterative searches for each run's scale (and
+// min), then 6- or 4-bit scales of those, then the integers again against
+// the rounded scales. One thread per 256-value block. Every product goes
+// through __fmul_rn and every sum through __fadd_rn / __fsub_rn: the
+// reference is ggml's C with each operation rounded to f32 on its own (no
+// fused multiply-add), which is what it computes on x86-64 without FMA;
+// NVRTC would fuse a product into a following add otherwise.
+#define HKQ_EPS 1e-15f // ggml's GROUP_MAX_EPS: below it a run counts as zero
+__device__ inline float hkq_add(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline float hkq_sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline float hkq_div(float a, float b) { return __fdiv_rn(a, b); }
+// ggml's nearest_int: v + 1.5 * 2^23 rounds v to nearest, ties to even
+__device__ inline int hkq_nearest(float v)
+{
+    return (int)(__float_as_uint(hkq_add(v, 12582912.0f)) & 0x7fffffu) - 0x400000;
+}
+
+// The value of largest magnitude among n (the first that has it), and it.
+__device__ inline float hkq_absmax_n(const float *x, int n, float *at)
+{
+    float amax = 0.0f;
+    *at = 0.0f;
+    for (int i = 0; i < n; i++)
+        if (fabsf(x[i]) > amax) {
+            amax = fabsf(x[i]);
+            *at = x[i];
+        }
+    return amax;
+}
+
+// w x l and w l l added to the two sums (ggml's order: (w * x) * l)
+__device__ inline void hkq_wsums(float w, float x, int l, float *slx, float *sl2)
+{
+    *slx = hkq_add(*slx, hkq_mul(hkq_mul(w, x), (float)l));
+    *sl2 = hkq_add(*sl2, hkq_mul(hkq_mul(w, (float)l), (float)l));
+}
+
+// make_qx_quants(n, nmax, x, L, rmse_type 1, no weights): signed levels
+// -nmax ... nmax - 1 (stored + nmax), weights x^2, scales -(nmax + 0.1 is) /
+// max tried for is = -9 ... 9; returns the best least-squares scale.
+__device__ float hkq_make_qx(int n, int nmax, const float *x, hkq_u8 *L)
+{
+    float mx, amax = hkq_absmax_n(x, n, &mx);
+    if (amax < HKQ_EPS) {
+        for (int i = 0; i < n; i++)
+            L[i] = 0;
+        return 0.0f;
+    }
+    float iscale = hkq_div((float)-nmax, mx), sumlx = 0.0f, suml2 = 0.0f;
+    for (int i = 0; i < n; i++) {
+        int l = max(-nmax, min(nmax - 1, hkq_nearest(hkq_mul(iscale, x[i]))));
+        L[i] = (hkq_u8)(l + nmax);
+        hkq_wsums(hkq_mul(x[i], x[i]), x[i], l, &sumlx, &suml2);
+    }
+    float scale = suml2 != 0.0f ? hkq_div(sumlx, suml2) : 0.0f;
+    float best = hkq_mul(scale, sumlx);
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0)
+            continue;
+        iscale = hkq_div(-hkq_add((float)nmax, hkq_mul(0.1f, (float)is)), mx);
+        sumlx = suml2 = 0.0f;
+        for (int i = 0; i < n; i++) {
+            int l = max(-nmax, min(nmax - 1, hkq_nearest(hkq_mul(iscale, x[i]))));
+            hkq_wsums(hkq_mul(x[i], x[i]), x[i], l, &sumlx, &suml2);
+        }
+        if (suml2 > 0.0f && hkq_mul(sumlx, sumlx) > hkq_mul(best, suml2)) {
+            for (int i = 0; i < n; i++)
+                L[i] = (hkq_u8)(nmax + max(-nmax, min(nmax - 1, hkq_nearest(hkq_mul(iscale, x[i])))));
+            scale = hkq_div(sumlx, suml2);
+            best = hkq_mul(scale, sumlx);
+        }
+    }
+    return scale;
+}
+
+// make_q3_quants(n, nmax, x, L, do_rmse true): levels -nmax ... nmax - 1,
+// then up to 5 passes moving single values to the level that improves the
+// weighted (x^2) least-squares fit.
+__device__ float hkq_make_q3(int n, int nmax, const float *x, hkq_u8 *Lo)
+{
+    float mx, amax = hkq_absmax_n(x, n, &mx);
+    if (amax < HKQ_EPS) {
+        for (int i = 0; i < n; i++)
+            Lo[i] = 0;
+        return 0.0f;
+    }
+    float iscale = hkq_div((float)-nmax, mx), sumlx = 0.0f, suml2 = 0.0f;
+    signed char L[16];
+    for (int i = 0; i < n; i++) {
+        L[i] = (signed char)max(-nmax, min(nmax - 1, hkq_nearest(hkq_mul(iscale, x[i]))));
+        hkq_wsums(hkq_mul(x[i], x[i]), x[i], L[i], &sumlx, &suml2);
+    }
+    for (int itry = 0; itry < 5; itry++) {
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            float w = hkq_mul(x[i], x[i]);
+            float slx = hkq_sub(sumlx, hkq_mul(hkq_mul(w, x[i]), (float)L[i]));
+            if (slx > 0.0f) {
+                float sl2 = hkq_sub(suml2, hkq_mul(hkq_mul(w, (float)L[i]), (float)L[i]));
+                int nl = max(-nmax, min(nmax - 1, hkq_nearest(hkq_div(hkq_mul(x[i], sl2), slx))));
+                if (nl != L[i]) {
+                    hkq_wsums(w, x[i], nl, &slx, &sl2);
+                    if (sl2 > 0.0f &&
+                        hkq_mul(hkq_mul(slx, slx), suml2) > hkq_mul(hkq_mul(sumlx, sumlx), sl2)) {
+                        L[i] = (signed char)nl;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        changed++;
+                    }
+                }
+            }
+        }
+        if (!changed)
+            break;
+    }
+    for (int i = 0; i < n; i++)
+        Lo[i] = (hkq_u8)(L[i] + nmax);
+    return suml2 > 0.0f ? hkq_div(sumlx, suml2) : 0.0f;
+}
+
+// make_qkx2_quants: levels 0 ... nmax of (x - min) / scale with min <= 0,
+// weighted; nstep + 1 trial scales (rmin + rdelta is + nmax) / (max - min),
+// each refit by weighted least squares for scale and min, the one of least
+// weighted error (absolute with mad, else squared) kept. *mn = -min.
+__device__ float hkq_make_qkx2(int n, int nmax, const float *x, const float *w, hkq_u8 *L, float *mn,
+                               float rmin, float rdelta, int nstep, bool mad)
+{
+    float lo = x[0], hi = x[0], sum_w = w[0], sum_x = hkq_mul(w[0], x[0]);
+    for (int i = 1; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+        sum_w = hkq_add(sum_w, w[i]);
+        sum_x = hkq_add(sum_x, hkq_mul(w[i], x[i]));
+    }
+    if (lo > 0.0f)
+        lo = 0.0f;
+    if (hi == lo) {
+        for (int i = 0; i < n; i++)
+            L[i] = 0;
+        *mn = -lo;
+        return 0.0f;
+    }
+    float iscale = hkq_div((float)nmax, hkq_sub(hi, lo)), scale = hkq_div(1.0f, iscale), best = 0.0f;
+    for (int i = 0; i < n; i++) {
+        L[i] = (hkq_u8)max(0, min(nmax, hkq_nearest(hkq_mul(iscale, hkq_sub(x[i], lo)))));
+        float diff = hkq_sub(hkq_add(hkq_mul(scale, (float)L[i]), lo), x[i]);
+        best = hkq_add(best, hkq_mul(w[i], mad ? fabsf(diff) : hkq_mul(diff, diff)));
+    }
+    hkq_u8 Laux[32];
+    for (int is = 0; is <= nstep; is++) {
+        iscale = hkq_div(hkq_add(hkq_add(rmin, hkq_mul(rdelta, (float)is)), (float)nmax), hkq_sub(hi, lo));
+        float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
+        for (int i = 0; i < n; i++) {
+            int l = max(0, min(nmax, hkq_nearest(hkq_mul(iscale, hkq_sub(x[i], lo)))));
+            Laux[i] = (hkq_u8)l;
+            float wl = hkq_mul(w[i], (float)l);
+            sum_l = hkq_add(sum_l, wl);
+            sum_l2 = hkq_add(sum_l2, hkq_mul(wl, (float)l));
+            sum_xl = hkq_add(sum_xl, hkq_mul(wl, x[i]));
+        }
+        float D = hkq_sub(hkq_mul(sum_w, sum_l2), hkq_mul(sum_l, sum_l));
+        if (D > 0.0f) {
+            float ts = hkq_div(hkq_sub(hkq_mul(sum_w, sum_xl), hkq_mul(sum_x, sum_l)), D);
+            float tm = hkq_div(hkq_sub(hkq_mul(sum_l2, sum_x), hkq_mul(sum_l, sum_xl)), D);
+            if (tm > 0.0f) {
+                tm = 0.0f;
+                ts = hkq_div(sum_xl, sum_l2);
+            }
+            float err = 0.0f;
+            for (int i = 0; i < n; i++) {
+                float diff = hkq_sub(hkq_add(hkq_mul(ts, (float)Laux[i]), tm), x[i]);
+                err = hkq_add(err, hkq_mul(w[i], mad ? fabsf(diff) : hkq_mul(diff, diff)));
+            }
+            if (err < best) {
+                for (int i = 0; i < n; i++)
+                    L[i] = Laux[i];
+                best = err;
+                scale = ts;
+                lo = tm;
+            }
+        }
+    }
+    *mn = -lo;
+    return scale;
+}
+
+// 2-bit values L (0 ... 3; q3_K's low 2 bits) of a 256-block into qs:
+// byte l of each 32 holds values l, l + 32, l + 64, l + 96 of its 128.
+__device__ inline void hkq_pack2(const hkq_u8 *L, hkq_u8 *qs)
+{
+    for (int j = 0; j < 256; j += 128)
+        for (int l = 0; l < 32; l++)
+            qs[j / 4 + l] = (hkq_u8)(L[j + l] | (L[j + l + 32] << 2) | (L[j + l + 64] << 4) | (L[j + l + 96] << 6));
+}
+
+// q2_K {u8 scales[16]; u8 qs[64]; f16 d, dmin}: runs of 16, 4-bit scale
+// and min each (make_qkx2_quants, weights |x|, absolute error).
+__device__ void hkq_quant_q2_K(const float *x, hkq_u8 *b)
+{
+    hkq_u8 L[256];
+    float w[16], scales[16], mins[16], max_scale = 0.0f, max_min = 0.0f;
+    for (int j = 0; j < 16; j++) {
+        for (int l = 0; l < 16; l++)
+            w[l] = fabsf(x[16 * j + l]);
+        scales[j] = hkq_make_qkx2(16, 3, x + 16 * j, w, L + 16 * j, &mins[j], -0.5f, 0.1f, 15, true);
+        max_scale = scales[j] > max_scale ? scales[j] : max_scale;
+        max_min = mins[j] > max_min ? mins[j] : max_min;
+    }
+    float iscale = max_scale > 0.0f ? hkq_div(15.0f, max_scale) : 0.0f;
+    float imin = max_min > 0.0f ? hkq_div(15.0f, max_min) : 0.0f;
+    for (int j = 0; j < 16; j++)
+        b[j] = (hkq_u8)((max_scale > 0.0f ? hkq_nearest(hkq_mul(iscale, scales[j])) : 0) |
+                        (max_min > 0.0f ? hkq_nearest(hkq_mul(imin, mins[j])) << 4 : 0));
+    hkq_st16(b + 80, hkq_to_f16(max_scale > 0.0f ? hkq_div(max_scale, 15.0f) : 0.0f));
+    hkq_st16(b + 82, hkq_to_f16(max_min > 0.0f ? hkq_div(max_min, 15.0f) : 0.0f));
+    const float dd = hkq_f16(hkq_ld16(b + 80)), dm = hkq_f16(hkq_ld16(b + 82));
+    for (int j = 0; j < 16; j++) {
+        const float d = hkq_mul(dd, (float)(b[j] & 0xf));
+        if (d == 0.0f)
+            continue;
+        const float m = hkq_mul(dm, (float)(b[j] >> 4));
+        for (int i = 0; i < 16; i++)
+            L[16 * j + i] = (hkq_u8)max(0, min(3, hkq_nearest(hkq_div(hkq_add(x[16 * j + i], m), d))));
+    }
+    hkq_pack2(L, b + 16);
+}
+
+// q3_K {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: runs of 16 by
+// make_q3_quants, their scales to 6 bits signed (low 4 bits in
+// scales[0..7], high 2 in scales[8..11]), the values' third bit in hmask.
+__device__ void hkq_quant_q3_K(const float *x, hkq_u8 *b)
+{
+    hkq_u8 L[256];
+    float scales[16], max_scale = 0.0f, amax = 0.0f;
+    for (int j = 0; j < 16; j++) {
+        scales[j] = hkq_make_q3(16, 4, x + 16 * j, L + 16 * j);
+        if (fabsf(scales[j]) > amax) {
+            amax = fabsf(scales[j]);
+            max_scale = scales[j];
+        }
+    }
+    hkq_u8 *s = b + 96;
+    for (int k = 0; k < 12; k++)
+        s[k] = 0;
+    if (max_scale != 0.0f) {
+        const float iscale = hkq_div(-32.0f, max_scale);
+        for (int j = 0; j < 16; j++) {
+            int l = max(-32, min(31, (int)(signed char)hkq_nearest(hkq_mul(iscale, scales[j])))) + 32;
+            if (j < 8)
+                s[j] = (hkq_u8)(l & 0xf);
+            else
+                s[j - 8] |= (hkq_u8)((l & 0xf) << 4);
+            s[j % 4 + 8] |= (hkq_u8)((l >> 4) << (2 * (j / 4)));
+        }
+        hkq_st16(b + 108, hkq_to_f16(hkq_div(1.0f, iscale)));
+    } else {
+        hkq_st16(b + 108, 0);
+    }
+    const float dd = hkq_f16(hkq_ld16(b + 108));
+    for (int j = 0; j < 16; j++) {
+        const float d = hkq_mul(dd, (float)hkq_fmt<HKQ_Q3_K>::scale(s, j));
+        if (d == 0.0f)
+            continue;
+        for (int i = 0; i < 16; i++)
+            L[16 * j + i] = (hkq_u8)(max(-4, min(3, hkq_nearest(hkq_div(x[16 * j + i], d)))) + 4);
+    }
+    // the third bit of value j goes to bit j / 32 of hmask[j % 32]
+    for (int k = 0; k < 32; k++)
+        b[k] = 0;
+    for (int j = 0; j < 256; j++)
+        if (L[j] > 3) {
+            b[j % 32] |= (hkq_u8)(1 << (j / 32));
+            L[j] -= 4;
+        }
+    hkq_pack2(L, b + 32);
+}
+
+// q4_K and q5_K {f16 d, dmin; u8 scales[12]; (q5_K: u8 qh[32];) u8 qs[128]}:
+// runs of 32 by make_qkx2_quants (weights mean |x| + |x|, squared error),
+// 6-bit scales and mins (hkq_scale_min_k4's packing).
+template <int FIVE> __device__ void hkq_quant_k45(const float *x, hkq_u8 *b)
+{
+    const int nmax = FIVE ? 31 : 15;
+    hkq_u8 L[256], *s = b + 4;
+    float w[32], scales[8], mins[8], max_scale = 0.0f, max_min = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        float sum_x2 = 0.0f;
+        for (int l = 0; l < 32; l++)
+            sum_x2 = hkq_add(sum_x2, hkq_mul(x[32 * j + l], x[32 * j + l]));
+        const float av_x = __fsqrt_rn(hkq_div(sum_x2, 32.0f));
+        for (int l = 0; l < 32; l++)
+            w[l] = hkq_add(av_x, fabsf(x[32 * j + l]));
+        scales[j] = hkq_make_qkx2(32, nmax, x + 32 * j, w, L + 32 * j, &mins[j], FIVE ? -0.5f : -1.0f, 0.1f,
+                                  FIVE ? 15 : 20, false);
+        max_scale = scales[j] > max_scale ? scales[j] : max_scale;
+        max_min = mins[j] > max_min ? mins[j] : max_min;
+    }
+    const float is = max_scale > 0.0f ? hkq_div(63.0f, max_scale) : 0.0f;
+    const float im = max_min > 0.0f ? hkq_div(63.0f, max_min) : 0.0f;
+    for (int j = 0; j < 8; j++) {
+        // ggml stores nearest_int into a uint8_t before clamping to 63
+        int ls = min(63, (int)(hkq_u8)hkq_nearest(hkq_mul(is, scales[j])));
+        int lm = min(63, (int)(hkq_u8)hkq_nearest(hkq_mul(im, mins[j])));
+        if (j < 4) {
+            s[j] = (hkq_u8)ls;
+            s[j + 4] = (hkq_u8)lm;
+        } else {
+            s[j + 4] = (hkq_u8)((ls & 0xf) | ((lm & 0xf) << 4));
+            s[j - 4] |= (hkq_u8)((ls >> 4) << 6);
+            s[j] |= (hkq_u8)((lm >> 4) << 6);
+        }
+    }
+    hkq_st16(b, hkq_to_f16(hkq_div(max_scale, 63.0f)));
+    hkq_st16(b + 2, hkq_to_f16(hkq_div(max_min, 63.0f)));
+    const float dd = hkq_f16(hkq_ld16(b)), dm = hkq_f16(hkq_ld16(b + 2));
+    for (int j = 0; j < 8; j++) {
+        int sc, m;
+        hkq_scale_min_k4(j, s, &sc, &m);
+        const float d = hkq_mul(dd, (float)sc);
+        if (d == 0.0f)
+            continue;
+        const float dmj = hkq_mul(dm, (float)m);
+        for (int i = 0; i < 32; i++)
+            L[32 * j + i] = (hkq_u8)max(0, min(nmax, hkq_nearest(hkq_div(hkq_add(x[32 * j + i], dmj), d))));
+    }
+    hkq_u8 *qh = b + 16, *ql = b + (FIVE ? 48 : 16);
+    for (int k = 0; FIVE && k < 32; k++)
+        qh[k] = 0;
+    // byte l of each 32 of qs: values l (low nibble) and l + 32 (high) of
+    // its 64; q5_K puts their fifth bits in bits 2 n and 2 n + 1 of qh[l]
+    for (int n = 0; n < 4; n++)
+        for (int l = 0; l < 32; l++) {
+            int l1 = L[64 * n + l], l2 = L[64 * n + l + 32];
+            if (FIVE) {
+                qh[l] |= (hkq_u8)(((l1 >> 4) << (2 * n)) | ((l2 >> 4) << (2 * n + 1)));
+                l1 &= 0xf;
+                l2 &= 0xf;
+            }
+            ql[32 * n + l] = (hkq_u8)(l1 | (l2 << 4));
+        }
+}
+
+// q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: runs of 16 by
+// make_qx_quants (levels -32 ... 31), 8-bit signed scales.
+__device__ void hkq_quant_q6_K(const float *x, hkq_u8 *b)
+{
+    hkq_u8 L[256];
+    float scales[16], max_scale = 0.0f, amax = 0.0f;
+    for (int j = 0; j < 16; j++) {
+        scales[j] = hkq_make_qx(16, 32, x + 16 * j, L + 16 * j);
+        if (fabsf(scales[j]) > amax) {
+            amax = fabsf(scales[j]);
+            max_scale = scales[j];
+        }
+    }
+    if (amax < HKQ_EPS) {
+        for (int k = 0; k < 210; k++)
+            b[k] = 0;
+        return;
+    }
+    const float iscale = hkq_div(-128.0f, max_scale);
+    hkq_st16(b + 208, hkq_to_f16(hkq_div(1.0f, iscale)));
+    const float dd = hkq_f16(hkq_ld16(b + 208));
+    for (int j = 0; j < 16; j++) {
+        int sc = min(127, hkq_nearest(hkq_mul(iscale, scales[j])));
+        b[192 + j] = (hkq_u8)(signed char)sc;
+        const float d = hkq_mul(dd, (float)(signed char)sc);
+        if (d == 0.0f)
+            continue;
+        for (int i = 0; i < 16; i++)
+            L[16 * j + i] = (hkq_u8)(max(-32, min(31, hkq_nearest(hkq_div(x[16 * j + i], d)))) + 32);
+    }
+    for (int n = 0; n < 2; n++)
+        for (int l = 0; l < 32; l++) {
+            const hkq_u8 *q = L + 128 * n + l;
+            b[64 * n + l] = (hkq_u8)((q[0] & 0xf) | ((q[64] & 0xf) << 4));
+            b[64 * n + l + 32] = (hkq_u8)((q[32] & 0xf) | ((q[96] & 0xf) << 4));
+            b[128 + 32 * n + l] = (hkq_u8)((q[0] >> 4) | ((q[32] >> 4) << 2) | ((q[64] >> 4) << 4) | ((q[96] >> 4) << 6));
+        }
+}
+
 template <int F> struct hkq_quant;
 template <> struct hkq_quant<HKQ_Q4_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<4>(x, b); } };
 template <> struct hkq_quant<HKQ_Q5_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_sym<5>(x, b); } };
@@ -574,6 +1366,11 @@ template <> struct hkq_quant<HKQ_Q5_1> { static __device__ void run(const float 
 template <> struct hkq_quant<HKQ_Q8_0> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<0>(x, b); } };
 template <> struct hkq_quant<HKQ_Q8_1> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8<1>(x, b); } };
 template <> struct hkq_quant<HKQ_Q8_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q8_K(x, b); } };
+template <> struct hkq_quant<HKQ_Q2_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q2_K(x, b); } };
+template <> struct hkq_quant<HKQ_Q3_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q3_K(x, b); } };
+template <> struct hkq_quant<HKQ_Q4_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<0>(x, b); } };
+template <> struct hkq_quant<HKQ_Q5_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<1>(x, b); } };
+template <> struct hkq_quant<HKQ_Q6_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q6_K(x, b); } };
 
 template <int F> __device__ void hkq_quantize(const float *x, void *w, long long n)
 {
@@ -634,3 +1431,8 @@ HKQ_QUANT(q5_1, HKQ_Q5_1)
 HKQ_QUANT(q8_0, HKQ_Q8_0)
 HKQ_QUANT(q8_1, HKQ_Q8_1)
 HKQ_QUANT(q8_K, HKQ_Q8_K)
+HKQ_QUANT(q2_K, HKQ_Q2_K)
+HKQ_QUANT(q3_K, HKQ_Q3_K)
+HKQ_QUANT(q4_K, HKQ_Q4_K)
+HKQ_QUANT(q5_K, HKQ_Q5_K)
+HKQ_QUANT(q6_K, HKQ_Q6_K)

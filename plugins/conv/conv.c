@@ -18,8 +18,8 @@ extern const hk_plugin_image hk_conv_images[]; /* built by hkc-aot */
 HK_PLUGIN_DEFINE(conv);
 HK_PLUGIN_EXPORT int hk_plugin_conv_init(const hk_plugin_api *api);
 
-static const struct { const char *name, *c; } dtypes[] = {
-    {"f32", "float"}, {"f64", "double"}, {"f16", "__half"}, {"bf16", "__hip_bfloat16"}};
+static const struct { const char *name, *c; int size; } dtypes[] = {
+    {"f32", "float", 4}, {"f64", "double", 8}, {"f16", "__half", 2}, {"bf16", "__hip_bfloat16", 2}};
 #define NDTYPES 4
 
 #define THREADS 256
@@ -142,6 +142,24 @@ static int launch_steps(const hk_plugin_host *host, const hk_plugin_call *call, 
     long long blocks = (total + THREADS - 1) / THREADS;
     hk_plugin_config cfg = {{(unsigned)(blocks < 1 ? 1 : blocks > 65536 ? 65536 : blocks), 1, 1}, {THREADS, 1, 1},
                             0};
+    return host->launch_config(call, kernel, &cfg, a, n);
+}
+
+/* The row kernels (im2col, upsampling): lanes along a row of rowlen
+ * elements, 4 a lane (a power of two up to 256), 256 / lanes rows a block;
+ * on the CPU backend one lane, so an iteration writes a whole row. */
+static int launch_rows(const hk_plugin_host *host, const hk_plugin_call *call, const char *op, int d,
+                       hk_plugin_arg *a, int n, long long rows, long long rowlen)
+{
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "%s_%s", op, dtypes[d].name);
+    unsigned lanes = 1;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    while (!cpu && lanes < 256 && 4 * (long long)lanes < rowlen)
+        lanes *= 2;
+    long long per = THREADS / lanes, blocks = (rows + per - 1) / per;
+    hk_plugin_config cfg = {{(unsigned)(blocks < 1 ? 1 : blocks > (1 << 20) ? (1 << 20) : blocks), 1, 1},
+                            {lanes, (unsigned)per, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, n);
 }
 
@@ -334,7 +352,19 @@ static int im2col_op(const hk_plugin_host *host, const hk_plugin_call *call, con
     long long ints[14] = {g.n, g.c, g.h, g.wd, g.r, g.s, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
     for (int i = 0; i < 14; i++)
         a[2 + i] = iarg(ints[i]);
-    return launch_steps(host, call, "im2col", d, a, 16, total);
+    /* GPUs: tiles of 32 pixels through shared memory when the rows they
+     * read fit in 48 KiB (im2col_tiled); the CPU and larger cases: rows */
+    long long span = 31 * g.sw + (g.s - 1) * g.dw + 1, smem = g.c * g.r * span * dtypes[d].size;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    if (!cpu && smem <= 48 * 1024) {
+        long long tiles = g.n * g.oh * ((g.ow + 31) / 32);
+        hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
+                                (unsigned)smem};
+        char kernel[64];
+        snprintf(kernel, sizeof kernel, "im2col_tiled_%s", dtypes[d].name);
+        return host->launch_config(call, kernel, &cfg, a, 16);
+    }
+    return launch_rows(host, call, "im2col", d, a, 16, g.n * g.oh * g.ow, g.c * g.r * g.s);
 }
 
 static int op_im2col(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)
@@ -408,12 +438,12 @@ static int plane_op(const hk_plugin_host *host, const hk_plugin_call *call, cons
         a[5] = iarg(oh), a[6] = iarg(ow);
         a[7].kind = a[8].kind = HK_PLUGIN_ARG_FLOAT;
         a[7].v.f = (double)h / (double)oh, a[8].v.f = (double)wd / (double)ow;
-        return launch_steps(host, call, kernel, d, a, 9, planes * oh * ow);
+        return launch_rows(host, call, kernel, d, a, 9, planes * oh, ow);
     }
     long long ints[6] = {kh, kw, sh, sw, oh, ow};
     for (int i = 0; i < 6; i++)
         a[5 + i] = iarg(ints[i]);
-    return launch_steps(host, call, kernel, d, a, 11, planes * oh * ow);
+    return launch_rows(host, call, kernel, d, a, 11, planes * oh, ow);
 }
 
 static int op_avg_pool2d(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -478,15 +508,20 @@ static int add_kernels(const hk_plugin_api *api)
          "transposed convolution, NCHW, w c (k/groups) r s, grid stride"},
         {"im2col", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, "
                    "int ph, int pw, int dh, int dw",
-         "patches of x as col n oh ow c r s, grid stride"},
+         "patches of x as col n oh ow c r s; rows: lanes along a row, 4 elements a lane, 256 / lanes rows a block "
+         "(any grid)"},
+        {"im2col_tiled", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, "
+                         "int sw, int ph, int pw, int dh, int dw",
+         "im2col through shared memory: a block per tile of 32 pixels of an output row (grid stride), shared = "
+         "c r ((32 - 1) sw + (s - 1) dw + 1) elements"},
         {"col2im1d", "const T *x, T *y, int n, int lin, int c, int k, int lout, int stride",
          "x n lin c k summed into y n c lout, grid stride"},
         {"avg_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "
-                       "int ow", "average pool, no padding, grid stride"},
+                       "int ow", "average pool, no padding; rows (as im2col)"},
         {"max_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "
-                       "int ow", "max pool (NaN propagates), no padding, grid stride"},
+                       "int ow", "max pool (NaN propagates), no padding; rows (as im2col)"},
         {"upsample_nearest2d", "const T *x, T *y, long long planes, int h, int wd, int oh, int ow, double sch, "
-                               "double scw", "nearest upsampling, source min(floor(i scale), size - 1), grid stride"},
+                               "double scw", "nearest upsampling, source min(floor(i scale), size - 1); rows (as im2col)"},
         {"copy2d", "const T *src, T *dst, int d1, int d2, long long ss, long long ds",
          "dst[i ds + j] = src[i ss + j], grid stride"},
     };

@@ -2,8 +2,8 @@
 -- N32 C64 56x56 K64 3x3 pad 1 (f32, f16, bf16; NCHW through the implicit
 -- GEMM and the direct kernel, NHWC), conv1d N16 C256 L4096 K256 k5 pad 2
 -- (f32, f16), and the memory-bound ops on N32 C64 56x56 f32 (max and avg
--- pool 2x2, im2col 3x3 pad 1 of N8, nearest upsampling x2) next to copy2d
--- moving the same bytes. TFLOP/s (2 flops per multiply-add) or GB/s (bytes
+-- pool 2x2, im2col 3x3 pad 1 of N8, nearest upsampling x2) next to a device
+-- copy (b:copy) moving the same bytes. TFLOP/s (2 flops per multiply-add) or GB/s (bytes
 -- read + written) by device events, median of 20 after 3 warm-up runs.
 -- tools/bench_torch_conv.py measures PyTorch (cuDNN, TF32 off) on the same
 -- cases. arg[1]: "small" for the CPU backend (N2, fewer repetitions).
@@ -66,8 +66,9 @@ local function memop(name, nin, nout, fn)
     local ms, rate = time(function() fn(y, x) end, nil, 4.0 * (nin + nout))
     local half = (nin + nout) // 2
     local cx, cy = hk.alloc(half, "f32"), hk.alloc(half, "f32")
-    local cms, crate = time(function() C.copy2d(cy, cx, half // 1024, 1024, 1024, 1024) end, nil, 8.0 * (half // 1024 * 1024))
-    print(("  %-34s %9.3f ms %s   copy of the same bytes %9.3f ms %s"):format(name, ms, rate, cms, crate))
+    local cms, crate = time(function() cy:copy(cx) end, nil, 8.0 * half)
+    print(("  %-34s %9.3f ms %s   device copy of the same bytes %9.3f ms %s"):format(name, ms, rate, cms, crate))
+    x:free(); y:free(); cx:free(); cy:free()
 end
 
 for _, dt in ipairs(small and {"f32"} or {"f32", "f16", "bf16"}) do

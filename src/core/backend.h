@@ -78,6 +78,15 @@ struct hk_event {
     void *impl;
 };
 
+/* A stream (hk_stream_create); the core keeps the context's in a list so
+ * that hk_context_destroy ends those the caller left. */
+struct hk_stream {
+    hk_context *ctx;
+    hkc_device *dev;
+    void *impl;
+    hk_stream *next;
+};
+
 /* What a launch needs of its kernel: function_get's handle and, for
  * messages and for checking pointer arguments, its name, signature (the
  * layout of the packed arguments) and info. */
@@ -87,6 +96,15 @@ typedef struct hkc_launch_kernel {
     const hkc_signature *sig;
     const hk_kernel_info *info;
 } hkc_launch_kernel;
+
+/* One launch of a graph (graph_create): the kernel, its configuration
+ * and its packed, checked argument bytes. */
+typedef struct hkc_graph_launch {
+    hkc_launch_kernel k;
+    hk_launch_config cfg;
+    const void *kernarg;
+    size_t size;
+} hkc_graph_launch;
 
 /* Errors: set the detail message of the calling thread for ctx (NULL: the
  * context-less one) and return code. */
@@ -272,6 +290,36 @@ struct hkc_backend_ops {
     /* One entry of a code object as standalone bytes (malloc'd). */
     int (*code_extract)(hkc_backend *be, const void *code, size_t size, const char *entry,
                         void **out, size_t *out_size, hkc_strbuf *err);
+
+    /* graphs (graph.c, hk_graph_*): optional, all three or none. NULL: the
+     * core replays the recorded list through `launch` (the host backend).
+     * graph_create builds a native graph of n launches on device dev, each
+     * after the one before, as `launch` would run them; it copies what it
+     * keeps (the launches' argument bytes are freed after). The kernels'
+     * handles stay valid while the graph is launched: the core refuses to
+     * launch a graph whose module was freed, and destroys native graphs
+     * before the backend. */
+    int (*graph_create)(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n,
+                        void **bgraph);
+    int (*graph_launch)(hkc_backend *be, int dev, void *bgraph);
+    void (*graph_destroy)(hkc_backend *be, void *bgraph);
+    /* streams. Optional as a group (NULL stream_create: hk_stream_create
+     * says not supported). The core allocates hk_stream (s->dev set) and
+     * calls these on s->impl; what they receive is checked as for launch
+     * and buf_*. `synchronize` must wait for every stream of the device
+     * too. stream_destroy comes after stream_synchronize. */
+    int (*stream_create)(hk_stream *s);
+    void (*stream_destroy)(hk_stream *s);
+    __typeof__(hk_stream_synchronize) *stream_synchronize;
+    __typeof__(hk_stream_query) *stream_query;
+    /* As launch, queued on s; kernarg is the caller's (copy it). */
+    int (*stream_launch)(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                         const void *kernarg, size_t size);
+    __typeof__(hk_buffer_upload_on) *stream_upload;
+    __typeof__(hk_buffer_download_on) *stream_download;
+    __typeof__(hk_buffer_copy_on) *stream_copy;
+    __typeof__(hk_event_record_on) *stream_record;
+    __typeof__(hk_stream_wait_event) *stream_wait_event;
 };
 
 /* The built-in backend. */

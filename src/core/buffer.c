@@ -2,6 +2,8 @@
  * file mappings; the backend owns the memory itself. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -247,6 +249,9 @@ HK_API int hk_buffer_sync(hk_buffer *b)
         return hk_buffer_sync(b->parent);
     if (b->mode != HK_MEM_MMAP || !b->map.writable || !b->bytes)
         return 0;
+    r = hkc_graph_refuse(b->ctx, "hk_buffer_sync", "a write-back to a file waits for the device");
+    if (r)
+        return r;
     hkc_device *dev = b->dev;
     r = dev->be->ops->synchronize(dev->be, dev->index);
     if (r)
@@ -260,12 +265,14 @@ HK_API int hk_buffer_free(hk_buffer *b)
 {
     if (!b)
         return 0;
+    hkc_graph_forget(b->ctx, b);
     if (b->parent || b->borrowed) { /* a view (or a module variable) owns nothing but itself */
         free(b);
         return 0;
     }
     int r = 0;
     const hkc_backend_ops *ops = b->dev->be->ops;
+    hkc_streams_wait(b->ctx, b->dev); /* queued work may still use it */
     if (b->mode == HK_MEM_MMAP) {
         r = hk_buffer_sync(b);
         if (ops->buf_unregister)
@@ -283,7 +290,14 @@ HK_API size_t hk_buffer_length(const hk_buffer *b) { return b->count; }
 HK_API size_t hk_buffer_bytes(const hk_buffer *b) { return b->bytes; }
 HK_API hk_mem_mode hk_buffer_mode(const hk_buffer *b) { return b->mode; }
 HK_API int hk_buffer_device(const hk_buffer *b) { return b->device; }
-HK_API void *hk_buffer_host_ptr(hk_buffer *b) { return b->hptr; }
+HK_API void *hk_buffer_host_ptr(hk_buffer *b)
+{
+    /* what the host does through the pointer cannot be seen, so it is refused
+     * at the start: the caller's fallback (a download) is refused by name */
+    if (b->ctx->graph_rec && hkc_graph_refuse(b->ctx, "hk_buffer_host_ptr", "a host access to a buffer"))
+        return NULL;
+    return b->hptr;
+}
 
 static int check_range(const hk_buffer *b, size_t offset, size_t bytes, const char *fn)
 {
@@ -302,55 +316,134 @@ static int check_writable(const hk_buffer *b, const char *fn)
     return 0;
 }
 
+static int upload_checks(hk_buffer *b, size_t offset, const void *src, size_t bytes, const char *fn)
+{
+    int r = check_buffer(b, fn);
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, fn, "a host write to a buffer");
+    if (!r && bytes && !src)
+        r = hkc_fail(b->ctx, HK_EINVAL, "%s: source is NULL", fn);
+    if (!r)
+        r = check_range(b, offset, bytes, fn);
+    if (!r)
+        r = check_writable(b, fn);
+    return r;
+}
+
 HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
-    int r = check_buffer(b, "hk_buffer_upload");
-    if (!r && bytes && !src)
-        r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_upload: source is NULL");
-    if (!r)
-        r = check_range(b, offset, bytes, "hk_buffer_upload");
-    if (!r)
-        r = check_writable(b, "hk_buffer_upload");
+    int r = upload_checks(b, offset, src, bytes, "hk_buffer_upload");
     if (r || !bytes)
         return r;
     return b->dev->be->ops->buf_upload(b, offset, src, bytes);
 }
 
+static int download_checks(hk_buffer *b, size_t offset, const void *dst, size_t bytes, const char *fn)
+{
+    int r = check_buffer(b, fn);
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, fn, "a host read of a buffer");
+    if (!r && bytes && !dst)
+        r = hkc_fail(b->ctx, HK_EINVAL, "%s: destination is NULL", fn);
+    if (!r)
+        r = check_range(b, offset, bytes, fn);
+    return r;
+}
+
 HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    int r = check_buffer(b, "hk_buffer_download");
-    if (!r && bytes && !dst)
-        r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_download: destination is NULL");
-    if (!r)
-        r = check_range(b, offset, bytes, "hk_buffer_download");
+    int r = download_checks(b, offset, dst, bytes, "hk_buffer_download");
     if (r || !bytes)
         return r;
     return b->dev->be->ops->buf_download(b, offset, dst, bytes);
 }
 
+static int copy_checks(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
+                       size_t bytes, const char *fn)
+{
+    int r = check_buffer(dst, fn);
+    if (!r)
+        r = check_buffer(src, fn);
+    if (!r)
+        r = hkc_graph_refuse(dst->ctx, fn, "a copy between buffers");
+    if (!r && dst->dev != src->dev)
+        r = hkc_fail(dst->ctx, HK_EINVAL, "%s: buffers are on different devices (%d and %d)", fn,
+                     dst->device, src->device);
+    char what[64];
+    snprintf(what, sizeof what, "%s (destination)", fn);
+    if (!r)
+        r = check_range(dst, dst_offset, bytes, what);
+    snprintf(what, sizeof what, "%s (source)", fn);
+    if (!r)
+        r = check_range(src, src_offset, bytes, what);
+    if (!r)
+        r = check_writable(dst, fn);
+    return r;
+}
+
 HK_API int hk_buffer_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                           size_t bytes)
 {
-    int r = check_buffer(dst, "hk_buffer_copy");
-    if (!r)
-        r = check_buffer(src, "hk_buffer_copy");
-    if (!r && dst->dev != src->dev)
-        r = hkc_fail(dst->ctx, HK_EINVAL, "hk_buffer_copy: buffers are on different devices (%d and %d)",
-                     dst->device, src->device);
-    if (!r)
-        r = check_range(dst, dst_offset, bytes, "hk_buffer_copy (destination)");
-    if (!r)
-        r = check_range(src, src_offset, bytes, "hk_buffer_copy (source)");
-    if (!r)
-        r = check_writable(dst, "hk_buffer_copy");
+    int r = copy_checks(dst, dst_offset, src, src_offset, bytes, "hk_buffer_copy");
     if (r || !bytes)
         return r;
     return dst->dev->be->ops->buf_copy(dst, dst_offset, src, src_offset, bytes);
 }
 
+/* The stream forms: the same checks, then the stream's queue. */
+HK_API int hk_buffer_upload_on(hk_stream *s, hk_buffer *b, size_t offset, const void *src,
+                               size_t bytes)
+{
+    if (!s)
+        return hk_buffer_upload(b, offset, src, bytes);
+    int r = upload_checks(b, offset, src, bytes, "hk_buffer_upload_on");
+    if (!r)
+        r = hkc_stream_check_device(s, b->dev, "hk_buffer_upload_on", "buffer");
+    if (r || !bytes)
+        return r;
+    return s->dev->be->ops->stream_upload(s, b, offset, src, bytes);
+}
+
+HK_API int hk_buffer_download_on(hk_stream *s, hk_buffer *b, size_t offset, void *dst,
+                                 size_t bytes)
+{
+    if (!s)
+        return hk_buffer_download(b, offset, dst, bytes);
+    int r = download_checks(b, offset, dst, bytes, "hk_buffer_download_on");
+    if (!r)
+        r = hkc_stream_check_device(s, b->dev, "hk_buffer_download_on", "buffer");
+    if (r || !bytes)
+        return r;
+    return s->dev->be->ops->stream_download(s, b, offset, dst, bytes);
+}
+
+HK_API int hk_buffer_copy_on(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                             size_t src_offset, size_t bytes)
+{
+    if (!s)
+        return hk_buffer_copy(dst, dst_offset, src, src_offset, bytes);
+    int r = copy_checks(dst, dst_offset, src, src_offset, bytes, "hk_buffer_copy_on");
+    /* Device copies in a queue promise no memmove order (cuMemcpyDtoDAsync). */
+    uintptr_t to = 0, from = 0;
+    if (!r) {
+        to = (uintptr_t)dst->kptr + dst_offset;
+        from = (uintptr_t)src->kptr + src_offset;
+    }
+    if (!r && bytes && to != from && to < from + bytes && from < to + bytes)
+        r = hkc_fail(s->ctx, HK_EINVAL, "hk_buffer_copy_on: the ranges overlap (copy through another "
+                                        "buffer, or without a stream)");
+    if (!r)
+        r = hkc_stream_check_device(s, dst->dev, "hk_buffer_copy_on", "buffers");
+    if (r || !bytes)
+        return r;
+    return s->dev->be->ops->stream_copy(s, dst, dst_offset, src, src_offset, bytes);
+}
+
 HK_API int hk_buffer_fill(hk_buffer *b, const void *value)
 {
     int r = check_buffer(b, "hk_buffer_fill");
+    if (!r)
+        r = hkc_graph_refuse(b->ctx, "hk_buffer_fill", "a fill of a buffer");
     if (!r && !value)
         r = hkc_fail(b->ctx, HK_EINVAL, "hk_buffer_fill: value is NULL");
     if (!r)

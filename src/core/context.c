@@ -244,6 +244,8 @@ HK_API void hk_context_destroy(hk_context *ctx)
 {
     if (!ctx)
         return;
+    hkc_streams_destroy_all(ctx); /* waits for their queued work first */
+    hkc_graph_context_end(ctx);
     hkc_plugins_unload(ctx);
     hkc_module_table_clear(ctx);
     if (ctx->cache)
@@ -325,8 +327,13 @@ HK_API int hk_device_current(const hk_context *ctx) { return ctx->current; }
 
 HK_API int hk_synchronize(hk_context *ctx)
 {
+    int r = hkc_graph_refuse(ctx, "hk_synchronize", "a wait for the device");
+    if (r)
+        return r;
     hkc_device *d = hkc_current_device(ctx);
-    return d->be->ops->synchronize(d->be, d->index);
+    r = d->be->ops->synchronize(d->be, d->index);
+    int rs = ctx->streams ? hkc_streams_take_errors(ctx, d) : 0;
+    return r ? r : rs;
 }
 
 HK_API int hk_cache_get_stats(hk_context *ctx, hk_cache_stats *out)

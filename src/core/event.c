@@ -34,6 +34,9 @@ HK_API int hk_event_record(hk_event *e)
 {
     if (!e)
         return hkc_fail(NULL, HK_EINVAL, "hk_event_record: event is NULL");
+    int r = hkc_graph_refuse(e->ctx, "hk_event_record", "an event marks the work queued so far");
+    if (r)
+        return r;
     return e->dev->be->ops->event_record(e);
 }
 
@@ -41,6 +44,9 @@ HK_API int hk_event_synchronize(hk_event *e)
 {
     if (!e)
         return hkc_fail(NULL, HK_EINVAL, "hk_event_synchronize: event is NULL");
+    int r = hkc_graph_refuse(e->ctx, "hk_event_synchronize", "a wait for the device");
+    if (r)
+        return r;
     return e->dev->be->ops->event_synchronize(e);
 }
 

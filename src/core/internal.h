@@ -31,6 +31,11 @@ struct hk_context {
     hkc_cache *cache;
     hkc_modentry *modules; /* in-memory table of loaded code, by key */
     hkc_plugins *plugins;  /* loaded plugin families (plugin_load.c) */
+    /* graphs (graph.c) */
+    hk_graph *graph_rec; /* being recorded (hk_graph_begin), or NULL */
+    hk_graph *graphs;    /* made and not yet destroyed */
+    int graph_paused;    /* > 0: a plugin kernel compiles on first use while recording */
+    hk_stream *streams;    /* live streams (stream.c) */
 };
 
 /* A loaded backend module, shared by every hk_module made from the same key
@@ -95,6 +100,18 @@ static inline hkc_device *hkc_current_device(const hk_context *ctx)
     return &ctx->devices[ctx->current];
 }
 
+/* Destroys the streams the caller left (context teardown, stream.c). */
+void hkc_streams_destroy_all(hk_context *ctx);
+/* HK_EINVAL naming fn and `what` when dev is not s's device. */
+int hkc_stream_check_device(const hk_stream *s, const hkc_device *dev, const char *fn,
+                            const char *what);
+/* Waits for the queued work of every stream of dev, if it has any (before
+ * memory is freed); their errors stay for their synchronize. */
+void hkc_streams_wait(hk_context *ctx, hkc_device *dev);
+/* The first error a stream of dev holds (each taken), or 0: hk_synchronize
+ * reports errors of work on every stream. */
+int hkc_streams_take_errors(hk_context *ctx, hkc_device *dev);
+
 /* Unloads every module of the in-memory table (context teardown). */
 void hkc_module_table_clear(hk_context *ctx);
 
@@ -123,5 +140,23 @@ int hkc_module_discover(hk_module *m, const char *source, const hk_compile_optio
 void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
+
+/* Graphs (graph.c). While ctx records, launch.c hands each checked, packed
+ * launch to hkc_graph_capture instead of the backend (args: the hk_arg
+ * list it was packed from, for the buffers it uses; NULL for packed
+ * launches). */
+int hkc_graph_capture(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size,
+                      const hk_arg *args, int nargs);
+/* 0 unless ctx records a graph; then the recording is discarded and the
+ * call fails: HK_ESTATE "CALL cannot be captured in a graph (WHY)". The
+ * calls that queue no launch (copies, host access, compiles, syncs) call
+ * it first. */
+int hkc_graph_refuse(hk_context *ctx, const char *call, const char *why);
+/* A buffer or module is being freed: the graphs (and the recording) that
+ * use it, or a buffer it views, can no longer launch. */
+void hkc_graph_forget(hk_context *ctx, const void *obj);
+/* Context teardown: every graph's backend object released, the graphs
+ * left to hk_graph_destroy. */
+void hkc_graph_context_end(hk_context *ctx);
 
 #endif

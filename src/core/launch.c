@@ -43,19 +43,25 @@ static int check_config(const hk_kernel *k, const hk_launch_config *cfg)
 }
 
 /* The backend gets the kernel's handle and what it may need for messages
- * and pointer checks, not the core's hk_kernel. */
-static int backend_launch(const hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
-                          size_t size)
+ * and pointer checks, not the core's hk_kernel. s NULL: the default stream. */
+static int backend_launch(hk_stream *s, const hk_kernel *k, const hk_launch_config *cfg,
+                          const void *kernarg, size_t size)
 {
     const hkc_device *dev = k->m->entry->dev;
     const hkc_launch_kernel lk = {.bfn = k->bfn, .name = k->name, .sig = &k->sig, .info = &k->info};
+    if (s)
+        return dev->be->ops->stream_launch(s, &lk, cfg, kernarg, size);
     return dev->be->ops->launch(dev->be, dev->index, &lk, cfg, kernarg, size);
 }
 
-HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args, int nargs)
+static int check_stream(hk_stream *s, const hk_kernel *k, const char *fn)
 {
-    if (!k)
-        return hkc_fail(NULL, HK_EINVAL, "hk_launch: kernel is NULL");
+    return s ? hkc_stream_check_device(s, k->m->entry->dev, fn, "kernel") : 0;
+}
+
+static int launch_args(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args,
+                       int nargs)
+{
     hk_context *ctx = k->m->ctx;
     int r = check_config(k, cfg);
     if (r)
@@ -75,7 +81,41 @@ HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *ar
         return HK_EARG;
     }
     hkc_strbuf_free(&err);
-    return backend_launch(k, cfg, kernarg, k->sig.kernarg_size);
+    if (ctx->graph_rec) /* a graph replays on the default stream: record only its launches */
+        return s ? hkc_graph_refuse(ctx, "hk_launch_on", "a launch on a stream")
+                 : hkc_graph_capture(k, cfg, kernarg, k->sig.kernarg_size, args, nargs);
+    return backend_launch(s, k, cfg, kernarg, k->sig.kernarg_size);
+}
+
+HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args, int nargs)
+{
+    if (!k)
+        return hkc_fail(NULL, HK_EINVAL, "hk_launch: kernel is NULL");
+    return launch_args(NULL, k, cfg, args, nargs);
+}
+
+HK_API int hk_launch_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args,
+                        int nargs)
+{
+    if (!k)
+        return hkc_fail(s ? s->ctx : NULL, HK_EINVAL, "hk_launch_on: kernel is NULL");
+    int r = check_stream(s, k, "hk_launch_on");
+    return r ? r : launch_args(s, k, cfg, args, nargs);
+}
+
+static int launch_packed(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
+                         size_t size)
+{
+    int r = check_config(k, cfg);
+    if (r)
+        return r;
+    if (size != k->sig.kernarg_size || (size && !kernarg))
+        return hkc_fail(k->m->ctx, HK_EARG, "kernel %s: packed arguments are %zu bytes, its parameters take %u",
+                        k->name, size, k->sig.kernarg_size);
+    if (k->m->ctx->graph_rec) /* its pointers are bytes here: no buffers to remember */
+        return s ? hkc_graph_refuse(k->m->ctx, "hk_launch_packed_on", "a launch on a stream")
+                 : hkc_graph_capture(k, cfg, kernarg, size, NULL, 0);
+    return backend_launch(s, k, cfg, kernarg, size);
 }
 
 HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
@@ -83,11 +123,14 @@ HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const voi
 {
     if (!k)
         return hkc_fail(NULL, HK_EINVAL, "hk_launch_packed: kernel is NULL");
-    int r = check_config(k, cfg);
-    if (r)
-        return r;
-    if (size != k->sig.kernarg_size || (size && !kernarg))
-        return hkc_fail(k->m->ctx, HK_EARG, "kernel %s: packed arguments are %zu bytes, its parameters take %u",
-                        k->name, size, k->sig.kernarg_size);
-    return backend_launch(k, cfg, kernarg, size);
+    return launch_packed(NULL, k, cfg, kernarg, size);
+}
+
+HK_API int hk_launch_packed_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
+                               const void *kernarg, size_t size)
+{
+    if (!k)
+        return hkc_fail(s ? s->ctx : NULL, HK_EINVAL, "hk_launch_packed_on: kernel is NULL");
+    int r = check_stream(s, k, "hk_launch_packed_on");
+    return r ? r : launch_packed(s, k, cfg, kernarg, size);
 }

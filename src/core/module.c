@@ -751,6 +751,9 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     if (!ctx || !source || !out)
         return hkc_fail(ctx, HK_EINVAL, "hk_module_compile: context, source or out is NULL");
     *out = NULL;
+    int rr = hkc_graph_refuse(ctx, "hk_module_compile", "a compile runs on the host, once");
+    if (rr)
+        return rr;
     double t0 = hkc_now_ms();
     hkc_device *dev = hkc_current_device(ctx);
     compile_req q = {
@@ -980,6 +983,7 @@ HK_API void hk_module_free(hk_module *m)
 {
     if (!m)
         return;
+    hkc_graph_forget(m->ctx, m);
     for (int i = 0; i < m->nkernels; i++)
         hkc_kernel_free(m->kernels[i]);
     free(m->kernels);

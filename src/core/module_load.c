@@ -47,7 +47,10 @@ HK_API int hk_module_load_bytes(hk_context *ctx, const void *data, size_t size, 
         return hkc_fail(ctx, HK_EINVAL, "hk_module_load_bytes: context, data or out is NULL");
     *out = NULL;
     double t0 = hkc_now_ms();
-    int r = foreign_code(ctx, data, size);
+    int r = hkc_graph_refuse(ctx, "hk_module_load_bytes", "a code object loads on the host, once");
+    if (r != 0)
+        return r;
+    r = foreign_code(ctx, data, size);
     if (r != 0)
         return r;
     hkc_modentry *e;
@@ -64,6 +67,9 @@ HK_API int hk_module_load_file(hk_context *ctx, const char *path, hk_module **ou
     if (!ctx || !path || !out)
         return hkc_fail(ctx, HK_EINVAL, "hk_module_load_file: context, path or out is NULL");
     *out = NULL;
+    int rr = hkc_graph_refuse(ctx, "hk_module_load_file", "a code object loads on the host, once");
+    if (rr)
+        return rr;
     char *data;
     size_t size;
     int e = hkc_read_file(path, &data, &size);

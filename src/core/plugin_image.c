@@ -202,9 +202,11 @@ int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src
         hk_compile_options_defaults(&o);
         o.name = name;
         /* tools/aot/hkc_aot.c compiles images exactly this way: keep them in step */
+        ctx->graph_paused++; /* a first use compiles while recording: the launch is what is recorded */
         int r = load_image(ctx, f, src, name, &src->mods[dev]) == 0
                     ? 0
                     : hk_module_compile(ctx, src->text, &o, &src->mods[dev]);
+        ctx->graph_paused--;
         if (r != 0) {
             char *why = strdup(hk_errmsg(ctx));
             hkc_fail(ctx, r, "plugin family '%s', source '%s' (%s): %s", f->name, src->name,

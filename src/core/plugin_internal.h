@@ -105,11 +105,18 @@ struct hkc_plugins {
 typedef struct hkc_scratch_list {
     hk_buffer *views[HKC_SCRATCH_MAX];
     int pool[HKC_SCRATCH_MAX];
+    int read_zero[HKC_SCRATCH_MAX]; /* read back whole as zeros, nothing launched since */
     int n;
 } hkc_scratch_list;
 int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scratch_list *l,
                        hk_buffer **out);
 void hkc_plugin_scratch_release(hk_context *ctx, hkc_scratch_list *l);
+/* What an op did to its scratch since: a launch or an upload may have
+ * written any of it; a download of a whole view that read only zeros
+ * proves that view still zero (the download waited for the launches). */
+void hkc_plugin_scratch_written(hkc_scratch_list *l);
+void hkc_plugin_scratch_read(hkc_scratch_list *l, const hk_buffer *buf, size_t offset, const void *bytes,
+                             size_t n);
 void hkc_plugin_scratch_free_all(hkc_plugins *ps);
 
 /* Plugins may pass NULL for optional text (a doc, a version): it is kept

@@ -37,6 +37,7 @@ static int op_launch(const hk_plugin_call *c, const char *kernel, const hk_launc
     if (!kernel || nargs < 0 || (nargs && !args))
         return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->launch: kernel, args or nargs is invalid",
                         c->f->name, c->op->name);
+    hkc_plugin_scratch_written(c->scratch);
     int r = hk_plugin_launch(c->ctx, c->f->name, kernel, cfg, (const hk_arg *)(const void *)args,
                              nargs);
     if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
@@ -92,7 +93,11 @@ static int op_copy(const hk_plugin_call *c, void *buf, size_t offset, void *host
     if (!buf)
         return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->%s: buffer is NULL", c->f->name, c->op->name,
                         up ? "upload" : "download");
+    if (up)
+        hkc_plugin_scratch_written(c->scratch);
     int r = up ? hk_buffer_upload(buf, offset, host, bytes) : hk_buffer_download(buf, offset, host, bytes);
+    if (r == 0 && !up)
+        hkc_plugin_scratch_read(c->scratch, buf, offset, host, bytes);
     if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
         hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
     return r;

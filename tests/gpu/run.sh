@@ -61,6 +61,9 @@ echo "# backend $backend; build $build; $(date -u)"
 for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs; do
     run "$t" "$build/tests/$t"
 done
+# graphs: a CUDA graph / hipGraph replay against the host's arithmetic
+run test_graph "$build/tests/test_graph"
+run test_streams "$build/tests/test_streams" # streams, events between them, async copies
 # a file mapping truncated by another process: copies fail naming it, no SIGBUS
 run test_gpu_mmap "$build/tests/test_gpu_mmap"
 # the AMD backend's own device test (launch, memory modes, mmap, events)
@@ -70,12 +73,16 @@ run test_gpu_mmap "$build/tests/test_gpu_mmap"
 for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_ops_sort test_ops_quantized test_gguf test_ops_indexing test_vectors test_real_sources test_templates; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
+run "lua test_graph" "$hipkit" --backend "$backend" "$src/tests/lua/test_graph.lua"
+# hk.autotune, hk.bench{...}, hk.peaks
+run "lua test_autotune" "$hipkit" --backend "$backend" "$src/tests/lua/test_autotune.lua"
 # the plugin launch model (per-row rules, explicit launches) with its test plugins
 run test_plugin_launch "$build/tests/test_plugin_launch"
 run "lua test_plugin_launch" env HIPKIT_PLUGIN_PATH="$build/tests/plugins/launch" \
     "$hipkit" --backend "$backend" "$src/tests/lua/test_plugin_launch.lua"
 cubin=$build/tests/axpb_sm80.cubin
 [ -f "$cubin" ] || cubin=
+run "lua test_streams" "$hipkit" --backend "$backend" "$src/tests/lua/test_streams.lua"
 run "lua test_load" "$hipkit" --backend "$backend" "$src/tests/gpu/test_load.lua" $cubin
 for s in "$src"/scripts-lua/0*.lua; do
     name=$(basename "$s")

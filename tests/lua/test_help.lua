@@ -22,7 +22,10 @@ end
 local owners = {
     {"hk.", hk}, {"hk.cache.", hk.cache}, {"hk.plugins.", hk.plugins}, {"b:", methods(b)},
     {"m:", methods(m)}, {"k:", methods(m.k)},
+    {"g:", methods(hk.graph(function() end))},
 }
+owners[#owners + 1] = {"s:", methods(hk.stream())}
+owners[#owners + 1] = {"e:", methods(hk.event())}
 -- a function, or a table that is called as one (hk.plugins)
 local function callable(v)
     local mt = getmetatable(v)

@@ -265,6 +265,57 @@ for _, dt in ipairs(dtypes) do
     t.ok(good, "copy2d " .. dt .. " 5x7, strides 9 and 11 (gaps untouched)")
 end
 
+-- the row kernels (im2col, upsampling) launched directly with odd blocks
+-- and grids: lanes step along a row 4 elements at a time, rows over
+-- threadIdx.y and the grid, so any shape covers every row once; rows of
+-- 35 and 11 elements leave 16-byte stores unaligned on most rows
+for _, dt in ipairs({"f32", "f16"}) do
+    local K = C.kernels
+    local x = rand(2 * 3 * 5 * 6, dt)
+    local want_i, want_u = poisoned(2 * 5 * 6 * 3 * 3 * 3, dt), poisoned(2 * 3 * 7 * 11, dt)
+    C.im2col(want_i, x, {2, 3, 5, 6}, 3, 1, 1, 1)
+    C.upsample_nearest2d(want_u, x, {2, 3, 5, 6}, {7, 11})
+    local want_m, want_a = poisoned(6 * 3 * 4, dt), poisoned(6 * 2 * 3, dt)
+    C.max_pool2d(want_m, x, {2, 3, 5, 6}, 3, 1)
+    C.avg_pool2d(want_a, x, {2, 3, 5, 6}, 2)
+    local wi, wu, wm, wa, good = want_i:totable(), want_u:totable(), want_m:totable(), want_a:totable(), true
+    for _, launch in ipairs({{1, {1, 1}}, {2, {3, 5}}, {3, {64, 4}}, {7, {2, 1}}}) do
+        local yi, yu, ym, ya = poisoned(#wi, dt), poisoned(#wu, dt), poisoned(#wm, dt), poisoned(#wa, dt)
+        local cfg = {grid = launch[1], block = launch[2]}
+        K["im2col_" .. dt](cfg)(x, yi, 2, 3, 5, 6, 3, 3, 5, 6, 1, 1, 1, 1, 1, 1)
+        K["upsample_nearest2d_" .. dt](cfg)(x, yu, 6, 5, 6, 7, 11, 5 / 7, 6 / 11)
+        K["max_pool2d_" .. dt](cfg)(x, ym, 6, 5, 6, 3, 3, 1, 1, 3, 4)
+        K["avg_pool2d_" .. dt](cfg)(x, ya, 6, 5, 6, 2, 2, 2, 2, 2, 3)
+        for _, pair in ipairs({{yi, wi}, {yu, wu}, {ym, wm}, {ya, wa}}) do
+            local g = pair[1]:totable()
+            for i = 1, #pair[2] do good = good and g[i] == pair[2][i] end
+        end
+    end
+    t.ok(good, "im2col, upsample_nearest2d, max_pool2d and avg_pool2d " .. dt ..
+        " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
+end
+
+-- im2col_tiled (the GPU's im2col, through shared memory) against the op
+-- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
+-- split in two, stride 2 and dilation 2 along w, odd blocks and grids
+for _, dt in ipairs({"f32", "f16"}) do
+    local x = rand(1 * 2 * 4 * 70, dt)
+    local oh, ow = (4 + 2 - 2) // 1 + 1, (70 + 2 - 5) // 2 + 1
+    local want = poisoned(oh * ow * 2 * 2 * 3, dt)
+    C.im2col(want, x, {1, 2, 4, 70}, {2, 3}, {1, 2}, {1, 1}, {1, 2})
+    local size = dt == "f32" and 4 or 2
+    local shared = 2 * 2 * ((32 - 1) * 2 + (3 - 1) * 2 + 1) * size
+    local w, good = want:totable(), true
+    for _, launch in ipairs({{1, {256, 1}}, {3, {3, 5}}, {{2, 1, 1}, {32, 4}}, {50, {2, 1}}}) do
+        local y = poisoned(#w, dt)
+        C.kernels["im2col_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = shared}(x, y, 1, 2, 4, 70,
+            2, 3, oh, ow, 1, 2, 1, 1, 1, 2)
+        local g = y:totable()
+        for i = 1, #w do good = good and g[i] == w[i] end
+    end
+    t.ok(good, "im2col_tiled " .. dt .. " equals im2col: 2 tiles a row, stride and dilation 2, odd launches")
+end
+
 -- max_pool2d propagates NaN
 do
     local x, y = hk.from({1, nan, 3, 4, 5, 6, 7, 8}, "f32"), poisoned(2, "f32")

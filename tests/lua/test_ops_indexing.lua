@@ -247,6 +247,46 @@ do
     t.ok(ok, "every kernel with blocks 1x1, 3x5, 64x1 and 7x3 and grids 2, 2x3x2 and 1x2")
 end
 
+-- index_select's 16-byte path (rows of a multiple of 4 f32, 4 rows a
+-- thread) under the same odd geometries, with an out-of-range index among them
+do
+    local L, D, N, R = 3, 11, 10, 8
+    local ok, flagged = true, true
+    for _, launch in ipairs({{2, {1, 1}}, {{2, 3, 2}, {3, 5}}, {2, {64, 1}}, {{1, 2, 1}, {7, 3}}, {1, {2, 1}}}) do
+        local dst, src, ids = operands("index_select", "f32", "u32", L, D, N, R)
+        local want = dst:totable()
+        ref.index_select(want, src:totable(), ids, L, D, N, R, none.u32, "f32", {}, {})
+        local flag = hk.alloc(1, "u64"):fill(0)
+        I.kernels.index_select_u32_f32{grid = launch[1], block = launch[2]}(hk.from(ids, "u32"), src, dst, flag,
+            L, D, N, R)
+        local got = dst:totable()
+        for i = 1, #want do ok = ok and got[i] == want[i] end
+        ok = ok and flag[1] == 0
+        ids[4] = D + 5
+        I.kernels.index_select_u32_f32{grid = launch[1], block = launch[2]}(hk.from(ids, "u32"), src, dst, flag,
+            L, D, N, R)
+        flagged = flagged and flag[1] ~= 0
+    end
+    t.ok(ok and flagged, "index_select's vector path with odd blocks and grids; the flag raised for a bad id")
+end
+
+-- the out-of-range flag comes from a scratch pool that skips its zeroing
+-- when the last op read it back as zero: good and bad calls in any order
+-- are each told apart
+do
+    local D, N, R = 9, 6, 4
+    local src = random(D * R, "f32")
+    local good, bad = hk.from({0, 8, 3, 3, 1, 2}, "u32"), hk.from({0, 8, 3, 9, 1, 2}, "u32")
+    local seq, got = {good, bad, good, good, bad, bad, good}, {}
+    for k, ids in ipairs(seq) do
+        local dst = poisoned(N * R, "f32")
+        local okc = pcall(I.index_select, dst, src, ids, D, R)
+        got[k] = (okc and "ok" or "err") .. (dst[1] == src[1] and "" or "?")
+    end
+    local text = table.concat(got, " ")
+    t.is(text, "ok err ok ok err err ok", "index_select good/bad calls in turn: " .. text)
+end
+
 -- every kernel is listed with a doc line; the ops too
 for _, p in ipairs(hk.plugins()) do
     if p.name == "indexing" then

@@ -191,6 +191,8 @@ hk_buffer *hkl_buffer_live(lua_State *L, void *ud, int idx)
     lbuf *u = ud; /* a view's memory goes with the buffer it views */
     if (!u->pub.b)
         luaL_argerror(L, idx, "buffer was freed");
+    if (hkl_graph_recording) /* a graph being recorded keeps what its launches take */
+        hkl_graph_note(L, idx);
     for (lbuf *p = u->parent; p; p = p->parent)
         if (!p->pub.b)
             luaL_argerror(L, idx, "buffer was freed (it views a buffer that was freed)");

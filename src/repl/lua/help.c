@@ -38,7 +38,8 @@ static void push_entry_value(lua_State *L, const char *name)
 {
     const char *colon = strchr(name, ':');
     if (colon != NULL) {
-        push_methods(L, name[0] == 'b' ? HKL_BUFFER : name[0] == 'm' ? HKL_MODULE : HKL_KERNEL);
+        push_methods(L, name[0] == 'b' ? HKL_BUFFER : name[0] == 'm' ? HKL_MODULE
+                        : name[0] == 'g' ? HKL_GRAPH : HKL_KERNEL);
         if (lua_istable(L, -1))
             lua_getfield(L, -1, colon + 1);
         else
@@ -301,6 +302,9 @@ static void help_object(lua_State *L)
         print_methods(luaL_testudata(L, 1, HKL_BUFFER) != NULL ? "b:" : "m:");
     } else if (luaL_testudata(L, 1, HKL_KERNEL) != NULL) {
         print_kernel(L, 1);
+    } else if (luaL_testudata(L, 1, HKL_GRAPH) != NULL) {
+        printf("%s\n", luaL_tolstring(L, 1, NULL));
+        print_methods("g:");
     } else {
         printf("no help for %s; help() lists what there is\n", luaL_tolstring(L, 1, NULL));
     }

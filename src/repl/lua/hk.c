@@ -488,6 +488,9 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_report_register(L);
     hkl_elementwise_register(L);
     hkl_gguf_register(L);
+    hkl_graph_register(L);
     hkl_help_register(L);
+    hkl_tune_register(L);
+    hkl_stream_register(L);
     return 1;
 }

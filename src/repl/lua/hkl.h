@@ -140,6 +140,15 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
  * double holds exactly; the wrong count or type is a Lua error naming the
  * parameter and the lane. */
 void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, double *out);
+/* k:launch(grid, block, ...) queued on stream s, the kernel at kidx and
+ * grid, block, arguments after it (module.c; for s:launch). The calling C
+ * function's upvalue 1 must be the buffer metatable. */
+int hkl_launch_on(lua_State *L, hk_stream *s, int kidx);
+/* Streams and events (stream.c): adds stream and event to the table on top
+ * of the stack. */
+#define HKL_STREAM "hk.stream"
+#define HKL_EVENT "hk.event"
+void hkl_stream_register(lua_State *L);
 /* Buffer arithmetic (elementwise.c): + - * / on the buffer metatable and
  * the in-place methods add, sub, mul, div, through hk.ops.binary. */
 void hkl_elementwise_register(lua_State *L);
@@ -153,8 +162,21 @@ void hkl_plugin_register(lua_State *L);
  * a callable table holding reload. */
 void hkl_plugin_reload_register(lua_State *L);
 
+/* Graphs (graph.c): adds graph to the table on top of the stack and
+ * registers the graph metatable. While hk.graph's function runs,
+ * hkl_graph_recording is nonzero and hkl_graph_note(L, idx) keeps the value
+ * at idx (a buffer a call takes, a launched kernel) alive with the graph;
+ * callers test the counter first, so other calls pay one comparison. */
+#define HKL_GRAPH "hk.graph"
+extern int hkl_graph_recording;
+void hkl_graph_note(lua_State *L, int idx);
+void hkl_graph_register(lua_State *L);
+
 /* Benchmarks (bench.c): adds bench to the table on top of the stack. */
 void hkl_bench_register(lua_State *L);
+/* hk.autotune, hk.peaks and hk.bench{...} (tune.c, tune.lua): run after
+ * hkl_bench_register, on the hk table on top of the stack. */
+void hkl_tune_register(lua_State *L);
 
 /* Result tables (report.c): hkl_report gives the table on top the
  * metatable "hk.<kind>" (kind: kernels, kernel_info, stats, bench, devices,

@@ -727,9 +727,10 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
     }
 }
 
-/* owner: the stack index of the kernel's userdata or launcher's. */
+/* owner: the stack index of the kernel's userdata or launcher's; s: the
+ * stream, NULL for the default one. */
 static int do_launch(lua_State *L, hkl_kernel *uk, const hk_launch_config *cfg, int first,
-                     int owner)
+                     int owner, hk_stream *s)
 {
     hk_kernel *k = uk->k;
     int n = lua_gettop(L) - first + 1;
@@ -743,7 +744,9 @@ static int do_launch(lua_State *L, hkl_kernel *uk, const hk_launch_config *cfg, 
     hk_arg args[MAX_ARGS];
     double vecs[MAX_ARGS][4];
     hkl_convert_args(L, first, n, args, k, vecs);
-    hkl_check(L, hk_launch(k, cfg, args, n));
+    if (hkl_graph_recording) /* the graph keeps the kernel (and its module) alive */
+        hkl_graph_note(L, owner);
+    hkl_check(L, s ? hk_launch_on(s, k, cfg, args, n) : hk_launch(k, cfg, args, n));
     return 0;
 }
 
@@ -765,7 +768,16 @@ static int kernel_launch(lua_State *L)
     cfg.grid = hkl_check_dim3(L, 2, "grid");
     cfg.block = hkl_check_dim3(L, 3, "block");
     cfg.shared_bytes = 0;
-    return do_launch(L, uk, &cfg, 4, 1);
+    return do_launch(L, uk, &cfg, 4, 1, NULL);
+}
+
+int hkl_launch_on(lua_State *L, hk_stream *s, int kidx)
+{
+    hkl_kernel *uk = check_kernel(L, kidx);
+    if (kernel_gone(uk))
+        return luaL_error(L, "the kernel's module was freed");
+    hk_launch_config cfg = {hkl_check_dim3(L, kidx + 1, "grid"), hkl_check_dim3(L, kidx + 2, "block"), 0};
+    return do_launch(L, uk, &cfg, kidx + 3, kidx, s);
 }
 
 /* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
@@ -802,7 +814,7 @@ static int launcher_call(lua_State *L)
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
     if (kernel_gone(ul->kernel))
         return luaL_error(L, "the kernel's module was freed");
-    return do_launch(L, ul->kernel, &ul->cfg, 2, 1);
+    return do_launch(L, ul->kernel, &ul->cfg, 2, 1, NULL);
 }
 
 static int launcher_tostring(lua_State *L)

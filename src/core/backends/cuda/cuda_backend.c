@@ -1,7 +1,8 @@
 /* The NVIDIA backend: the CUDA driver API behind the vtable. Its files, by
  * job: cuda_device.c (contexts, faults, probe), cuda_memory.c, cuda_module.c,
- * cuda_launch.c (launches, events), cuda_compile.c (NVRTC), cuda_codeobj.c
- * (reading code objects without the driver), cuda_disasm.c. */
+ * cuda_launch.c (launches, events), cuda_stream.c (streams), cuda_compile.c
+ * (NVRTC), cuda_codeobj.c (reading code objects without the driver),
+ * cuda_disasm.c. */
 #include "cuda_backend.h"
 
 __attribute__((visibility("default"))) const unsigned hkc_backend_module_abi = HKC_BACKEND_MODULE_ABI;
@@ -43,4 +44,19 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_cuda_op
     .event_synchronize = hkc_cuda_event_synchronize,
     .event_elapsed_ms = hkc_cuda_event_elapsed_ms,
     .disasm = hkc_cuda_disasm,
+    /* graphs */
+    .graph_create = hkc_cuda_graph_create,
+    .graph_launch = hkc_cuda_graph_launch,
+    .graph_destroy = hkc_cuda_graph_destroy,
+    /* streams */
+    .stream_create = hkc_cuda_stream_create,
+    .stream_destroy = hkc_cuda_stream_destroy,
+    .stream_synchronize = hkc_cuda_stream_synchronize,
+    .stream_query = hkc_cuda_stream_query,
+    .stream_launch = hkc_cuda_stream_launch,
+    .stream_upload = hkc_cuda_stream_upload,
+    .stream_download = hkc_cuda_stream_download,
+    .stream_copy = hkc_cuda_stream_copy,
+    .stream_record = hkc_cuda_stream_record,
+    .stream_wait_event = hkc_cuda_stream_wait_event,
 };

@@ -24,6 +24,8 @@ typedef struct cuda_device {
     char dead[1536];        /* why the device cannot be used again, once a fault made it so */
     char name[128];     /* cuDeviceGetName, for messages */
     int retains;        /* primary-context retains this backend holds (released at destroy) */
+    void *stage;        /* pinned bounce for small downloads (cuda_memory.c), NULL until used */
+    unsigned stage_gen; /* the context generation stage was allocated in */
 } cuda_device;
 
 /* A buffer's backend state: g first (gpu_common.h). Every buffer is on
@@ -102,6 +104,7 @@ void hkc_cuda_buf_free(hk_buffer *b);
 int hkc_cuda_buf_register(hk_buffer *b);
 void hkc_cuda_buf_unregister(hk_buffer *b);
 int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
+void hkc_cuda_stage_free(cuda_device *cd);
 int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
 int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                       size_t bytes);
@@ -131,6 +134,31 @@ void hkc_cuda_event_destroy(hk_event *e);
 int hkc_cuda_event_record(hk_event *e);
 int hkc_cuda_event_synchronize(hk_event *e);
 int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+/* launch and event_record on a stream (NULL: the legacy default stream). */
+int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                       const void *kernarg, size_t size, CUstream stream);
+int hkc_cuda_event_record_in(hk_event *e, CUstream stream);
+/* The event's handle; *recorded 0 when it was never recorded in the
+ * device's current context generation. */
+CUevent hkc_cuda_event_handle(hk_event *e, int *recorded);
+/* cuda_stream.c: streams (cuStream*, blocking with the legacy default
+ * stream, so the default stream waits for their work). */
+int hkc_cuda_stream_create(hk_stream *s);
+void hkc_cuda_stream_destroy(hk_stream *s);
+int hkc_cuda_stream_synchronize(hk_stream *s);
+int hkc_cuda_stream_query(hk_stream *s);
+int hkc_cuda_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                           const void *kernarg, size_t size);
+int hkc_cuda_stream_record(hk_event *e, hk_stream *s);
+int hkc_cuda_stream_wait_event(hk_stream *s, hk_event *e);
+/* The stream's handle for use now (made again after a context reset, whose
+ * queued work is gone); 0, or an error through hkc_fail. */
+int hkc_cuda_stream_handle(hk_stream *s, CUstream *out);
+/* cuda_memory.c: copies on a stream. */
+int hkc_cuda_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_cuda_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_cuda_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                         size_t src_offset, size_t bytes);
 
 /* cuda_disasm.c */
 int hkc_cuda_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
@@ -176,5 +204,17 @@ void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap);
 
 /* Names a CUresult: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access ...". */
 const char *hkc_cuda_error(CUresult r, char *buf, size_t cap);
+
+/* graphs (cuda_graph.c): the vtable's graph slots. */
+int hkc_cuda_graph_create(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n,
+                          void **bgraph);
+int hkc_cuda_graph_launch(hkc_backend *be, int dev, void *bgraph);
+void hkc_cuda_graph_destroy(hkc_backend *be, void *bgraph);
+/* cuda_launch.c, for graphs: what hkc_cuda_launch does before the driver
+ * sees a launch (reload after a reset, stale buffers, shared memory
+ * opt-in), and the note of a launched kernel for fault messages. */
+int hkc_cuda_launch_prepare(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                            const void *kernarg, size_t size);
+void hkc_cuda_launch_noted(hkc_backend *be, int d, const char *name);
 
 #endif

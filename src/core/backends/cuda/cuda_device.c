@@ -308,6 +308,9 @@ void hkc_cuda_destroy(hkc_backend *be)
         cb->g.b->impl = NULL;
         free(cb);
     }
+    for (int d = 0; d < c->ndev; d++)
+        if (c->devs[d].stage && hkc_cuda_use_dev(c, d) == CUDA_SUCCESS)
+            hkc_cuda_stage_free(&c->devs[d]);
     if (c->driver)
         cuCtxSetCurrent(NULL);
     atomic_fetch_add(&ctx_epoch, 1);

@@ -30,6 +30,7 @@ static void open_driver(void)
                  "the NVIDIA driver (libcuda.so.1) lacks %s: it is older than this hipkit's "     \
                  "CUDA toolkit", HKC_XSTR(fn));
     HKC_CUDA_DRIVER_FNS(HKC_CUDA_LOAD)
+    HKC_CUDA_GRAPH_FNS(HKC_CUDA_LOAD)
 #undef HKC_CUDA_LOAD
 }
 

@@ -48,8 +48,12 @@
     X(cuMemHostRegister_v2) \
     X(cuMemHostUnregister) \
     X(cuMemcpyDtoD_v2) \
+    X(cuMemcpyDtoHAsync_v2) \
     X(cuMemcpyDtoH_v2) \
     X(cuMemcpyHtoD_v2) \
+    X(cuMemcpyAsync) \
+    X(cuMemcpyDtoHAsync_v2) \
+    X(cuMemcpyHtoDAsync_v2) \
     X(cuMemsetD16_v2) \
     X(cuMemsetD32_v2) \
     X(cuMemsetD8_v2) \
@@ -58,11 +62,26 @@
     X(cuModuleGetFunctionCount) \
     X(cuModuleGetGlobal_v2) \
     X(cuModuleLoadDataEx) \
-    X(cuModuleUnload)
+    X(cuModuleUnload) \
+    X(cuStreamCreate) \
+    X(cuStreamDestroy_v2) \
+    X(cuStreamQuery) \
+    X(cuStreamSynchronize) \
+    X(cuStreamWaitEvent)
+
+/* graphs (cuda_graph.c) */
+#define HKC_CUDA_GRAPH_FNS(X) \
+    X(cuGraphAddKernelNode_v2) \
+    X(cuGraphCreate) \
+    X(cuGraphDestroy) \
+    X(cuGraphExecDestroy) \
+    X(cuGraphInstantiateWithFlags) \
+    X(cuGraphLaunch)
 
 typedef struct hkc_cuda_driver {
 #define HKC_CUDA_FIELD(fn) __typeof__(fn) *fn;
     HKC_CUDA_DRIVER_FNS(HKC_CUDA_FIELD)
+    HKC_CUDA_GRAPH_FNS(HKC_CUDA_FIELD)
 #undef HKC_CUDA_FIELD
 } hkc_cuda_driver;
 
@@ -107,8 +126,12 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuMemHostRegister_v2 (*hkc_cu.cuMemHostRegister_v2)
 #define cuMemHostUnregister (*hkc_cu.cuMemHostUnregister)
 #define cuMemcpyDtoD_v2 (*hkc_cu.cuMemcpyDtoD_v2)
+#define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
 #define cuMemcpyDtoH_v2 (*hkc_cu.cuMemcpyDtoH_v2)
 #define cuMemcpyHtoD_v2 (*hkc_cu.cuMemcpyHtoD_v2)
+#define cuMemcpyAsync (*hkc_cu.cuMemcpyAsync)
+#define cuMemcpyDtoHAsync_v2 (*hkc_cu.cuMemcpyDtoHAsync_v2)
+#define cuMemcpyHtoDAsync_v2 (*hkc_cu.cuMemcpyHtoDAsync_v2)
 #define cuMemsetD16_v2 (*hkc_cu.cuMemsetD16_v2)
 #define cuMemsetD32_v2 (*hkc_cu.cuMemsetD32_v2)
 #define cuMemsetD8_v2 (*hkc_cu.cuMemsetD8_v2)
@@ -118,6 +141,18 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuModuleGetGlobal_v2 (*hkc_cu.cuModuleGetGlobal_v2)
 #define cuModuleLoadDataEx (*hkc_cu.cuModuleLoadDataEx)
 #define cuModuleUnload (*hkc_cu.cuModuleUnload)
+#define cuStreamCreate (*hkc_cu.cuStreamCreate)
+#define cuStreamDestroy_v2 (*hkc_cu.cuStreamDestroy_v2)
+#define cuStreamQuery (*hkc_cu.cuStreamQuery)
+#define cuStreamSynchronize (*hkc_cu.cuStreamSynchronize)
+#define cuStreamWaitEvent (*hkc_cu.cuStreamWaitEvent)
+/* graphs */
+#define cuGraphAddKernelNode_v2 (*hkc_cu.cuGraphAddKernelNode_v2)
+#define cuGraphCreate (*hkc_cu.cuGraphCreate)
+#define cuGraphDestroy (*hkc_cu.cuGraphDestroy)
+#define cuGraphExecDestroy (*hkc_cu.cuGraphExecDestroy)
+#define cuGraphInstantiateWithFlags (*hkc_cu.cuGraphInstantiateWithFlags)
+#define cuGraphLaunch (*hkc_cu.cuGraphLaunch)
 #endif
 
 #endif

@@ -108,10 +108,12 @@ static int opt_in_shared(hkc_backend *be, const hkc_launch_kernel *k, cuda_funct
                     "(cuFuncSetAttribute: %s)", k->name, bytes, avail, eb);
 }
 
-int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
-                    const void *kernarg, size_t size)
+/* What a launch does before the driver sees it (a graph's build too): the
+ * module and function loaded again after a reset, stale buffers refused,
+ * the dynamic shared memory opted into. */
+int hkc_cuda_launch_prepare(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                            const void *kernarg, size_t size)
 {
-    (void)dev; /* the module's device */
     cuda_impl *c = cuda_impl_of(be);
     cuda_function *f = k->bfn;
     cuda_module *m = f->m;
@@ -136,6 +138,28 @@ int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const 
     r = check_stale_args(be, k, cd, d, kernarg, size);
     if (!r)
         r = opt_in_shared(be, k, f, cfg->shared_bytes);
+    return r;
+}
+
+void hkc_cuda_launch_noted(hkc_backend *be, int d, const char *name)
+{
+    note_kernel(cuda_impl_of(be), d, name);
+}
+
+int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                    const void *kernarg, size_t size)
+{
+    (void)dev; /* the module's device */
+    return hkc_cuda_launch_on(be, k, cfg, kernarg, size, NULL);
+}
+
+int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                       const void *kernarg, size_t size, CUstream stream)
+{
+    cuda_impl *c = cuda_impl_of(be);
+    cuda_function *f = k->bfn;
+    int d = f->m->dev;
+    int r = hkc_cuda_launch_prepare(be, k, cfg, kernarg, size);
     if (r)
         return r;
 
@@ -150,7 +174,7 @@ int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const 
         for (int i = 0; i < np; i++)
             params[i] = (char *)kernarg + k->sig->params[i].offset;
         cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
-                            cfg->block.z, (unsigned)cfg->shared_bytes, NULL, np ? params : NULL, NULL);
+                            cfg->block.z, (unsigned)cfg->shared_bytes, stream, np ? params : NULL, NULL);
     } else {
         /* sized to the parameters' own end: a larger buffer reads as "too
          * many arguments" (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) */
@@ -158,7 +182,7 @@ int hkc_cuda_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const 
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, CU_LAUNCH_PARAM_BUFFER_SIZE,
                          &sz, CU_LAUNCH_PARAM_END};
         cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
-                            cfg->block.z, (unsigned)cfg->shared_bytes, NULL, NULL, extra);
+                            cfg->block.z, (unsigned)cfg->shared_bytes, stream, NULL, extra);
     }
     if (cr == CUDA_SUCCESS) {
         note_kernel(c, d, k->name);
@@ -255,7 +279,9 @@ void hkc_cuda_event_destroy(hk_event *e)
     free(ce);
 }
 
-int hkc_cuda_event_record(hk_event *e)
+int hkc_cuda_event_record(hk_event *e) { return hkc_cuda_event_record_in(e, NULL); }
+
+int hkc_cuda_event_record_in(hk_event *e, CUstream stream)
 {
     cuda_event *ce = e->impl;
     hkc_backend *be = e->dev->be;
@@ -267,7 +293,7 @@ int hkc_cuda_event_record(hk_event *e)
     }
     CUresult cr = hkc_cuda_use_dev(c, ce->dev);
     if (cr == CUDA_SUCCESS)
-        cr = cuEventRecord(ce->ev, NULL);
+        cr = cuEventRecord(ce->ev, stream);
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, ce->dev, cr, NULL, HK_EBACKEND, "cuEventRecord");
     ce->recorded = 1;
@@ -284,6 +310,15 @@ static int event_ready(hk_event *e, const char *what)
         return hkc_fail(e->ctx, HK_ESTATE, "%s: the event was recorded before the GPU context was "
                                            "reset after a fault; record it again", what);
     return 0;
+}
+
+CUevent hkc_cuda_event_handle(hk_event *e, int *recorded)
+{
+    cuda_event *ce = e->impl;
+    cuda_impl *c = cuda_impl_of(e->dev->be);
+    /* one recorded before a reset marks work that is gone: nothing to wait for */
+    *recorded = ce->recorded && ce->ev && ce->generation == hkc_cuda_epoch(&c->devs[ce->dev]);
+    return ce->ev;
 }
 
 int hkc_cuda_event_synchronize(hk_event *e)

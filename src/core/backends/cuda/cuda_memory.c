@@ -308,6 +308,42 @@ int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t byt
     return 0;
 }
 
+/* Small downloads (an op's out-of-range flag, a count, one element read
+ * from Lua) go through a pinned bounce: a copy into pageable memory stages
+ * through the driver's own buffer and costs about 8 us on the H100 where
+ * an async copy into pinned memory and a stream sync cost about 2. */
+#define CUDA_STAGE_BYTES 4096
+
+void hkc_cuda_stage_free(cuda_device *cd)
+{
+    /* a stage from before a context reset died with that context */
+    if (cd->stage && cd->stage_gen == hkc_cuda_epoch(cd))
+        cuMemFreeHost(cd->stage);
+    cd->stage = NULL;
+}
+
+static CUresult small_download(cuda_device *cd, void *dst, CUdeviceptr src, size_t bytes)
+{
+    if (cd->stage && cd->stage_gen != hkc_cuda_epoch(cd))
+        cd->stage = NULL;
+    CUresult cr = CUDA_SUCCESS;
+    if (!cd->stage) {
+        cr = cuMemHostAlloc(&cd->stage, CUDA_STAGE_BYTES, 0);
+        if (cr != CUDA_SUCCESS) {
+            cd->stage = NULL;
+            return cuMemcpyDtoH(dst, src, bytes);
+        }
+        cd->stage_gen = hkc_cuda_epoch(cd);
+    }
+    /* the legacy stream 0 orders it after all earlier work, as cuMemcpyDtoH */
+    cr = cuMemcpyDtoHAsync(cd->stage, src, bytes, 0);
+    if (cr == CUDA_SUCCESS)
+        cr = cuStreamSynchronize(0);
+    if (cr == CUDA_SUCCESS)
+        memcpy(dst, cd->stage, bytes);
+    return cr;
+}
+
 int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
     hkc_backend *be = b->dev->be;
@@ -316,8 +352,11 @@ int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
         r = touch_mapped(b, offset, bytes, "reading");
     if (r)
         return r;
-    CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
-    if (cr == CUDA_SUCCESS)
+    cuda_impl *c = cuda_impl_of(be);
+    CUresult cr = hkc_cuda_use_dev(c, d);
+    if (cr == CUDA_SUCCESS && bytes <= CUDA_STAGE_BYTES)
+        cr = small_download(&c->devs[d], dst, kptr_of(b) + offset, bytes);
+    else if (cr == CUDA_SUCCESS)
         cr = cuMemcpyDtoH(dst, kptr_of(b) + offset, bytes);
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, d, cr, NULL, HK_EBACKEND, "download of %zu bytes (cuMemcpyDtoH)", bytes);
@@ -398,5 +437,63 @@ int hkc_cuda_buf_fill(hk_buffer *b, const void *value)
     if (cr != CUDA_SUCCESS)
         return hkc_cuda_fail(be, d, cr, NULL, HK_EBACKEND, "fill of %zu bytes", b->bytes);
     hkc_gpu_buffers_mark_dirty(b);
+    return 0;
+}
+
+/* ---------------------------------------------------- copies on a stream */
+
+/* The async forms: pinned memory (host-mode buffers, registered mappings)
+ * overlaps with kernels; pageable memory is staged by the driver, which
+ * returns once an upload's bytes are staged and a download is done. */
+int hkc_cuda_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes)
+{
+    CUstream st;
+    int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyHtoDAsync(kptr_of(b) + offset, src, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(b->dev->be, d, cr, NULL, HK_EBACKEND, "upload of %zu bytes (cuMemcpyHtoDAsync)",
+                             bytes);
+    hkc_gpu_buffers_mark_dirty(b);
+    return 0;
+}
+
+int hkc_cuda_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes)
+{
+    CUstream st;
+    int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyDtoHAsync(dst, kptr_of(b) + offset, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(b->dev->be, d, cr, NULL, HK_EBACKEND,
+                             "download of %zu bytes (cuMemcpyDtoHAsync)", bytes);
+    return 0;
+}
+
+/* Host-mode and registered buffers have device addresses too (kptr):
+ * every pair of buffers is one copy on the stream, its direction taken
+ * from the addresses (unified addressing). */
+int hkc_cuda_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                         size_t src_offset, size_t bytes)
+{
+    CUstream st;
+    int d = dst->dev->index, r = check_fresh(dst);
+    if (!r)
+        r = check_fresh(src);
+    if (!r)
+        r = hkc_cuda_stream_handle(s, &st);
+    if (r)
+        return r;
+    CUresult cr = cuMemcpyAsync(kptr_of(dst) + dst_offset, kptr_of(src) + src_offset, bytes, st);
+    if (cr != CUDA_SUCCESS)
+        return hkc_cuda_fail(dst->dev->be, d, cr, NULL, HK_EBACKEND, "copy of %zu bytes (cuMemcpyAsync)",
+                             bytes);
+    hkc_gpu_buffers_mark_dirty(dst);
     return 0;
 }

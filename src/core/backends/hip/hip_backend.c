@@ -1,6 +1,6 @@
 /* The AMD ROCm backend: devices, memory in every mode, code objects, launch
  * and events through the HIP runtime. Its files, by job: hip_device.c,
- * hip_memory.c, hip_module.c, hip_launch.c, hip_compile.c (hiprtc),
+ * hip_memory.c, hip_module.c, hip_launch.c, hip_stream.c, hip_compile.c (hiprtc),
  * hip_inspect.c and hip_disasm.c (code objects, no device needed), with
  * hip_codeobj.c and hip_comgr.c reading code objects. */
 #include "hip_backend.h"
@@ -48,4 +48,19 @@ __attribute__((visibility("default"))) const hkc_backend_ops hkc_backend_hip_ops
     .preprocess = hkc_hip_preprocess,
     .code_inspect = hkc_hip_code_inspect,
     .code_extract = hkc_hip_code_extract,
+    /* graphs */
+    .graph_create = hkc_hip_graph_create,
+    .graph_launch = hkc_hip_graph_launch,
+    .graph_destroy = hkc_hip_graph_destroy,
+    /* streams */
+    .stream_create = hkc_hip_stream_create,
+    .stream_destroy = hkc_hip_stream_destroy,
+    .stream_synchronize = hkc_hip_stream_synchronize,
+    .stream_query = hkc_hip_stream_query,
+    .stream_launch = hkc_hip_stream_launch,
+    .stream_upload = hkc_hip_stream_upload,
+    .stream_download = hkc_hip_stream_download,
+    .stream_copy = hkc_hip_stream_copy,
+    .stream_record = hkc_hip_stream_record,
+    .stream_wait_event = hkc_hip_stream_wait_event,
 };

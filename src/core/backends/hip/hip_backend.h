@@ -129,6 +129,22 @@ void hkc_hip_event_destroy(hk_event *e);
 int hkc_hip_event_record(hk_event *e);
 int hkc_hip_event_synchronize(hk_event *e);
 int hkc_hip_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+/* launch on a stream (NULL: the default stream). */
+int hkc_hip_launch_on(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                      const void *kernarg, size_t size, hipStream_t stream);
+/* hip_stream.c: streams (hipStream_t, blocking with the default stream). */
+int hkc_hip_stream_create(hk_stream *s);
+void hkc_hip_stream_destroy(hk_stream *s);
+int hkc_hip_stream_synchronize(hk_stream *s);
+int hkc_hip_stream_query(hk_stream *s);
+int hkc_hip_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                          const void *kernarg, size_t size);
+int hkc_hip_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_hip_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_hip_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                        size_t src_offset, size_t bytes);
+int hkc_hip_stream_record(hk_event *e, hk_stream *s);
+int hkc_hip_stream_wait_event(hk_stream *s, hk_event *e);
 
 /* hip_inspect.c: the code-object slots, no device needed. */
 int hkc_hip_code_inspect(hkc_backend *be, const void *code, size_t size, hk_code_info **out,
@@ -145,5 +161,10 @@ int hkc_hip_entries_of(const void *code, size_t size, struct hip_bundle_entry **
 /* hip_disasm.c */
 int hkc_hip_disasm(hkc_backend *be, const void *code, size_t size, const char *kernel,
                    hkc_strbuf *out);
+
+/* hip_graph.c: the vtable's graph slots (hipGraph). */
+int hkc_hip_graph_create(hkc_backend *be, int dev, const hkc_graph_launch *launches, int n, void **bgraph);
+int hkc_hip_graph_launch(hkc_backend *be, int dev, void *bgraph);
+void hkc_hip_graph_destroy(hkc_backend *be, void *bgraph);
 
 #endif

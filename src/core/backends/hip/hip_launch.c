@@ -10,6 +10,12 @@
 int hkc_hip_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
                    const void *kernarg, size_t size)
 {
+    return hkc_hip_launch_on(be, dev, k, cfg, kernarg, size, NULL);
+}
+
+int hkc_hip_launch_on(hkc_backend *be, int dev, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                      const void *kernarg, size_t size, hipStream_t stream)
+{
     hip_function *f = k->bfn;
     size_t sz = size;
     void *extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, HIP_LAUNCH_PARAM_BUFFER_SIZE, &sz,
@@ -17,7 +23,7 @@ int hkc_hip_launch(hkc_backend *be, int dev, const hkc_launch_kernel *k, const h
     hipError_t err = hkc_hip_use_dev(be, dev);
     if (err == hipSuccess)
         err = hipModuleLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x,
-                                    cfg->block.y, cfg->block.z, (unsigned)cfg->shared_bytes, NULL,
+                                    cfg->block.y, cfg->block.z, (unsigned)cfg->shared_bytes, stream,
                                     NULL, extra);
     if (err == hipSuccess) {
         hkc_gpu_buffers_mark_all_dirty(&hip_impl_of(be)->buffers, dev);

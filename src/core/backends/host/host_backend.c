@@ -4,7 +4,8 @@
  * returns. Its files, by job: host_device.c, host_memory.c, host_module.c,
  * host_launch.c, host_compile.c and host_source.c (the compiler and the
  * generated kernel table), host_disasm.c; host_exec.c, host_fiber.c,
- * host_fault.c and host_pool.c run the blocks. */
+ * host_fault.c and host_pool.c run the blocks; host_stream.c queues work on
+ * streams (a thread each) and keeps events. */
 #include "host_backend.h"
 
 const hkc_backend_ops hkc_backend_host = {
@@ -40,4 +41,15 @@ const hkc_backend_ops hkc_backend_host = {
     .target_normalize = hkc_host_target_normalize,
     .compile_target = hkc_host_compile_target,
     .disasm = hkc_host_disasm,
+    /* streams */
+    .stream_create = hkc_host_stream_create,
+    .stream_destroy = hkc_host_stream_destroy,
+    .stream_synchronize = hkc_host_stream_synchronize,
+    .stream_query = hkc_host_stream_query,
+    .stream_launch = hkc_host_stream_launch,
+    .stream_upload = hkc_host_stream_upload,
+    .stream_download = hkc_host_stream_download,
+    .stream_copy = hkc_host_stream_copy,
+    .stream_record = hkc_host_stream_record,
+    .stream_wait_event = hkc_host_stream_wait_event,
 };

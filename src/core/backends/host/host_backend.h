@@ -2,6 +2,7 @@
 #ifndef HKC_HOST_BACKEND_H
 #define HKC_HOST_BACKEND_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "backend.h"
@@ -31,6 +32,13 @@ typedef struct host_impl {
     int headers_written;
     unsigned serial;
     host_alloc *allocs;
+    pthread_mutex_t allocs_lock; /* allocs: stream threads read it in launches */
+    /* streams (host_stream.c): the live ones, their queues and the events
+     * recorded on them, all under stream_lock; event_cv is broadcast when
+     * an event is reached */
+    pthread_mutex_t stream_lock;
+    pthread_cond_t event_cv;
+    struct host_stream *streams;
     int nchecked; /* allocs with canaries: checked after each launch */
 } host_impl;
 
@@ -55,6 +63,10 @@ int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
 int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                       size_t bytes);
 int hkc_host_buf_fill(hk_buffer *b, const void *value);
+/* Moves bytes between b (and other, may be NULL) and dst/src under the
+ * fault guard of mapped files, without waiting for streams (stream work). */
+int hkc_host_move(hk_buffer *b, hk_buffer *other, void *dst, const void *src, size_t bytes,
+                  const char *what);
 /* Names the buffer that addr falls in or next to, for fault messages
  * (hkc_host_launch's describe_addr; vd is a hkc_host_describe). */
 typedef struct hkc_host_describe {
@@ -74,10 +86,30 @@ int hkc_host_module_global(hkc_backend *be, void *bmod, const char *name, void *
 int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,
                           hk_kernel_info *info, hkc_strbuf *err);
 
-/* host_launch.c: launches, synchronize, events. */
+/* host_launch.c: launches and synchronize. A launch on a stream's thread
+ * (on_stream) takes the pool only when it is free, else runs its blocks on
+ * that thread alone, so two streams' kernels run at the same time. */
 int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
                            const hk_launch_config *cfg, const void *kernarg, size_t size);
+int hkc_host_run_launch(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                        const void *kernarg, int on_stream);
 int hkc_host_synchronize(hkc_backend *be, int dev);
+
+/* host_stream.c: streams (a worker thread each) and events. */
+/* Waits until every stream of h has run all its queued work. */
+void hkc_host_streams_drain(host_impl *h);
+int hkc_host_stream_create(hk_stream *s);
+void hkc_host_stream_destroy(hk_stream *s);
+int hkc_host_stream_synchronize(hk_stream *s);
+int hkc_host_stream_query(hk_stream *s);
+int hkc_host_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                           const void *kernarg, size_t size);
+int hkc_host_stream_upload(hk_stream *s, hk_buffer *b, size_t offset, const void *src, size_t bytes);
+int hkc_host_stream_download(hk_stream *s, hk_buffer *b, size_t offset, void *dst, size_t bytes);
+int hkc_host_stream_copy(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk_buffer *src,
+                         size_t src_offset, size_t bytes);
+int hkc_host_stream_record(hk_event *e, hk_stream *s);
+int hkc_host_stream_wait_event(hk_stream *s, hk_event *e);
 int hkc_host_event_create(hk_event *e);
 void hkc_host_event_destroy(hk_event *e);
 int hkc_host_event_record(hk_event *e);

@@ -58,6 +58,9 @@ int hkc_host_probe(hkc_backend *be, hkc_strbuf *reason)
         return 0;
     }
     h->nthreads = host_threads();
+    pthread_mutex_init(&h->allocs_lock, NULL);
+    pthread_mutex_init(&h->stream_lock, NULL);
+    pthread_cond_init(&h->event_cv, NULL);
     h->pool = hkc_host_pool_create(h->nthreads, hkc_host_exec_thread_release);
     if (!h->pool) {
         free(h);
@@ -85,6 +88,9 @@ void hkc_host_destroy(hkc_backend *be)
         munmap(a->region, a->region_bytes);
         free(a);
     }
+    pthread_mutex_destroy(&h->allocs_lock);
+    pthread_mutex_destroy(&h->stream_lock);
+    pthread_cond_destroy(&h->event_cv);
     free(h);
     be->impl = NULL;
     if (atomic_fetch_sub(&live_instances, 1) == 1)

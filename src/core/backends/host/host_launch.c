@@ -1,5 +1,5 @@
 /* The CPU backend's launches (the grid on the thread pool, finished when
- * the call returns), synchronize and events. */
+ * the call returns) and synchronize. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,14 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
 {
     (void)dev;
     (void)size;
+    /* The default stream starts after the work queued on streams. */
+    hkc_host_streams_drain(be->impl);
+    return hkc_host_run_launch(be, k, cfg, kernarg, 0);
+}
+
+int hkc_host_run_launch(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
+                        const void *kernarg, int on_stream)
+{
     host_impl *h = be->impl;
     hkc_host_launch L;
     memset(&L, 0, sizeof L);
@@ -40,9 +48,9 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
     L.chunk = L.nblocks / ((uint64_t)want * 16);
     if (L.chunk < 1)
         L.chunk = 1;
-    if (want <= 1)
+    if (want <= 1 || (on_stream && hkc_host_pool_try_run(h->pool, hkc_host_exec_blocks, &L, want) != 0))
         hkc_host_exec_blocks(&L);
-    else
+    else if (!on_stream)
         hkc_host_pool_run(h->pool, hkc_host_exec_blocks, &L, want);
     pthread_mutex_destroy(&L.msg_lock);
     fflush(stdout); /* device printf output shows when the launch ends */
@@ -63,40 +71,9 @@ int hkc_host_launch_kernel(hkc_backend *be, int dev, const hkc_launch_kernel *k,
 
 int hkc_host_synchronize(hkc_backend *be, int dev)
 {
-    (void)be;
     (void)dev;
-    return 0; /* launches finish before they return */
-}
-
-/* ---------------------------------------------------------------- events */
-
-int hkc_host_event_create(hk_event *e)
-{
-    e->impl = calloc(1, sizeof(double) * 2);
-    return e->impl ? 0 : hkc_fail(e->ctx, HK_ENOMEM, "out of memory");
-}
-
-void hkc_host_event_destroy(hk_event *e) { free(e->impl); }
-
-int hkc_host_event_record(hk_event *e)
-{
-    double *t = e->impl;
-    t[0] = hkc_now_ms();
-    t[1] = 1;
-    return 0;
-}
-
-int hkc_host_event_synchronize(hk_event *e)
-{
-    double *t = e->impl;
-    return t[1] ? 0 : hkc_fail(e->ctx, HK_ESTATE, "the event was never recorded");
-}
-
-int hkc_host_event_elapsed_ms(hk_event *a, hk_event *b, double *ms)
-{
-    double *ta = a->impl, *tb = b->impl;
-    if (!ta[1] || !tb[1])
-        return hkc_fail(a->ctx, HK_ESTATE, "both events must be recorded before timing them");
-    *ms = tb[0] - ta[0];
+    /* default-stream launches finish before they return; streams' errors
+     * stay for their own synchronize (the core collects them) */
+    hkc_host_streams_drain(be->impl);
     return 0;
 }

@@ -123,8 +123,8 @@ static void argument_of(const host_alloc *a, const hkc_signature *sig, const voi
     }
 }
 
-int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
-                            char *msg, size_t cap)
+static int check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
+                          char *msg, size_t cap)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     int bad = 0;
@@ -197,15 +197,17 @@ int hkc_host_buf_alloc(hk_buffer *b)
     a->region_bytes = total;
     a->checked = checked;
     if (checked) {
-        h->nchecked++;
         unsigned char *lo, *hi;
         size_t nlo, nhi;
         slack(a, page, &lo, &nlo, &hi, &nhi);
         memset(lo, CANARY, nlo);
         memset(hi, CANARY, nhi);
     }
+    pthread_mutex_lock(&h->allocs_lock);
     a->next = h->allocs;
     h->allocs = a;
+    h->nchecked += checked;
+    pthread_mutex_unlock(&h->allocs_lock);
     b->impl = a;
     return 0;
 }
@@ -213,6 +215,7 @@ int hkc_host_buf_alloc(hk_buffer *b)
 void hkc_host_buf_free(hk_buffer *b)
 {
     host_impl *h = b->dev->be->impl;
+    pthread_mutex_lock(&h->allocs_lock);
     for (host_alloc **pp = &h->allocs; *pp; pp = &(*pp)->next) {
         if (*pp != b->impl)
             continue;
@@ -221,8 +224,9 @@ void hkc_host_buf_free(hk_buffer *b)
         h->nchecked -= a->checked;
         munmap(a->region, a->region_bytes);
         free(a);
-        return;
+        break;
     }
+    pthread_mutex_unlock(&h->allocs_lock);
 }
 
 /* ------------------------------------------------- copies that may fault */
@@ -299,27 +303,37 @@ static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk
     return hkc_host_guarded(b, other, fn, j, what);
 }
 
+int hkc_host_move(hk_buffer *b, hk_buffer *other, void *dst, const void *src, size_t bytes,
+                  const char *what)
+{
+    copy_job j = {dst, src, bytes, 0};
+    return guarded(do_move, &j, b, other, what);
+}
+
+/* The default stream's copies start after the work queued on streams. */
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
-    copy_job j = {(char *)b->hptr + offset, src, bytes, 0};
-    return guarded(do_move, &j, b, NULL, "writing");
+    hkc_host_streams_drain(b->dev->be->impl);
+    return hkc_host_move(b, NULL, (char *)b->hptr + offset, src, bytes, "writing");
 }
 
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
-    copy_job j = {dst, (char *)b->hptr + offset, bytes, 0};
-    return guarded(do_move, &j, b, NULL, "reading");
+    hkc_host_streams_drain(b->dev->be->impl);
+    return hkc_host_move(b, NULL, dst, (char *)b->hptr + offset, bytes, "reading");
 }
 
 int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                          size_t bytes)
 {
-    copy_job j = {(char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset, bytes, 0};
-    return guarded(do_move, &j, dst, src, "copying");
+    hkc_host_streams_drain(dst->dev->be->impl);
+    return hkc_host_move(dst, src, (char *)dst->hptr + dst_offset, (char *)src->hptr + src_offset,
+                         bytes, "copying");
 }
 
 int hkc_host_buf_fill(hk_buffer *b, const void *value)
 {
+    hkc_host_streams_drain(b->dev->be->impl);
     if (!b->count)
         return 0;
     copy_job j = {b->hptr, value, b->bytes, hk_dtype_size(b->dtype)};
@@ -330,7 +344,7 @@ int hkc_host_buf_fill(hk_buffer *b, const void *value)
  * address inside a buffer's guard pages belongs to that buffer; one farther
  * away is described against the nearest buffer below it, as "nearest".
  * The buffer's argument name comes with it when the launch passed it. */
-void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap)
+static void describe_addr(void *vd, void *addr, char *out, size_t cap)
 {
     const hkc_host_describe *d = vd;
     char *p = addr;
@@ -360,4 +374,23 @@ void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap)
         snprintf(out, cap, "(nearest buffer below: %zu bytes past the end of a buffer of %zu %s)",
                  (size_t)(p - ((char *)below->kptr + below->bytes)), below->count,
                  hk_dtype_name(below->dtype));
+}
+
+/* Stream threads launch while the caller allocates and frees: the list of
+ * allocations is read under its lock. */
+int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
+                            char *msg, size_t cap)
+{
+    pthread_mutex_lock(&h->allocs_lock);
+    int bad = check_canaries(h, sig, kernarg, msg, cap);
+    pthread_mutex_unlock(&h->allocs_lock);
+    return bad;
+}
+
+void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap)
+{
+    host_impl *h = ((const hkc_host_describe *)vd)->h;
+    pthread_mutex_lock(&h->allocs_lock);
+    describe_addr(vd, addr, out, cap);
+    pthread_mutex_unlock(&h->allocs_lock);
 }

@@ -103,8 +103,8 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
 
 void hkc_host_module_unload(hkc_backend *be, void *bmod)
 {
-    (void)be;
     host_module *m = bmod;
+    hkc_host_streams_drain(be->impl); /* queued launches call into it */
     dlclose(m->dl);
     free(m);
 }

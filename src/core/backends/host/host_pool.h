@@ -13,5 +13,9 @@ int hkc_host_pool_size(const hkc_host_pool *p);
 /* Runs fn(arg) on the caller and on up to `want - 1` workers at once and
  * returns when every one of them has returned. fn divides the work itself. */
 void hkc_host_pool_run(hkc_host_pool *p, void (*fn)(void *), void *arg, int want);
+/* As hkc_host_pool_run when no other caller holds the pool; else returns -1
+ * at once without running fn (a stream thread then runs it alone). One
+ * caller at a time holds the pool: hkc_host_pool_run waits for it. */
+int hkc_host_pool_try_run(hkc_host_pool *p, void (*fn)(void *), void *arg, int want);
 
 #endif
