@@ -449,6 +449,21 @@ HK_API int hk_synchronize(hk_context *ctx);
 HK_API void hk_interrupt(void);
 HK_API void hk_interrupt_reset(void);
 
+/* Checked mode on the host backend (docs/host-backend.md), a memcheck for
+ * kernels that needs no GPU: on (1) or off (0) for the buffers allocated
+ * after the call, in every context of the process; on < 0 only asks.
+ * A checked buffer ends at its trailing guard page (or within 15 bytes of
+ * it) and the bytes of its pages around the data hold canaries compared
+ * after each launch, so a kernel's access just outside it fails the launch
+ * naming the buffer, its argument and the offset. Buffers keep the mode
+ * they were allocated in: turning it off leaves existing checked buffers
+ * checked until freed, turning it on does not check buffers allocated
+ * before. Static __shared__ canaries follow the setting at each launch.
+ * The start value is HIPKIT_CHECK's (unset or "0": off). GPU backends
+ * ignore it (compute-sanitizer is their tool). Returns the previous
+ * setting, 0 or 1. */
+HK_API int hk_check_mode(int on);
+
 /* Removes the private folders hipkit makes under $TMPDIR (or /tmp) that
  * belong to the user and to a process that no longer exists (killed before
  * it could clean up). Returns how many it removed. */

@@ -32,6 +32,15 @@ struct hkc_backend {
     int ndev;
     int first_device; /* index of its device 0 in ctx->devices */
     hkc_strbuf reason;
+    /* Set by the core for every backend (host_memory.c, hkc_host_guarded):
+     * runs fn(arg), which touches the memory of buffers b and other (may be
+     * NULL) on the calling thread; when either is a file mapping, under the
+     * CPU backend's fault recovery, so that a file another process truncated
+     * fails with HK_EIO naming it ("what": "reading", "writing", ...)
+     * instead of SIGBUS. 0 or that error. fn holds no lock and allocates
+     * nothing: a fault leaves it by a jump. */
+    int (*guarded)(const hk_buffer *b, const hk_buffer *other, void (*fn)(void *), void *arg,
+                   const char *what);
 };
 
 typedef struct hkc_device {

@@ -106,6 +106,7 @@ static void probe_all(hk_context *ctx)
     for (int i = 0; i < NSLOTS; i++) {
         hkc_backend *be = &ctx->backends[ctx->nbackends++];
         be->ctx = ctx;
+        be->guarded = hkc_host_guarded;
         hkc_strbuf_init(&be->reason);
         be->ops = backend_slots[i].ops ? backend_slots[i].ops
                                        : load_module(backend_slots[i].name, &be->reason);

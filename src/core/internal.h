@@ -118,6 +118,9 @@ void hkc_module_table_clear(hk_context *ctx);
 /* Plugins (plugin_load.c): loaded when the context is made, their modules freed
  * before the memory table is cleared. */
 void hkc_plugins_load(hk_context *ctx, int probe);
+/* backends/host/host_memory.c: every backend's `guarded` (backend.h). */
+int hkc_host_guarded(const hk_buffer *b, const hk_buffer *other, void (*fn)(void *), void *arg,
+                     const char *what);
 void hkc_plugins_unload(hk_context *ctx);
 
 /* A signature must agree with what the code object says of its parameters

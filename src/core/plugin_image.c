@@ -167,6 +167,7 @@ int hkc_plugin_image_get(const hk_context *ctx, const char *family, int i, const
                          const void **data, size_t *size)
 {
     hkc_plugins *ps = ctx ? ctx->plugins : NULL;
+    hkc_plugin_need(ps, family);
     for (int fi = 0; ps && family && fi < ps->nfams; fi++) {
         const pl_family *f = ps->fams[fi];
         if (f->error || strcmp(f->name, family))

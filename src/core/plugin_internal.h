@@ -92,6 +92,11 @@ struct hkc_plugins {
     int probe; /* run each init in a forked child first (plugin_load.c) */
     pl_scratch *scratch; /* host ops' scratch pool (plugin_scratch.c) */
     int nscratch, capscratch;
+    /* Plugin files found but not loaded yet (plugin_load.c): a plugin's
+     * init runs when its family is first asked for. */
+    struct pl_pending *pending;
+    int npending, cappending;
+    int scanning; /* the folders are being read: refusals join `pending` */
 };
 
 /* plugin_scratch.c: the scratch buffers one op call holds (views of pool
@@ -121,6 +126,13 @@ static inline char *pl_dupstr(const char *s) { return strdup(s ? s : ""); }
 /* plugin_load.c: the context's entry list; family_free takes a family
  * (or a refusal) whole, its modules included. */
 int hkc_plugin_family_push(hkc_plugins *ps, pl_family *f);
+/* The index of family `name` (as hkc_plugin_family_index), loading its
+ * plugin first if it is found but not loaded yet: the file named after it,
+ * else (a family registered by a plugin of another name, or none) every
+ * plugin not loaded yet. -1 when there is none. */
+int hkc_plugin_need(hkc_plugins *ps, const char *name);
+/* Loads every plugin not loaded yet (listings). */
+void hkc_plugins_load_all(hkc_plugins *ps);
 void hkc_plugin_family_free(hk_context *ctx, pl_family *f);
 
 /* plugin_api.c: the ABI's rule for family, backend and plugin names

@@ -87,7 +87,28 @@ void hkc_plugin_family_free(hk_context *ctx, pl_family *f)
     free(f);
 }
 
-/* Records a refusal and warns. */
+/* An entry for a refused plugin or folder; takes msg. */
+static void push_refusal(hkc_plugins *ps, const char *name, const char *path, char *msg)
+{
+    pl_family *f = calloc(1, sizeof *f);
+    if (!f) {
+        free(msg);
+        return;
+    }
+    f->name = pl_dupstr(name);
+    f->version = pl_dupstr("");
+    f->description = pl_dupstr("");
+    f->path = pl_dupstr(path);
+    f->error = msg;
+    if (!f->name || !f->path || !f->error || hkc_plugin_family_push(ps, f) != 0)
+        hkc_plugin_family_free(ps->ctx, f);
+}
+
+static void defer(hkc_plugins *ps, const char *name, const char *path, char *refusal);
+
+/* Records a refusal and warns. During the scan the warning comes now and
+ * the entry joins the list in its place among the plugins found (defer),
+ * so a listing shows them in the order the folders were read. */
 static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void refuse(hkc_plugins *ps, const char *name, const char *path, const char *fmt, ...)
@@ -99,16 +120,10 @@ static void refuse(hkc_plugins *ps, const char *name, const char *path, const ch
     hkc_strbuf_vprintf(&msg, fmt, ap);
     va_end(ap);
     hkc_warn(ps->ctx, "plugin %s: %s", name, msg.data);
-    pl_family *f = calloc(1, sizeof *f);
-    if (f) {
-        f->name = pl_dupstr(name);
-        f->version = pl_dupstr("");
-        f->description = pl_dupstr("");
-        f->path = pl_dupstr(path);
-        f->error = hkc_strbuf_take(&msg);
-        if (!f->name || !f->path || !f->error || hkc_plugin_family_push(ps, f) != 0)
-            hkc_plugin_family_free(ps->ctx, f);
-    }
+    if (ps->scanning)
+        defer(ps, name, path, hkc_strbuf_take(&msg));
+    else
+        push_refusal(ps, name, path, hkc_strbuf_take(&msg));
     hkc_strbuf_free(&msg);
 }
 
@@ -350,8 +365,32 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
     return 0;
 }
 
-/* One hipkit-plugin-NAME.so: checked (not world-writable, exports named
- * after NAME, ABI major equal and minor not newer) before its init runs. */
+/* A plugin file found by the scan, loaded when first needed; or a refusal
+ * the scan made (refusal set), listed in its place. */
+typedef struct pl_pending {
+    char *name, *path, *refusal;
+    int loaded; /* tried already (loaded or refused): never again */
+} pl_pending;
+
+static void defer(hkc_plugins *ps, const char *name, const char *path, char *refusal)
+{
+    pl_pending *v = grow(ps->pending, &ps->cappending, ps->npending + 1, sizeof *v);
+    if (v)
+        ps->pending = v;
+    char *n = v ? pl_dupstr(name) : NULL, *p = v ? pl_dupstr(path) : NULL;
+    if (!n || !p) {
+        free(n);
+        free(p);
+        free(refusal);
+        return;
+    }
+    v[ps->npending++] = (pl_pending){n, p, refusal, 0};
+}
+
+/* One hipkit-plugin-NAME.so, found by the scan: checked for trust now (a
+ * refusal warns at start, as before), its init run when its family is
+ * first needed (load_pending), so that a plugin whose init crashes takes
+ * down only the sessions that use it. */
 static void load_file(hkc_plugins *ps, const char *path, const char *name)
 {
     char bad[PATH_MAX + 200];
@@ -359,19 +398,56 @@ static void load_file(hkc_plugins *ps, const char *path, const char *name)
         refuse(ps, name, path, "%s; refused", bad);
         return;
     }
-    if (!first_sight(ps, path))
+    if (first_sight(ps, path))
+        defer(ps, name, path, NULL);
+}
+
+/* Checked (exports named after NAME, ABI major equal and minor not newer;
+ * with probe, its init survived a child first) before its init runs. */
+static void load_pending(hkc_plugins *ps, pl_pending *p)
+{
+    if (p->loaded)
         return;
+    p->loaded = 1;
+    if (p->refusal) {
+        push_refusal(ps, p->name, p->path, p->refusal);
+        p->refusal = NULL;
+        return;
+    }
     hkc_strbuf why;
     hkc_strbuf_init(&why);
-    if (ps->probe && probe_in_child(ps, path, name, &why) != 0) {
-        refuse(ps, name, path, "%s", why.data);
+    if (ps->probe && probe_in_child(ps, p->path, p->name, &why) != 0) {
+        refuse(ps, p->name, p->path, "%s", why.data);
         hkc_strbuf_free(&why);
         return;
     }
-    hk_plugin_init_fn *init = hkc_plugin_open(path, name, &why);
-    if (!init || hkc_plugin_run_init(ps, init, name, path, &why) != 0)
-        refuse(ps, name, path, "%s", why.data);
+    hk_plugin_init_fn *init = hkc_plugin_open(p->path, p->name, &why);
+    if (!init || hkc_plugin_run_init(ps, init, p->name, p->path, &why) != 0)
+        refuse(ps, p->name, p->path, "%s", why.data);
     hkc_strbuf_free(&why);
+}
+
+void hkc_plugins_load_all(hkc_plugins *ps)
+{
+    /* by index: an init may not add files, but the list is ps's */
+    for (int i = 0; ps && i < ps->npending; i++)
+        load_pending(ps, &ps->pending[i]);
+}
+
+int hkc_plugin_need(hkc_plugins *ps, const char *name)
+{
+    int i = hkc_plugin_family_index(ps, name);
+    if (i >= 0 || !ps || !name)
+        return i;
+    for (int j = 0; j < ps->npending; j++)
+        if (!ps->pending[j].loaded && !strcmp(ps->pending[j].name, name)) {
+            load_pending(ps, &ps->pending[j]);
+            if ((i = hkc_plugin_family_index(ps, name)) >= 0)
+                return i;
+            break;
+        }
+    hkc_plugins_load_all(ps);
+    return hkc_plugin_family_index(ps, name);
 }
 
 static int plugin_file_name(const char *file, char *name, size_t cap)
@@ -443,6 +519,7 @@ void hkc_plugins_load(hk_context *ctx, int probe)
     ps->ctx = ctx;
     ps->probe = probe;
     ctx->plugins = ps;
+    ps->scanning = 1;
     if (in_build_tree())
         scan_folder(ps, HKC_PLUGIN_BUILD_DIR, 0);
     else
@@ -454,6 +531,7 @@ void hkc_plugins_load(hk_context *ctx, int probe)
             scan_folder(ps, d, 0);
         free(copy);
     }
+    ps->scanning = 0;
 }
 
 void hkc_plugins_unload(hk_context *ctx)
@@ -474,6 +552,12 @@ void hkc_plugins_unload(hk_context *ctx)
     }
     for (int i = 0; i < ps->nseen; i++)
         free(ps->seen[i]);
+    for (int i = 0; i < ps->npending; i++) {
+        free(ps->pending[i].name);
+        free(ps->pending[i].path);
+        free(ps->pending[i].refusal);
+    }
+    free(ps->pending);
     free(ps->seen);
     free(ps->fams);
     free(ps->sess);

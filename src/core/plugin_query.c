@@ -1,7 +1,9 @@
 /* Queries: what the loaded plugins registered, for listings, docs and
  * callers that find a family by name. Entries are indexed in load order,
  * refused plugins included (their error set), so a listing shows why a
- * plugin is missing. */
+ * plugin is missing. Plugins load when first needed (plugin_load.c): a
+ * family asked for by name loads its own plugin, a listing (the count)
+ * every one; an index, once given, keeps naming the same entry. */
 #include "plugin_internal.h"
 
 int hkc_plugin_family_index(const hkc_plugins *ps, const char *name)
@@ -14,15 +16,20 @@ int hkc_plugin_family_index(const hkc_plugins *ps, const char *name)
 
 HK_API int hk_plugin_count(const hk_context *ctx)
 {
-    return ctx && ctx->plugins ? ctx->plugins->nfams : 0;
+    if (!ctx || !ctx->plugins)
+        return 0;
+    hkc_plugins_load_all(ctx->plugins);
+    return ctx->plugins->nfams;
 }
 
 /* The entry at index i, or NULL with the error said (out is checked here
  * too: every caller fills one). */
 static const pl_family *entry_at(const hk_context *ctx, int i, const void *out)
 {
-    if (!ctx || !out || i < 0 || i >= hk_plugin_count(ctx)) {
-        hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", i, hk_plugin_count(ctx));
+    /* the entries loaded so far: an index came from the count or a find */
+    int n = ctx && ctx->plugins ? ctx->plugins->nfams : 0;
+    if (!ctx || !out || i < 0 || i >= n) {
+        hkc_fail(ctx, HK_EINVAL, "plugin index %d out of range [0, %d)", i, n);
         return NULL;
     }
     return ctx->plugins->fams[i];
@@ -85,7 +92,7 @@ HK_API int hk_plugin_find(const hk_context *ctx, const char *family)
 {
     if (!ctx)
         return HK_EINVAL;
-    int i = hkc_plugin_family_index(ctx->plugins, family);
+    int i = hkc_plugin_need(ctx->plugins, family);
     if (i >= 0)
         return i;
     /* name the loaded families: the usual mistake is a typo or a plugin

@@ -173,6 +173,7 @@ HK_API int hk_plugin_reload(hk_context *ctx, const char *name)
     hkc_plugins *ps = ctx->plugins;
     reload_target t;
     const char *plugin0, *file0;
+    hkc_plugin_need(ps, name); /* a plugin not loaded yet loads as it is first */
     if (!ps || find_target(ps, name, &t, &plugin0, &file0) != 0)
         return hkc_fail(ctx, HK_ENOTFOUND, "no plugin '%s' to reload (hk_plugin_find lists the "
                         "families)", name);

@@ -64,6 +64,8 @@ done
 # graphs: a CUDA graph / hipGraph replay against the host's arithmetic
 run test_graph "$build/tests/test_graph"
 run test_streams "$build/tests/test_streams" # streams, events between them, async copies
+# a file mapping truncated by another process: copies fail naming it, no SIGBUS
+run test_gpu_mmap "$build/tests/test_gpu_mmap"
 # the AMD backend's own device test (launch, memory modes, mmap, events)
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 # the NVIDIA backend's opt-in to dynamic shared memory past 48 KiB

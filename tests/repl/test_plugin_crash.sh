@@ -36,5 +36,21 @@ rc=$?
 ok $([ $rc -eq 0 ] && grep -q "crashinit" "$T/out" "$T/err"; echo $?) "hipkit plugins lists it too (rc $rc)"
 [ $rc -eq 0 ] || show
 
+# Plugins load when their family is first needed: a session or script that
+# never uses the crashing plugin runs; one that uses it is what it takes down.
+timeout 60 "$hipkit" -e 'local b = hk.alloc(4, "f32"); hk.ops.fill.fill(b, 2); print("sum " .. b:stats().mean * 4)' \
+    >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 0 ] && grep -q "^sum 8" "$T/out"; echo $?) \
+    "a script using another family runs: the crashing plugin's init never ran (rc $rc)"
+[ $rc -eq 0 ] || show
+printf 'print(1 + 1)\n' | timeout 60 "$hipkit" -i >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 0 ] && grep -q "2" "$T/out"; echo $?) "the REPL starts and runs a line (rc $rc)"
+[ $rc -eq 0 ] || show
+timeout 60 "$hipkit" -e 'print(hk.ops.crashinit)' >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -ne 0 ]; echo $?) "using the crashing family is what runs its init (rc $rc: it crashed)"
+
 echo "1..$n"
 exit $fail

@@ -15,6 +15,18 @@ secs=${1:-5}
 build=${2:-build}
 work=$build/fuzz
 targets="signature elf bundle cache npy gguf"
+# comgr's metadata reader behind hip_comgr.c's checks: needs comgr (the hip
+# backend's library), else said and left out
+comgr_ok=0
+for h in /usr/include/amd_comgr.h /usr/include/amd_comgr/amd_comgr.h /opt/rocm/include/amd_comgr.h \
+         /opt/rocm/include/amd_comgr/amd_comgr.h; do
+    [ -f "$h" ] && comgr_ok=1 && comgr_inc=-I$(dirname "$h")
+done
+if [ $comgr_ok = 1 ]; then
+    targets="$targets comgr"
+else
+    echo "fuzz: comgr: SKIP: no amd_comgr.h (Debian: libamd-comgr-dev)"
+fi
 
 cc=
 for c in clang-15 clang-14 clang; do
@@ -63,6 +75,13 @@ fail=0
 for s in $srcs $repl_srcs; do echo "$s"; done | xargs -P "$(nproc)" -I{} bash -c \
     'flags=($flags_str); compile "$@"' _ {} || { echo "fuzz: building the library failed"; exit 1; }
 
+if [ $comgr_ok = 1 ]; then
+    comgr_obj=$work/obj/comgr_hip_comgr.o
+    if [ ! -f "$comgr_obj" ] || [ src/core/backends/hip/hip_comgr.c -nt "$comgr_obj" ]; then
+        "$cc" "${flags[@]}" $comgr_inc -fsanitize=fuzzer-no-link -c src/core/backends/hip/hip_comgr.c \
+            -o "$comgr_obj" || { echo "fuzz: building hip_comgr.c failed"; exit 1; }
+    fi
+fi
 touch "$stamp"
 
 # Seeds: what the tests wrote, and signatures.
@@ -85,6 +104,12 @@ find "$build/plugins" -name '*hip-gfx*.img' 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/bundle/"; done
 find "$build/tests" -name '*.hipfb' -o -name '*.co' 2>/dev/null | head -n 4 |
     while read -r f; do cp "$f" "$work/corpus/bundle/" 2>/dev/null; done
+# comgr: raw AMDGPU ELF code objects, the smallest plugin images and the
+# code objects the tests wrote (bundles are refused at the ELF check)
+find "$build/plugins" -name '*hip-gfx*.img' -size -64k 2>/dev/null | head -n 6 |
+    while read -r f; do cp "$f" "$work/corpus/comgr/"; done
+find "$build/tests" -name '*.co' -size -64k 2>/dev/null | head -n 4 |
+    while read -r f; do cp "$f" "$work/corpus/comgr/" 2>/dev/null; done
 find "$build/tests" -name '*.npy' -size -64k 2>/dev/null | head -n 8 |
     while read -r f; do cp "$f" "$work/corpus/npy/"; done
 printf '\223NUMPY\001\000v\000{'"'"'descr'"'"': '"'"'<f4'"'"', '"'"'fortran_order'"'"': False, '"'"'shape'"'"': (3,), }%*s\n\000\000\200?\000\000\000@\000\000@@' 53 '' >"$work/corpus/npy/seed-f4"
@@ -101,6 +126,10 @@ for t in $targets; do
     exe=$work/fuzz_$t
     objs=$(ls "$work"/obj/src_core*.o "$work"/obj/*host_headers.c.o)
     libs="-lxxhash -ldl -lpthread -lm"
+    if [ "$t" = comgr ]; then
+        objs="$objs $comgr_obj"
+        libs="$libs -lamd_comgr"
+    fi
     if [ "$t" = npy ]; then
         objs="$objs $(ls "$work"/obj/src_repl*.o)"
         libs="$libs -llua5.4"

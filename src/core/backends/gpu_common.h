@@ -51,4 +51,24 @@ void hkc_gpu_buffers_mark_dirty(hk_buffer *b);
  * writable staged copy of the device is dirty. */
 void hkc_gpu_buffers_mark_all_dirty(hkc_gpu_buffers *l, int dev);
 
+/* A file mapping another process truncates raises SIGBUS in whatever
+ * touches its lost pages; inside a runtime's copy that cannot be recovered
+ * (a jump out of the runtime would leave its locks held). So this thread
+ * touches a mapping's pages itself, under the core's recovery
+ * (hkc_backend.guarded), before or instead of the runtime: */
+/* The file-backed buffer b is or views, or NULL. */
+const hk_buffer *hkc_gpu_file_of(const hk_buffer *b);
+/* Reads a byte of every page of [p, p + n) of b's mapping: 0, or HK_EIO
+ * naming the file. For a registered mapping, before the runtime copies it
+ * (a truncation during the copy itself is not covered: docs/RELIABILITY.md). */
+int hkc_gpu_map_touch(hkc_backend *be, const hk_buffer *b, const void *p, size_t n, const char *what);
+/* Moves `bytes` between map (the mapping of b) and device memory through a
+ * host bounce buffer, chunk by chunk: xfer(xctx, offset, bounce, n) is the
+ * runtime's copy between the device and the bounce (0 or an HK_E* code,
+ * the error set); this thread copies between the bounce and the mapping
+ * under recovery. to_device: mapping -> device. 0 or the first error. */
+typedef int (*hkc_gpu_xfer_fn)(void *xctx, size_t offset, void *bounce, size_t n);
+int hkc_gpu_map_move(hkc_backend *be, hk_buffer *b, unsigned char *map, size_t bytes, int to_device,
+                     hkc_gpu_xfer_fn xfer, void *xctx);
+
 #endif

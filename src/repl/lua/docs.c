@@ -12,6 +12,8 @@ const hkl_doc hkl_docs[] = {
     {"Devices", "hk.device", "hk.device([i | \"host\" | \"cuda:0\"])",
      "the current device; with an argument selects one for what is made after"},
     {"Devices", "hk.sync", "hk.sync()", "waits for the current device's work"},
+    {"Devices", "hk.check", "hk.check([on]) -> was",
+     "checked mode (host backend) on or off for buffers allocated after it: an access just outside a buffer fails the launch naming it"},
     {"Devices", "hk.clock", "hk.clock()", "seconds on a monotonic clock (wall time, unlike os.clock)"},
 
     {"Buffers", "hk.alloc", "hk.alloc(n [, dtype [, mode]]) -> buffer",

@@ -270,6 +270,19 @@ static int l_sync(lua_State *L)
     return 0;
 }
 
+/* hk.check([on]) -> was: checked mode (hk_check_mode) for the buffers
+ * allocated after it; no argument only asks. */
+static int l_check(lua_State *L)
+{
+    int on = -1;
+    if (!lua_isnoneornil(L, 1)) {
+        luaL_checktype(L, 1, LUA_TBOOLEAN);
+        on = lua_toboolean(L, 1);
+    }
+    lua_pushboolean(L, hk_check_mode(on));
+    return 1;
+}
+
 /* --------------------------------------------------------------- cache */
 
 static int l_cache_dir(lua_State *L)
@@ -435,6 +448,7 @@ static const luaL_Reg hk_fns[] = {
     {"devices", l_devices},
     {"device", l_device},
     {"sync", l_sync},
+    {"check", l_check},
     {"clock", l_clock},
     {"inspect", l_inspect},
     {NULL, NULL},

@@ -134,25 +134,48 @@ void hkc_cuda_buf_free(hk_buffer *b)
     b->impl = NULL;
 }
 
-/* Staged copy -> the mapping. via_fail: report through hkc_fail (sync);
- * else warn (free, destroy: nobody gets a return code). */
+/* The runtime's half of a staged copy's moves (hkc_gpu_map_move). */
+typedef struct stage_xfer {
+    hkc_backend *be;
+    int dev;
+    CUdeviceptr dptr;
+} stage_xfer;
+
+static int stage_to_device(void *x, size_t off, void *bounce, size_t n)
+{
+    stage_xfer *s = x;
+    CUresult r = cuMemcpyHtoD(s->dptr + off, bounce, n);
+    return r == CUDA_SUCCESS ? 0 : hkc_cuda_fail(s->be, s->dev, r, NULL, HK_EBACKEND, "cuMemcpyHtoD");
+}
+
+static int stage_from_device(void *x, size_t off, void *bounce, size_t n)
+{
+    stage_xfer *s = x;
+    CUresult r = cuMemcpyDtoH(bounce, s->dptr + off, n);
+    return r == CUDA_SUCCESS ? 0 : hkc_cuda_fail(s->be, s->dev, r, NULL, HK_EBACKEND, "cuMemcpyDtoH");
+}
+
+/* Staged copy -> the mapping, through this thread (hkc_gpu_map_move: a
+ * file truncated meanwhile is an error naming it, not SIGBUS in the
+ * driver). via_fail: report through hkc_fail (sync); else warn (free,
+ * destroy: nobody gets a return code). */
 int hkc_cuda_write_back(hkc_backend *be, cuda_buffer *cb, int via_fail)
 {
     cuda_impl *c = cuda_impl_of(be);
     hk_buffer *b = cb->g.b;
-    CUresult r = hkc_cuda_use_dev(c, cb->g.dev);
-    if (r == CUDA_SUCCESS)
-        r = cuMemcpyDtoH(cb->host, cb->dptr, b->bytes);
-    if (r == CUDA_SUCCESS) {
+    stage_xfer x = {be, cb->g.dev, cb->dptr};
+    CUresult cr = hkc_cuda_use_dev(c, cb->g.dev);
+    int r = cr == CUDA_SUCCESS ? hkc_gpu_map_move(be, b, cb->host, b->bytes, 0, stage_from_device, &x)
+                               : hkc_cuda_fail(be, cb->g.dev, cr, NULL, HK_EBACKEND, "cuCtxSetCurrent");
+    if (r == 0) {
         cb->g.dirty = 0;
         return 0;
     }
+    char why[512];
+    snprintf(why, sizeof why, "%s", hk_errmsg(be->ctx));
     if (via_fail)
-        return hkc_cuda_fail(be, cb->g.dev, r, NULL, HK_EIO, "writing '%s' back from its device copy",
-                       b->map.path);
-    char eb[256];
-    hkc_warn(be->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path,
-             hkc_cuda_error(r, eb, sizeof eb));
+        return hkc_fail(be->ctx, HK_EIO, "writing '%s' back from its device copy: %s", b->map.path, why);
+    hkc_warn(be->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path, why);
     return HK_EIO;
 }
 
@@ -208,9 +231,13 @@ int hkc_cuda_buf_register(hk_buffer *b)
     hkc_cuda_error(r, eb, sizeof eb);
     CUresult ra = cuMemAlloc(&cb->dptr, b->bytes);
     if (ra == CUDA_SUCCESS) {
-        ra = cuMemcpyHtoD(cb->dptr, b->hptr, b->bytes);
-        if (ra != CUDA_SUCCESS)
+        stage_xfer x = {be, d, cb->dptr};
+        int rm = hkc_gpu_map_move(be, b, b->hptr, b->bytes, 1, stage_to_device, &x);
+        if (rm != 0) {
             cuMemFree(cb->dptr);
+            free(cb);
+            return rm; /* the file, or the driver's error, is named */
+        }
     }
     if (ra != CUDA_SUCCESS) {
         free(cb);
@@ -254,10 +281,22 @@ void hkc_cuda_buf_unregister(hk_buffer *b)
     b->impl = NULL;
 }
 
+/* A registered mapping (hptr set) the driver reads or writes, maybe on
+ * this thread: its pages are touched here first, so that a file truncated
+ * before the call fails naming it instead of raising SIGBUS in the driver. */
+static int touch_mapped(hk_buffer *b, size_t offset, size_t bytes, const char *what)
+{
+    if (!b->hptr || !hkc_gpu_file_of(b))
+        return 0;
+    return hkc_gpu_map_touch(b->dev->be, b, (char *)b->hptr + offset, bytes, what);
+}
+
 int hkc_cuda_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
     hkc_backend *be = b->dev->be;
     int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = touch_mapped(b, offset, bytes, "writing");
     if (r)
         return r;
     CUresult cr = hkc_cuda_use_dev(cuda_impl_of(be), d);
@@ -309,6 +348,8 @@ int hkc_cuda_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
     hkc_backend *be = b->dev->be;
     int d = b->dev->index, r = check_fresh(b);
+    if (!r)
+        r = touch_mapped(b, offset, bytes, "reading");
     if (r)
         return r;
     cuda_impl *c = cuda_impl_of(be);
@@ -331,6 +372,10 @@ int hkc_cuda_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t 
     int d = dst->dev->index, r = check_fresh(dst);
     if (!r)
         r = check_fresh(src);
+    if (!r)
+        r = touch_mapped(src, src_offset, bytes, "copying");
+    if (!r)
+        r = touch_mapped(dst, dst_offset, bytes, "copying");
     if (r)
         return r;
     CUdeviceptr to = kptr_of(dst) + dst_offset, from = kptr_of(src) + src_offset;

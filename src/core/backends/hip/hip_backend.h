@@ -103,8 +103,9 @@ int hkc_hip_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t s
 int hkc_hip_buf_fill(hk_buffer *b, const void *value);
 /* Frees or unregisters a buffer's memory. */
 void hkc_hip_release(hip_buffer *hb);
-/* A dirty staged copy back into its mapping. */
-hipError_t hkc_hip_write_back(hip_buffer *hb);
+/* A dirty staged copy back into its mapping: 0, or an HK_E* code with the
+ * error set (a file truncated meanwhile is named, never SIGBUS). */
+int hkc_hip_write_back(hip_buffer *hb);
 /* As hkc_hip_write_back after synchronizing the device, warning on failure:
  * the last chance at free and teardown. */
 void hkc_hip_final_write_back(hk_buffer *b, hip_buffer *hb);

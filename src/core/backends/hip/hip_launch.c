@@ -52,9 +52,12 @@ int hkc_hip_synchronize(hkc_backend *be, int dev)
     pthread_mutex_lock(&h->buffers.lock);
     HKC_GPU_BUFFERS_EACH(hip_buffer, hb, &h->buffers)
         if (!r && hb->g.kind == HKC_GPU_BUF_STAGED && hb->g.b->map.writable && hb->g.dev == dev &&
-            (e = hkc_hip_write_back(hb)) != hipSuccess)
+            hkc_hip_write_back(hb) != 0) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", hk_errmsg(be->ctx));
             r = hkc_fail(be->ctx, HK_EIO, "writing the device copy of '%s' back to its mapping: %s",
-                         hb->g.b->map.path, hkc_hip_error(e, eb, sizeof eb));
+                         hb->g.b->map.path, why);
+        }
     pthread_mutex_unlock(&h->buffers.lock);
     return r;
 }

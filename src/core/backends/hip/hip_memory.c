@@ -95,17 +95,40 @@ void hkc_hip_buf_free(hk_buffer *b)
     b->impl = NULL;
 }
 
+/* The runtime's half of a staged copy's moves (hkc_gpu_map_move). */
+typedef struct stage_xfer {
+    hk_context *ctx;
+    void *mem;
+} stage_xfer;
+
+static int stage_to_device(void *x, size_t off, void *bounce, size_t n)
+{
+    stage_xfer *s = x;
+    hipError_t e = hipMemcpy((char *)s->mem + off, bounce, n, hipMemcpyHostToDevice);
+    return e == hipSuccess ? 0 : hkc_hip_fail(s->ctx, e, HK_EBACKEND, "hipMemcpy");
+}
+
+static int stage_from_device(void *x, size_t off, void *bounce, size_t n)
+{
+    stage_xfer *s = x;
+    hipError_t e = hipMemcpy(bounce, (char *)s->mem + off, n, hipMemcpyDeviceToHost);
+    return e == hipSuccess ? 0 : hkc_hip_fail(s->ctx, e, HK_EBACKEND, "hipMemcpy");
+}
+
 /* A staged copy of a writable mapping goes back into the mapping (the core
  * msyncs it to the file after synchronize), when something may have changed
- * it since the last time. */
-hipError_t hkc_hip_write_back(hip_buffer *hb)
+ * it since the last time; through this thread (hkc_gpu_map_move), so that
+ * a file truncated meanwhile is an error naming it. */
+int hkc_hip_write_back(hip_buffer *hb)
 {
     if (!hb->g.dirty)
-        return hipSuccess;
-    hipError_t e = hipMemcpy(hb->host, hb->mem, hb->g.b->bytes, hipMemcpyDeviceToHost);
-    if (e == hipSuccess)
+        return 0;
+    hk_buffer *b = hb->g.b;
+    stage_xfer x = {b->ctx, hb->mem};
+    int r = hkc_gpu_map_move(b->dev->be, b, hb->host, b->bytes, 0, stage_from_device, &x);
+    if (r == 0)
         hb->g.dirty = 0;
-    return e;
+    return r;
 }
 
 /* mmap: register the mapping so kernels read the file's pages; where the
@@ -152,8 +175,14 @@ int hkc_hip_buf_register(hk_buffer *b)
     hkc_hip_error(e, eb + used, sizeof eb - used);
     void *copy = NULL;
     hipError_t ea = hipMalloc(&copy, b->bytes);
-    if (ea == hipSuccess && (ea = hipMemcpy(copy, b->hptr, b->bytes, hipMemcpyHostToDevice)) != hipSuccess)
-        hipFree(copy);
+    if (ea == hipSuccess) {
+        stage_xfer x = {b->ctx, copy};
+        int rm = hkc_gpu_map_move(be, b, b->hptr, b->bytes, 1, stage_to_device, &x);
+        if (rm != 0) {
+            hipFree(copy);
+            return rm; /* the file, or the runtime's error, is named */
+        }
+    }
     if (ea != hipSuccess) {
         char what[512];
         snprintf(what, sizeof what, "mmap '%s': the runtime cannot register the mapping (%s) and a "
@@ -185,13 +214,14 @@ void hkc_hip_final_write_back(hk_buffer *b, hip_buffer *hb)
     hipError_t e = hkc_hip_use_dev(b->dev->be, b->dev->index);
     if (e == hipSuccess)
         e = hipDeviceSynchronize();
-    if (e == hipSuccess)
-        e = hkc_hip_write_back(hb);
-    if (e != hipSuccess) {
-        char eb[256];
-        hkc_warn(b->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path,
-                 hkc_hip_error(e, eb, sizeof eb));
-    }
+    char eb[512];
+    if (e != hipSuccess)
+        hkc_hip_error(e, eb, sizeof eb);
+    else if (hkc_hip_write_back(hb) != 0)
+        snprintf(eb, sizeof eb, "%s", hk_errmsg(b->ctx));
+    else
+        return;
+    hkc_warn(b->ctx, "file %s: kernels' changes could not be written back: %s", b->map.path, eb);
 }
 
 void hkc_hip_buf_unregister(hk_buffer *b)
@@ -211,8 +241,21 @@ static int copy_fail(hk_buffer *b, hipError_t e, const char *what, size_t bytes)
     return hkc_hip_fail(b->ctx, e, HK_EBACKEND, msg);
 }
 
+/* A registered mapping (hptr set) the runtime reads or writes, maybe on
+ * this thread: its pages are touched here first, so that a file truncated
+ * before the call fails naming it instead of raising SIGBUS in the runtime. */
+static int touch_mapped(hk_buffer *b, size_t offset, size_t bytes, const char *what)
+{
+    if (!b->hptr || !hkc_gpu_file_of(b))
+        return 0;
+    return hkc_gpu_map_touch(b->dev->be, b, (char *)b->hptr + offset, bytes, what);
+}
+
 int hkc_hip_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes)
 {
+    int r = touch_mapped(b, offset, bytes, "writing");
+    if (r)
+        return r;
     hipError_t e = hkc_hip_use_dev(b->dev->be, b->dev->index);
     if (e == hipSuccess)
         e = hipMemcpy((char *)b->kptr + offset, src, bytes, hipMemcpyHostToDevice);
@@ -224,6 +267,9 @@ int hkc_hip_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t byte
 
 int hkc_hip_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 {
+    int r = touch_mapped(b, offset, bytes, "reading");
+    if (r)
+        return r;
     hipError_t e = hkc_hip_use_dev(b->dev->be, b->dev->index);
     if (e == hipSuccess)
         e = hipMemcpy(dst, (char *)b->kptr + offset, bytes, hipMemcpyDeviceToHost);
@@ -233,6 +279,11 @@ int hkc_hip_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes)
 int hkc_hip_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
                         size_t bytes)
 {
+    int r = touch_mapped(src, src_offset, bytes, "copying");
+    if (!r)
+        r = touch_mapped(dst, dst_offset, bytes, "copying");
+    if (r)
+        return r;
     hipError_t e = hkc_hip_use_dev(dst->dev->be, dst->dev->index);
     if (e == hipSuccess)
         e = hipMemcpy((char *)dst->kptr + dst_offset, (char *)src->kptr + src_offset, bytes,

@@ -17,6 +17,7 @@ typedef struct host_alloc {
     hk_buffer *b;
     char *region;  /* guard page, data pages, guard page */
     size_t region_bytes;
+    int checked; /* allocated in checked mode: canaries around the data */
 } host_alloc;
 
 typedef struct host_impl {
@@ -38,6 +39,7 @@ typedef struct host_impl {
     pthread_mutex_t stream_lock;
     pthread_cond_t event_cv;
     struct host_stream *streams;
+    int nchecked; /* allocs with canaries: checked after each launch */
 } host_impl;
 
 /* host_device.c */
@@ -47,11 +49,14 @@ int hkc_host_device_info(hkc_backend *be, int index, hk_device_info *out);
 
 /* host_memory.c */
 int hkc_host_buf_alloc(hk_buffer *b);
-/* HIPKIT_CHECK=1 (host_memory.c): 1 when checked mode is on. Then every
- * buffer's slack bytes hold a canary, and after a launch this returns 1
- * with a message in msg when a kernel changed one (re-arming it). */
+/* HIPKIT_CHECK=1 or hk_check_mode (host_memory.c): 1 when checked mode is
+ * on. Then every buffer allocated ends at its guard page and its slack
+ * bytes hold a canary; after a launch (sig and kernarg: its arguments, to
+ * name the buffer) the check returns 1 with a message in msg when a kernel
+ * changed one (re-arming it). */
 int hkc_host_checked(void);
-int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap);
+int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
+                            char *msg, size_t cap);
 void hkc_host_buf_free(hk_buffer *b);
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
@@ -62,9 +67,14 @@ int hkc_host_buf_fill(hk_buffer *b, const void *value);
  * fault guard of mapped files, without waiting for streams (stream work). */
 int hkc_host_move(hk_buffer *b, hk_buffer *other, void *dst, const void *src, size_t bytes,
                   const char *what);
-/* Names the buffer of host_impl vh that addr falls in or next to, for
- * fault messages (hkc_host_launch's describe_addr). */
-void hkc_host_describe_addr(void *vh, void *addr, char *out, size_t cap);
+/* Names the buffer that addr falls in or next to, for fault messages
+ * (hkc_host_launch's describe_addr; vd is a hkc_host_describe). */
+typedef struct hkc_host_describe {
+    host_impl *h;
+    const hkc_signature *sig; /* the launch's arguments, or NULL */
+    const void *kernarg;
+} hkc_host_describe;
+void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap);
 
 /* host_module.c */
 int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,

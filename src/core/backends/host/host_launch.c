@@ -38,8 +38,9 @@ int hkc_host_run_launch(hkc_backend *be, const hkc_launch_kernel *k, const hk_la
     L.block = (hk_host_uint3){cfg->block.x, cfg->block.y, cfg->block.z};
     L.shared_bytes = cfg->shared_bytes;
     L.nblocks = (uint64_t)cfg->grid.x * cfg->grid.y * cfg->grid.z;
+    hkc_host_describe where = {h, k->sig, kernarg};
     L.describe_addr = hkc_host_describe_addr;
-    L.describe_ctx = h;
+    L.describe_ctx = &where;
     pthread_mutex_init(&L.msg_lock, NULL);
     int want = L.nblocks < (uint64_t)h->nthreads ? (int)L.nblocks : h->nthreads;
     /* About 16 chunks per thread: few trips to the shared counter, and still
@@ -56,7 +57,7 @@ int hkc_host_run_launch(hkc_backend *be, const hkc_launch_kernel *k, const hk_la
     /* Checked after a fault too, so that its writes are not blamed on the
      * next launch. */
     char msg[256];
-    int wild = hkc_host_checked() && hkc_host_check_canaries(h, msg, sizeof msg);
+    int wild = h->nchecked && hkc_host_check_canaries(h, k->sig, kernarg, msg, sizeof msg);
     if (atomic_load(&L.failed))
         return hkc_fail(be->ctx, HK_EFAULT, "%s", L.msg);
     if (atomic_load(&L.interrupted))

@@ -1,5 +1,6 @@
 /* The CPU backend's buffers: host memory between guard pages, so that an
  * overrun faults at once and the fault names the buffer. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "host_backend.h"
+#include "internal.h" /* hkc_host_guarded, declared for context.c */
 #include "host_fault.h"
 
 /* ---------------------------------------------------------------- memory */
@@ -18,21 +20,39 @@
  * once; at most 63 bytes past the end go unnoticed. */
 #define DATA_ALIGN 64
 
-/* Checked mode (HIPKIT_CHECK=1): the bytes of a buffer's mapping that are
- * not its data (the alignment slack after its end, the start of its first
- * page before it) hold a canary, verified after every launch. Guard pages
- * catch an access at once from a page beyond the data; the canary catches
- * the writes nearer than that, which would otherwise pass silently. */
+/* Checked mode (HIPKIT_CHECK=1, hk_check_mode): a checked buffer's data
+ * ends at its trailing guard page itself wherever its size allows (its
+ * start aligned to the largest power of two dividing its size, 16 to 64
+ * bytes: the 16 the vector loads of kernels need, so a size that is not a
+ * multiple of 16 keeps under 16 bytes of slack). The bytes of its mapping
+ * that are not data (that slack, the start of its first page before the
+ * data) hold a canary, verified after every launch. Guard pages catch an
+ * access at once from a page beyond the data; the canary catches the writes
+ * nearer than that, which would otherwise pass silently. */
 #define CANARY 0xfd
+#define CHECKED_MIN_ALIGN 16
+
+/* Process-wide, as hk_interrupt: -1 until HIPKIT_CHECK is read. */
+static atomic_int checked_mode = -1;
 
 int hkc_host_checked(void)
 {
-    static int on = -1;
+    int on = atomic_load(&checked_mode);
     if (on < 0) {
         const char *e = getenv("HIPKIT_CHECK");
-        on = e && *e && strcmp(e, "0") != 0;
+        int want = e && *e && strcmp(e, "0") != 0;
+        atomic_compare_exchange_strong(&checked_mode, &on, want);
+        on = atomic_load(&checked_mode);
     }
     return on;
+}
+
+HK_API int hk_check_mode(int on)
+{
+    int was = hkc_host_checked();
+    if (on >= 0)
+        atomic_store(&checked_mode, on ? 1 : 0);
+    return was;
 }
 
 /* The spans of a's pages around its buffer's data. */
@@ -53,8 +73,13 @@ static void slack(const host_alloc *a, size_t page, unsigned char **lo, size_t *
  * compare: the check runs after every launch. */
 static size_t changed(const unsigned char *p, size_t n, size_t *first)
 {
-    static const unsigned char ref[1024] = {[0 ... 1023] = CANARY};
+    static const unsigned char ref[1024] __attribute__((aligned(64))) = {[0 ... 1023] = CANARY};
     size_t same = 0;
+    /* A short span here ends at the guard page: memcmp's vector loads take
+     * a slow path there (near a microsecond a launch), a byte loop does not. */
+    if (n < 64)
+        while (same < n && p[same] == CANARY)
+            same++;
     while (same < n) {
         size_t m = n - same < sizeof ref ? n - same : sizeof ref;
         if (memcmp(p + same, ref, m))
@@ -75,21 +100,49 @@ static size_t changed(const unsigned char *p, size_t n, size_t *first)
     return lo < n ? hi - lo : 0;
 }
 
-static int check_canaries(host_impl *h, char *msg, size_t cap)
+/* ", argument NAME" when a pointer argument of the launch (sig over
+ * kernarg, either may be NULL) points into a's mapping: the name a user
+ * knows the buffer by. */
+static void argument_of(const host_alloc *a, const hkc_signature *sig, const void *kernarg,
+                        char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int i = 0; sig && kernarg && i < sig->count; i++) {
+        const hkc_param *p = &sig->params[i];
+        if (p->kind != HK_PARAM_POINTER)
+            continue;
+        char *v;
+        memcpy(&v, (const char *)kernarg + p->offset, sizeof v);
+        if (v >= a->region && v < a->region + a->region_bytes) {
+            if (p->name && *p->name)
+                snprintf(out, cap, ", argument %s", p->name);
+            else
+                snprintf(out, cap, ", argument %d", i + 1);
+            return;
+        }
+    }
+}
+
+static int check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
+                          char *msg, size_t cap)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     int bad = 0;
     for (host_alloc *a = h->allocs; a; a = a->next) {
+        if (!a->checked)
+            continue;
         unsigned char *lo, *hi;
         size_t nlo, nhi, at;
         slack(a, page, &lo, &nlo, &hi, &nhi);
         size_t under = changed(lo, nlo, &at), under_at = nlo - at;
         size_t over = changed(hi, nhi, &at), over_at = at;
         if ((under || over) && !bad) {
-            snprintf(msg, cap, "it wrote %zu byte%s %s a buffer of %zu %s (%zu byte%s %s it; "
-                     "HIPKIT_CHECK)", under ? under : over, (under ? under : over) == 1 ? "" : "s",
+            char arg[96];
+            argument_of(a, sig, kernarg, arg, sizeof arg);
+            snprintf(msg, cap, "it wrote %zu byte%s %s a buffer of %zu %s%s (%zu byte%s %s it; "
+                     "checked mode)", under ? under : over, (under ? under : over) == 1 ? "" : "s",
                      under ? "before the start of" : "past the end of", a->b->count,
-                     hk_dtype_name(a->b->dtype), under ? under_at : over_at,
+                     hk_dtype_name(a->b->dtype), arg, under ? under_at : over_at,
                      (under ? under_at : over_at) == 1 ? "" : "s", under ? "before" : "past");
             bad = 1;
         }
@@ -101,11 +154,26 @@ static int check_canaries(host_impl *h, char *msg, size_t cap)
     return bad;
 }
 
+/* Where b's data starts in a mapping of data_pages after its first guard
+ * page: 64-byte aligned as close to the end as that allows; checked, 16 to
+ * 64 (see CHECKED_MIN_ALIGN). */
+static size_t data_align(const hk_buffer *b, int checked)
+{
+    if (!checked)
+        return DATA_ALIGN;
+    size_t align = CHECKED_MIN_ALIGN;
+    while (align < DATA_ALIGN && b->bytes % (align * 2) == 0)
+        align *= 2;
+    return align;
+}
+
 int hkc_host_buf_alloc(hk_buffer *b)
 {
     host_impl *h = b->dev->be->impl;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t data = (b->bytes + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
+    int checked = hkc_host_checked();
+    size_t align = data_align(b, checked);
+    size_t data = (b->bytes + align - 1) / align * align;
     size_t data_pages = (data + page - 1) / page * page;
     if (!data_pages)
         data_pages = page;
@@ -123,11 +191,12 @@ int hkc_host_buf_alloc(hk_buffer *b)
     mprotect(region, page, PROT_NONE);
     mprotect(region + page + data_pages, page, PROT_NONE);
     char *end = region + page + data_pages;
-    b->kptr = b->hptr = data ? end - data : end - DATA_ALIGN;
+    b->kptr = b->hptr = data ? end - data : end - align;
     a->b = b;
     a->region = region;
     a->region_bytes = total;
-    if (hkc_host_checked()) {
+    a->checked = checked;
+    if (checked) {
         unsigned char *lo, *hi;
         size_t nlo, nhi;
         slack(a, page, &lo, &nlo, &hi, &nhi);
@@ -137,6 +206,7 @@ int hkc_host_buf_alloc(hk_buffer *b)
     pthread_mutex_lock(&h->allocs_lock);
     a->next = h->allocs;
     h->allocs = a;
+    h->nchecked += checked;
     pthread_mutex_unlock(&h->allocs_lock);
     b->impl = a;
     return 0;
@@ -151,6 +221,7 @@ void hkc_host_buf_free(hk_buffer *b)
             continue;
         host_alloc *a = *pp;
         *pp = a->next;
+        h->nchecked -= a->checked;
         munmap(a->region, a->region_bytes);
         free(a);
         break;
@@ -197,19 +268,21 @@ static const hk_buffer *file_backed(const hk_buffer *b)
     return b && b->mode == HK_MEM_MMAP ? b : NULL;
 }
 
-/* Runs fn(j); b and other (may be NULL) are the buffers it touches. */
-static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk_buffer *other,
-                   const char *what)
+/* Runs fn(arg); b and other (may be NULL) are the buffers it touches. The
+ * GPU backends run their copies of a mapping's pages through it too
+ * (hkc_backend.guarded). */
+int hkc_host_guarded(const hk_buffer *b, const hk_buffer *other, void (*fn)(void *), void *arg,
+                     const char *what)
 {
     const hk_buffer *fb = file_backed(b);
     if (!fb)
         fb = file_backed(other);
     if (!fb) {
-        fn(j);
+        fn(arg);
         return 0;
     }
     void *addr = NULL;
-    int signo = hkc_fault_run(fn, j, &addr);
+    int signo = hkc_fault_run(fn, arg, &addr);
     if (!signo)
         return 0;
     const char *base = fb->map.base;
@@ -222,6 +295,12 @@ static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk
                     "%s a buffer mapped from '%s': %s at byte %lld of the mapping; the file "
                     "is now %lld bytes (truncated by another process?)",
                     what, fb->map.path ? fb->map.path : "?", hkc_fault_describe(signo), at, size);
+}
+
+static int guarded(void (*fn)(void *), copy_job *j, const hk_buffer *b, const hk_buffer *other,
+                   const char *what)
+{
+    return hkc_host_guarded(b, other, fn, j, what);
 }
 
 int hkc_host_move(hk_buffer *b, hk_buffer *other, void *dst, const void *src, size_t bytes,
@@ -263,23 +342,27 @@ int hkc_host_buf_fill(hk_buffer *b, const void *value)
 
 /* Names the buffer an address falls in or next to, for fault messages. An
  * address inside a buffer's guard pages belongs to that buffer; one farther
- * away is described against the nearest buffer below it, as "nearest". */
-static void describe_addr(void *vh, void *addr, char *out, size_t cap)
+ * away is described against the nearest buffer below it, as "nearest".
+ * The buffer's argument name comes with it when the launch passed it. */
+static void describe_addr(void *vd, void *addr, char *out, size_t cap)
 {
-    host_impl *h = vh;
+    const hkc_host_describe *d = vd;
     char *p = addr;
     const hk_buffer *below = NULL;
-    for (host_alloc *a = h->allocs; a; a = a->next) {
+    for (host_alloc *a = d->h->allocs; a; a = a->next) {
         hk_buffer *b = a->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
         size_t es = hk_dtype_size(b->dtype);
         if (p >= a->region && p < a->region + a->region_bytes) {
+            char arg[96];
+            argument_of(a, d->sig, d->kernarg, arg, sizeof arg);
             if (p >= hi)
-                snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s, element index %zu)",
-                         (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), (size_t)(p - lo) / es);
+                snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s%s, element index %zu)",
+                         (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), arg,
+                         (size_t)(p - lo) / es);
             else if (p < lo)
-                snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s)",
-                         (size_t)(lo - p), b->count, hk_dtype_name(b->dtype));
+                snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s%s)",
+                         (size_t)(lo - p), b->count, hk_dtype_name(b->dtype), arg);
             return;
         }
         if (lo <= p && (!below || lo > (char *)below->kptr))
@@ -295,18 +378,19 @@ static void describe_addr(void *vh, void *addr, char *out, size_t cap)
 
 /* Stream threads launch while the caller allocates and frees: the list of
  * allocations is read under its lock. */
-int hkc_host_check_canaries(host_impl *h, char *msg, size_t cap)
+int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
+                            char *msg, size_t cap)
 {
     pthread_mutex_lock(&h->allocs_lock);
-    int bad = check_canaries(h, msg, cap);
+    int bad = check_canaries(h, sig, kernarg, msg, cap);
     pthread_mutex_unlock(&h->allocs_lock);
     return bad;
 }
 
-void hkc_host_describe_addr(void *vh, void *addr, char *out, size_t cap)
+void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap)
 {
-    host_impl *h = vh;
+    host_impl *h = ((const hkc_host_describe *)vd)->h;
     pthread_mutex_lock(&h->allocs_lock);
-    describe_addr(vh, addr, out, cap);
+    describe_addr(vd, addr, out, cap);
     pthread_mutex_unlock(&h->allocs_lock);
 }
