@@ -3,6 +3,7 @@
  * median of 7 runs after a warm-up, every result checked against a serial
  * CPU reference on random data.
  *   bench-barriers [threads]        (default 2)
+ *   bench-barriers fibers           (the cost of a fiber, one OS thread)
  * pocl is found at run time (libOpenCL.so.1 through the ICD loader, Debian's
  * pocl-opencl-icd): without it that column says n/a. Nothing here runs in
  * the test suite. */
@@ -620,6 +621,79 @@ static hk_module *compile_hipkit(double *ms, const char **origin)
     return m;
 }
 
+/* bench-barriers fibers: what running a GPU thread as a fiber costs, in
+ * CPU time of the calling thread (HIPKIT_HOST_THREADS=1, so the grid runs
+ * on it and a loaded machine's other work is not counted): 2^24 threads in
+ * blocks of 256, as a plain loop, as fibers that reach no barrier, and as
+ * fibers with one and with four barriers. */
+static const char *fiber_src =
+    "#include <hip/hip_runtime.h>\n"
+    "extern \"C\" __global__ void plain(float *y) { y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }\n"
+    "extern \"C\" __global__ void fib0(float *y, int never) {\n"
+    "    if (never) __syncthreads();\n"
+    "    y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;\n"
+    "}\n"
+    "extern \"C\" __global__ void fib1(float *y) {\n"
+    "    __syncthreads();\n"
+    "    y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;\n"
+    "}\n"
+    "extern \"C\" __global__ void fib4(float *y) {\n"
+    "    for (int i = 0; i < 4; i++) __syncthreads();\n"
+    "    y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;\n"
+    "}\n";
+
+static double thread_cpu_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void bench_fibers(void)
+{
+    setenv("HIPKIT_HOST_THREADS", "1", 1);
+    if (!getenv("HIPKIT_BACKEND"))
+        setenv("HIPKIT_BACKEND", "host", 1);
+    hk_context_options co;
+    hk_context_options_defaults(&co);
+    if (hk_context_create(&co, &ctx))
+        die("hk_context_create", "");
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = "bench_fibers";
+    hk_module *m;
+    if (hk_module_compile(ctx, fiber_src, &o, &m))
+        die("compile", hk_errmsg(ctx));
+    enum { N = 1 << 24 };
+    hk_buffer *y;
+    if (hk_buffer_alloc(ctx, N, HK_F32, HK_MEM_DEVICE, &y))
+        die("alloc", hk_errmsg(ctx));
+    static const char *names[] = {"plain", "fib0", "fib1", "fib4"};
+    static const char *what[] = {"plain loop", "fibers, no barrier reached", "fibers, 1 barrier",
+                                 "fibers, 4 barriers"};
+    printf("# bench-barriers fibers: 2^24 threads in blocks of 256 on one OS thread, CPU time of that "
+           "thread, median of %d after a warm-up\n", RUNS);
+    for (int i = 0; i < 4; i++) {
+        hk_kernel *k;
+        if (hk_module_kernel(m, names[i], &k))
+            die(names[i], hk_errmsg(ctx));
+        hk_arg args[2] = {hk_arg_buffer(y), hk_arg_int(0)};
+        hk_launch_config cfg = {{N / 256, 1, 1}, {256, 1, 1}, 0};
+        double t[RUNS + 1];
+        for (int r = 0; r <= RUNS; r++) {
+            double t0 = thread_cpu_us();
+            if (hk_launch(k, &cfg, args, i == 1 ? 2 : 1))
+                die(names[i], hk_errmsg(ctx));
+            t[r] = thread_cpu_us() - t0;
+        }
+        double med = median(t + 1, RUNS);
+        printf("%-28s %8.1f ms  %6.2f ns per thread\n", what[i], med / 1000, med * 1000 / N);
+    }
+    hk_buffer_free(y);
+    hk_module_free(m);
+    hk_context_destroy(ctx);
+}
+
 /* What the pocl child reports. */
 typedef struct cl_result {
     int ok;
@@ -670,10 +744,14 @@ static void run_pocl(bcase *cs, int n, cl_result *res)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "fibers")) {
+        bench_fibers();
+        return 0;
+    }
     if (argc > 1)
         nthreads = atoi(argv[1]);
     if (nthreads < 1)
-        die("usage", "bench-barriers [threads]");
+        die("usage", "bench-barriers [threads] | bench-barriers fibers");
     char nt[16];
     snprintf(nt, sizeof nt, "%d", nthreads);
     setenv("HIPKIT_HOST_THREADS", nt, 1);
