@@ -29,6 +29,7 @@ typedef struct host_impl {
     char toolchain[512];
     int toolchain_known;
     char *workdir; /* private temp folder: include/ with the headers, outputs */
+    hkc_cache *cache; /* the context's, as handed to hkc_host_toolchain: precompiled headers */
     int headers_written;
     unsigned serial;
     host_alloc *allocs;
@@ -121,6 +122,10 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* host_pch.c: puts a precompiled hip_runtime.h valid for the compile
+ * command argv (argc words: compiler, options, no input or output) in the
+ * work folder, from the disk cache or built and stored there; best effort. */
+void hkc_host_pch_ensure(host_impl *h, const char *const *argv, int argc);
 /* The source preprocessed for kernel discovery: the user's lines. */
 int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
                         hkc_strbuf *log);

@@ -58,6 +58,7 @@ static uint64_t headers_hash(void)
 const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
 {
     host_impl *h = be->impl;
+    h->cache = cache;
     if (h->toolchain_known)
         return h->toolchain;
     h->toolchain_known = 1;
@@ -195,7 +196,7 @@ static int has_opt_flag(const hkc_compile_job *job)
  * the job's flags, writing out, and reads out back (malloc'd). Its messages
  * go to log: all of them on failure, warnings on success. */
 static int run_compiler(host_impl *h, const hkc_compile_job *job, const char *const *mode, int nm,
-                        const char *src, const char *out, char **data, size_t *size,
+                        int pch, const char *src, const char *out, char **data, size_t *size,
                         hkc_strbuf *log)
 {
     char wbuf[1024], *words[64], inc[4200];
@@ -214,6 +215,9 @@ static int run_compiler(host_impl *h, const hkc_compile_job *job, const char *co
     argv[a++] = inc;
     for (int i = 0; i < job->nflags; i++)
         argv[a++] = job->flags[i];
+    argv[a] = NULL;
+    if (pch)
+        hkc_host_pch_ensure(h, argv, a);
     argv[a++] = "-x";
     argv[a++] = "c++";
     argv[a++] = src;
@@ -294,7 +298,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         mode[nm++] = shared_object[i];
     char *data;
     size_t size;
-    r = run_compiler(h, job, mode, nm, src, out, &data, &size, log);
+    r = run_compiler(h, job, mode, nm, 1, src, out, &data, &size, log);
     if (r != 0)
         return r;
     *code = data;
@@ -363,7 +367,7 @@ int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     }
     static const char *const mode[] = {"-E", "-std=c++17", "-D__HIPKIT_DISCOVER__"};
     char *text = NULL;
-    r = run_compiler(h, job, mode, 3, src, out, &text, NULL, log);
+    r = run_compiler(h, job, mode, 3, 0, src, out, &text, NULL, log);
     if (r != 0)
         return r;
     hkc_strbuf_clear(log); /* a preprocessor's warnings come again from the compile */

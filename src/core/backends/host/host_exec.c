@@ -22,12 +22,14 @@
 #include "host_fault.h"
 #include "host_fiber.h"
 
-enum { F_RUNNABLE, F_AT_BLOCK, F_AT_WARP, F_DONE };
+/* F_NEW: not started, holds no stack yet. */
+enum { F_NEW, F_RUNNABLE, F_AT_BLOCK, F_AT_WARP, F_DONE };
 enum { OP_SHFL, OP_BALLOT, OP_SYNCWARP, OP_ACTIVEMASK };
 
 typedef struct fthread {
     hkc_fiber fiber;
     hk_host_thread t;
+    uint32_t stack; /* index of the pool's stack it runs on, once started */
     int state;
     int op;
     int src;
@@ -51,10 +53,18 @@ typedef struct worker {
     hkc_fiber sched;
     fthread *threads;
     uint32_t cap;
+    /* The stack pool: cap stacks, handed to a thread when it starts and
+     * taken back when it ends, last in first out, so threads that end
+     * before the next one starts all run on the same few (cache-hot)
+     * stacks. free_stack[0..nfree) are the free ones. */
+    hkc_fiber *pool;
+    uint32_t *free_stack, nfree;
     void *stacks;
     size_t stacks_bytes, stack_size;
     uint32_t current;
     uint32_t warp_end; /* lanes [current, warp_end) are the ones being run */
+    uint32_t at_warp;  /* lanes of the warp being run stopped at a warp operation */
+    uint32_t at_block; /* threads of the block stopped at the block barrier */
     int fibers_active;
     hk_host_thread_fn fn;
     void *closure;
@@ -132,16 +142,21 @@ static worker *worker_get(void)
 static void release_fibers(worker *w)
 {
     for (uint32_t i = 0; i < w->cap; i++) {
-        hkc_fiber_stack_unregister(&w->threads[i].fiber);
+        hkc_fiber_stack_unregister(&w->pool[i]);
         hkc_fiber_release(&w->threads[i].fiber);
     }
     hkc_fiber_release(&w->sched);
     if (w->stacks)
         munmap(w->stacks, w->stacks_bytes);
     free(w->threads);
+    free(w->pool);
+    free(w->free_stack);
     w->threads = NULL;
+    w->pool = NULL;
+    w->free_stack = NULL;
     w->stacks = NULL;
     w->cap = 0;
+    w->nfree = 0;
 }
 
 void hkc_host_exec_thread_release(void)
@@ -170,26 +185,33 @@ static int ensure_fibers(worker *w, uint32_t n)
     void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     fthread *ts = calloc(n, sizeof *ts);
-    if (mem == MAP_FAILED || !ts) {
+    hkc_fiber *pool = calloc(n, sizeof *pool);
+    uint32_t *free_stack = calloc(n, sizeof *free_stack);
+    if (mem == MAP_FAILED || !ts || !pool || !free_stack) {
         if (mem != MAP_FAILED)
             munmap(mem, bytes);
         free(ts);
+        free(pool);
+        free(free_stack);
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
         char *base = (char *)mem + slot * i;
         mprotect(base, (size_t)page, PROT_NONE);
-        ts[i].fiber.stack_lo = base + page;
+        pool[i].stack_lo = base + page;
         /* Stack tops a whole number of pages apart would all fall in one L1
          * cache set and evict each other at every switch: shift each top
          * by a different cache line. */
-        ts[i].fiber.stack_size = w->stack_size - (i % 64) * 64;
-        hkc_fiber_stack_register(&ts[i].fiber);
+        pool[i].stack_size = w->stack_size - (i % 64) * 64;
+        hkc_fiber_stack_register(&pool[i]);
     }
     w->stacks = mem;
     w->stacks_bytes = bytes;
     w->threads = ts;
+    w->pool = pool;
+    w->free_stack = free_stack;
     w->cap = n;
+    w->nfree = 0; /* filled at the block's start */
     return 0;
 }
 
@@ -207,17 +229,50 @@ static void rt_fail(const char *msg)
     siglongjmp(w->fault.jmp, 1);
 }
 
-/* A lane that stops (barrier, warp operation, end) hands over directly to
- * the next runnable lane of its warp, and only the last one goes back to the
- * scheduler: one switch per lane and barrier instead of two. */
-static hkc_fiber *next_fiber(worker *w)
+static void fiber_main(void *arg);
+
+/* A thread that starts takes the most recently freed stack. */
+static inline void take_stack(worker *w, fthread *t)
 {
-    for (uint32_t j = w->current + 1; j < w->warp_end; j++)
-        if (w->threads[j].state == F_RUNNABLE) {
+    t->stack = w->free_stack[--w->nfree];
+    t->fiber.stack_lo = w->pool[t->stack].stack_lo;
+    t->fiber.stack_size = w->pool[t->stack].stack_size;
+    t->state = F_RUNNABLE;
+}
+
+/* A lane that stops (barrier, warp operation, end) hands over directly to
+ * the next lane of its warp that can run, and only the last one goes back
+ * to the scheduler: one switch per lane and barrier instead of two. A lane
+ * that has not started yet is started there, on a stack from the pool. */
+static void hand_over(worker *w, fthread *from, int from_done)
+{
+    for (uint32_t j = w->current + 1; j < w->warp_end; j++) {
+        fthread *t = &w->threads[j];
+        if (t->state == F_RUNNABLE) {
             w->current = j;
-            return &w->threads[j].fiber;
+            if (from_done)
+                hkc_fiber_exit(&from->fiber, &t->fiber);
+            else
+                hkc_fiber_switch(&from->fiber, &t->fiber);
+            return;
         }
-    return &w->sched;
+        if (t->state == F_NEW) {
+            w->current = j;
+            /* Taken before the finished lane's stack is given back: the
+             * start must not write over the stack it is running on. */
+            take_stack(w, t);
+            if (from_done)
+                w->free_stack[w->nfree++] = from->stack;
+            hkc_fiber_start(&from->fiber, from_done, &t->fiber, fiber_main, t);
+            return;
+        }
+    }
+    if (from_done) {
+        w->free_stack[w->nfree++] = from->stack;
+        hkc_fiber_exit(&from->fiber, &w->sched);
+    } else {
+        hkc_fiber_switch(&from->fiber, &w->sched);
+    }
 }
 
 static void fiber_main(void *arg)
@@ -226,7 +281,7 @@ static void fiber_main(void *arg)
     worker *w = self;
     w->fn(w->closure, &ft->t);
     ft->state = F_DONE;
-    hkc_fiber_exit(&ft->fiber, next_fiber(w));
+    hand_over(w, ft, 1);
     abort(); /* a finished fiber is never resumed */
 }
 
@@ -250,7 +305,11 @@ static void yield_as(worker *w, fthread *ft, int state)
         rt_fail("interrupted");
     }
     ft->state = state;
-    hkc_fiber_switch(&ft->fiber, next_fiber(w));
+    if (state == F_AT_WARP)
+        w->at_warp++;
+    else
+        w->at_block++;
+    hand_over(w, ft, 0);
 }
 
 static void rt_syncthreads(void)
@@ -330,29 +389,42 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
                 t->t.idx = (hk_host_uint3){x, y, z};
                 t->t.linear = i;
                 t->t.lane = i % HK_HOST_WARP_SIZE;
-                t->state = F_RUNNABLE;
-                hkc_fiber_prepare(&t->fiber, fiber_main, t);
+                t->state = F_NEW;
             }
+    /* Every stack is free at a block's start (a block that failed left
+     * its threads' stacks taken). */
+    if (w->nfree != w->cap) {
+        for (uint32_t k = 0; k < w->cap; k++)
+            w->free_stack[k] = w->cap - 1 - k; /* stack 0 is taken first */
+        w->nfree = w->cap;
+    }
+    w->at_warp = w->at_block = 0;
     w->fibers_active = 1;
     w->fault.landing = &w->sched;
     for (;;) {
         for (uint32_t lo = 0; lo < n; lo += HK_HOST_WARP_SIZE) {
             uint32_t hi = lo + HK_HOST_WARP_SIZE < n ? lo + HK_HOST_WARP_SIZE : n;
             for (;;) {
-                /* Run the warp's runnable lanes, as one chain (next_fiber). */
+                uint32_t block_before = w->at_block;
+                /* Run the warp's runnable lanes, as one chain (hand_over). */
                 for (uint32_t j = lo; j < hi; j++) {
-                    if (w->threads[j].state == F_RUNNABLE) {
+                    fthread *t = &w->threads[j];
+                    if (t->state == F_RUNNABLE || t->state == F_NEW) {
                         w->current = j;
                         w->warp_end = hi;
-                        hkc_fiber_switch(&w->sched, &w->threads[j].fiber);
+                        if (t->state == F_RUNNABLE) {
+                            hkc_fiber_switch(&w->sched, &t->fiber);
+                        } else {
+                            take_stack(w, t);
+                            hkc_fiber_start(&w->sched, 0, &t->fiber, fiber_main, t);
+                        }
                         break;
                     }
                 }
-                int at_warp = 0, at_block = 0;
-                for (uint32_t j = lo; j < hi; j++) {
-                    at_warp += w->threads[j].state == F_AT_WARP;
-                    at_block += w->threads[j].state == F_AT_BLOCK;
-                }
+                /* Counted as the lanes stopped (yield_as), instead of a
+                 * scan of the warp after every pass. */
+                uint32_t at_warp = w->at_warp, at_block = w->at_block - block_before;
+                w->at_warp = 0;
                 if (!at_warp)
                     break;
                 if (at_block) {
@@ -369,14 +441,12 @@ static void rt_run_fibers(const hk_host_block *b, hk_host_thread_fn fn, void *cl
             }
         }
         /* Every live thread waits at the block barrier (or all are done). */
-        uint32_t waiting = 0;
-        for (uint32_t j = 0; j < n; j++)
-            if (w->threads[j].state == F_AT_BLOCK) {
-                w->threads[j].state = F_RUNNABLE;
-                waiting++;
-            }
-        if (!waiting)
+        if (!w->at_block)
             break;
+        for (uint32_t j = 0; j < n; j++)
+            if (w->threads[j].state == F_AT_BLOCK)
+                w->threads[j].state = F_RUNNABLE;
+        w->at_block = 0;
     }
     w->fault.landing = NULL;
     w->fibers_active = 0;

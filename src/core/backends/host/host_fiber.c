@@ -69,6 +69,7 @@ void hkc_fiber_stack_unregister(hkc_fiber *f)
 #if defined(__x86_64__) && !defined(HK_FIBER_UCONTEXT)
 
 void hkc_fiber_switch_asm(void **save_sp, void *load_sp);
+void hkc_fiber_start_asm(void **save_sp, void *top, void (*entry)(void *), void *arg);
 void hkc_fiber_trampoline(void);
 
 __asm__(".text\n"
@@ -92,6 +93,26 @@ __asm__(".text\n"
         "  popq %rbp\n"
         "  ret\n"
         ".size hkc_fiber_switch_asm, .-hkc_fiber_switch_asm\n"
+        /* Saves as the switch does, then calls entry(arg) on a fresh stack
+         * whose 16-byte aligned top is in rsi: the call's return address
+         * leaves rsp as the ABI wants at a function's entry. */
+        ".globl hkc_fiber_start_asm\n"
+        ".hidden hkc_fiber_start_asm\n"
+        ".type hkc_fiber_start_asm,@function\n"
+        "hkc_fiber_start_asm:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  movq %rcx, %rdi\n"
+        "  xorl %ebp, %ebp\n"
+        "  callq *%rdx\n"
+        "  ud2\n"
+        ".size hkc_fiber_start_asm, .-hkc_fiber_start_asm\n"
         /* A new fiber 'returns' here with entry in r12 and arg in r13. */
         ".globl hkc_fiber_trampoline\n"
         ".hidden hkc_fiber_trampoline\n"
@@ -126,22 +147,31 @@ static void asan_entry(void *p)
 }
 #endif
 
-void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
+/* The 16-byte aligned top a fiber starts from. Under ASan a start record
+ * (the real entry and its argument) lies above it, and *entry and *arg are
+ * replaced by the wrapper that finishes the sanitizer's switch. */
+static uintptr_t start_top(hkc_fiber *f, void (**entry)(void *), void **arg)
 {
 #ifdef HAVE_ASAN
     /* frames left behind by a jump out of this stack must not stay poisoned */
     __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
-    /* the start record lives at the top of the fiber's own stack */
     asan_start *st = (asan_start *)(((uintptr_t)f->stack_lo + f->stack_size - sizeof(asan_start)) &
                                     ~(uintptr_t)15);
-    st->entry = entry;
-    st->arg = arg;
-    entry = asan_entry;
-    arg = st;
-    uintptr_t top = (uintptr_t)st & ~(uintptr_t)15;
+    st->entry = *entry;
+    st->arg = *arg;
+    *entry = asan_entry;
+    *arg = st;
+    return (uintptr_t)st & ~(uintptr_t)15;
 #else
-    uintptr_t top = ((uintptr_t)f->stack_lo + f->stack_size) & ~(uintptr_t)15;
+    (void)entry;
+    (void)arg;
+    return ((uintptr_t)f->stack_lo + f->stack_size) & ~(uintptr_t)15;
 #endif
+}
+
+void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
+{
+    uintptr_t top = start_top(f, &entry, &arg);
     /* Frame popped by the switch: r15 r14 r13 r12 rbx rbp, return address.
      * After the ret, rsp = top - 16: 16-byte aligned before the call in the
      * trampoline, as the ABI wants. */
@@ -155,6 +185,22 @@ void hkc_fiber_prepare(hkc_fiber *f, void (*entry)(void *), void *arg)
     sp[6] = (void *)hkc_fiber_trampoline; /* return address */
     sp[7] = 0;
     f->sp = sp;
+}
+
+void hkc_fiber_start(hkc_fiber *from, int from_done, hkc_fiber *to, void (*entry)(void *), void *arg)
+{
+    uintptr_t top = start_top(to, &entry, &arg);
+#ifdef HAVE_ASAN
+    void *fake = NULL;
+    switching_from = from;
+    __sanitizer_start_switch_fiber(from_done ? NULL : &fake, to->stack_lo, to->stack_size);
+#else
+    (void)from_done;
+#endif
+    hkc_fiber_start_asm(&from->sp, (void *)top, entry, arg);
+#ifdef HAVE_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
 }
 
 void hkc_fiber_release(hkc_fiber *f) { (void)f; }
@@ -226,6 +272,13 @@ void hkc_fiber_release(hkc_fiber *f)
 }
 
 void hkc_fiber_exit(hkc_fiber *from, hkc_fiber *to) { hkc_fiber_switch(from, to); }
+
+void hkc_fiber_start(hkc_fiber *from, int from_done, hkc_fiber *to, void (*entry)(void *), void *arg)
+{
+    (void)from_done;
+    hkc_fiber_prepare(to, entry, arg);
+    hkc_fiber_switch(from, to);
+}
 
 void hkc_fiber_switch(hkc_fiber *from, hkc_fiber *to)
 {

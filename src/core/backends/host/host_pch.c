@@ -1,0 +1,113 @@
+/* A precompiled hip_runtime.h for the host compile. Parsing hipkit's device
+ * header (and the C++ library headers it pulls in) is most of a small
+ * module's compile; GCC reads a precompiled header instead when one that is
+ * valid for the compile's options lies in hip_runtime.h.gch/, a folder GCC
+ * searches (each file in it is considered; an invalid one is skipped, and
+ * the text header used, so a stale or foreign one costs nothing but time).
+ *
+ * One is built per set of compile options (the mode's and the user's), the
+ * first time a module needs it, and kept in the disk cache under a key of
+ * the compiler's identity (hkc_host_toolchain: the compiler binary and
+ * hipkit's header hash) and those options; each context copies the ones it
+ * uses into its private include folder. With the cache off, or read-only and
+ * without the entry, nothing is built (a precompiled header costs several
+ * compiles to build and is worth it only when kept), nor kept when it would
+ * fill more than a quarter of the cache's cap. HIPKIT_HOST_PCH=0 turns it
+ * off. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host_backend.h"
+#include "process.h"
+
+#define PCH_FOLDER "include/hip/hip_runtime.h.gch"
+
+static hkc_cache_key pch_key(const host_impl *h, const char *const *argv)
+{
+    hkc_key_builder *kb = hkc_key_begin();
+    hkc_key_add_str(kb, "toolchain", h->toolchain);
+    size_t wl = strlen(h->workdir);
+    for (int i = 0; argv[i]; i++)
+        /* the work folder is a new temporary one in every process: its
+         * headers' hash is in the toolchain string instead */
+        if (strncmp(argv[i], "-I", 2) || strncmp(argv[i] + 2, h->workdir, wl))
+            hkc_key_add_str(kb, "arg", argv[i]);
+    return hkc_key_end(kb);
+}
+
+static void pch_build(host_impl *h, const char **argv, int argc);
+
+/* argv: the compiler, the mode's options, -I for hipkit's headers and the
+ * job's flags (argc words). Best effort: on any failure the compile goes on
+ * from the text header. */
+void hkc_host_pch_ensure(host_impl *h, const char *const *argv, int argc)
+{
+    /* the options of the compile without those of its link, which would
+     * make the output a shared object instead of a precompiled header */
+    const char **cargv = calloc((size_t)argc + 6, sizeof *cargv);
+    if (!cargv)
+        return;
+    int n = 0;
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "-shared") && strncmp(argv[i], "-Wl,", 4))
+            cargv[n++] = argv[i];
+    cargv[n] = NULL;
+    pch_build(h, cargv, n);
+    free(cargv);
+}
+static void pch_build(host_impl *h, const char **argv, int argc)
+{
+    const char *env = getenv("HIPKIT_HOST_PCH");
+    if ((env && !strcmp(env, "0")) || !h->cache || !h->toolchain_known ||
+        hkc_cache_mode_get(h->cache) == HKC_CACHE_OFF)
+        return;
+    hkc_cache_entry_id id = {.sub = "host-pch", .name = "hip_runtime", .ext = "gch",
+                             .key = pch_key(h, argv)};
+    char hex[33], dir[4200], path[4300];
+    hkc_key_hex(&id.key, hex);
+    snprintf(dir, sizeof dir, "%s/" PCH_FOLDER, h->workdir);
+    snprintf(path, sizeof path, "%s/%s", dir, hex);
+    if (access(path, R_OK) == 0)
+        return; /* this context has it already */
+    mkdir(dir, 0700);
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    char *data = NULL;
+    size_t size = 0;
+    if (hkc_cache_get(h->cache, &id, (void **)&data, &size, &warn)) {
+        if (hkc_host_write_file(path, data, size) != 0)
+            unlink(path);
+    } else if (hkc_cache_mode_get(h->cache) == HKC_CACHE_RW) {
+        char header[4300], tmp[4400];
+        snprintf(header, sizeof header, "%s/include/hip/hip_runtime.h", h->workdir);
+        /* built beside, renamed into place: a half-written one must never
+         * be found by a compile */
+        snprintf(tmp, sizeof tmp, "%s/pch-%s.tmp", h->workdir, hex);
+        int a = argc;
+        argv[a++] = "-x";
+        argv[a++] = "c++-header";
+        argv[a++] = header;
+        argv[a++] = "-o";
+        argv[a++] = tmp;
+        argv[a] = NULL;
+        hkc_strbuf said;
+        hkc_strbuf_init(&said);
+        int status = hkc_run_capture((char *const *)argv, NULL, &said);
+        argv[argc] = NULL;
+        /* A failure here is not reported: the compile that follows parses
+         * the same header and says what is wrong, if anything is. */
+        hkc_cache_usage u;
+        /* kept only where it leaves room: a 30 MB entry in a small cache
+         * would evict every module in it */
+        if (status == 0 && hkc_read_file(tmp, &data, &size) == 0 && rename(tmp, path) == 0 &&
+            hkc_cache_usage_get(h->cache, &u) == 0 && size <= u.max_bytes / 4)
+            hkc_cache_put(h->cache, &id, data, size, &warn);
+        unlink(tmp);
+        hkc_strbuf_free(&said);
+    }
+    free(data);
+    hkc_strbuf_free(&warn);
+}
