@@ -61,7 +61,7 @@ flags=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize
 srcs=$(ls src/core/*.c src/core/backends/host/*.c) 
 srcs="$srcs $build/src/core/backends/host/host_headers.c src/core/backends/hip/hip_codeobj.c"
 # The hk Lua module, for the .npy reader (fuzz_npy only), without libpng.
-repl_srcs="$(ls src/repl/lua/*.c) src/repl/file_read.c"
+repl_srcs="$(ls src/repl/lua/*.c) src/repl/file_read.c $build/src/repl/lua/tune_lua.c"
 compile() {
     local src=$1 obj=$work/obj/$(echo "$1" | tr / _).o
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then
@@ -131,7 +131,7 @@ for t in $targets; do
         libs="$libs -lamd_comgr"
     fi
     if [ "$t" = npy ]; then
-        objs="$objs $(ls "$work"/obj/src_repl*.o)"
+        objs="$objs $(ls "$work"/obj/src_repl*.o "$work"/obj/*tune_lua.c.o)"
         libs="$libs -llua5.4"
     fi
     if ! "$cc" "${flags[@]}" -fsanitize=fuzzer "tools/fuzz/fuzz_$t.c" $objs -o "$exe" $libs; then

@@ -23,6 +23,10 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 static struct sigaction previous[NSIG_FAULT];
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
+/* The signal stack, and the unmapped pad on each side of it. */
+#define ALTSTACK_BYTES (64 * 1024)
+#define ALTSTACK_PAD (4u << 20)
+
 static _Thread_local hkc_fault_point *thread_point;
 static _Thread_local void *thread_altstack;
 static _Thread_local size_t thread_altstack_size;
@@ -80,22 +84,30 @@ void hkc_fault_set_point(hkc_fault_point *p)
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
         return; /* the program has its own */
-    size_t size = 64 * 1024;
-    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    /* The stack sits between two inaccessible pads of ALTSTACK_PAD bytes
+     * (address space only): an overflow in the handler faults, and no other
+     * stack can lie within valgrind's 2 MiB "same stack" distance of it.
+     * Were one closer (a hole the mmap filled just above a thread's stack),
+     * valgrind would read the handler's jump back as the stack growing, and
+     * mark what lies between (the thread's TLS) undefined. */
+    size_t size = ALTSTACK_BYTES, total = size + 2 * ALTSTACK_PAD;
+    char *region = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (region == MAP_FAILED)
         return;
-    stack_t ss = {.ss_sp = mem, .ss_size = size, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) != 0) {
-        munmap(mem, size);
+    char *mem = region + ALTSTACK_PAD;
+    if (mprotect(mem, size, PROT_READ | PROT_WRITE) != 0) {
+        munmap(region, total);
         return;
     }
-    thread_altstack = mem;
-    thread_altstack_size = size;
+    stack_t ss = {.ss_sp = mem, .ss_size = size, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(region, total);
+        return;
+    }
+    thread_altstack = region;
+    thread_altstack_size = total;
 #ifdef HAVE_VALGRIND
-    /* Otherwise valgrind reads the jump from this stack back to the thread's
-     * as a huge stack move and marks what lies between (the thread's TLS)
-     * undefined. */
-    thread_altstack_vg = VALGRIND_STACK_REGISTER(mem, (char *)mem + size);
+    thread_altstack_vg = VALGRIND_STACK_REGISTER(mem, mem + size);
 #endif
 }
 
