@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 5
+#define HK_PLUGIN_ABI_MINOR 6
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -158,6 +158,12 @@ typedef struct hk_plugin_config {
 #define HK_PLUGIN_LATER
 #endif
 
+struct hk_plugin_host;
+/* Writes the message of a raised error flag (ABI 1.6, host->error_flag). */
+typedef void (*hk_plugin_describe_fn)(const struct hk_plugin_host *host, const hk_plugin_call *call,
+                                      const unsigned long long *words, const void *data, char *msg,
+                                      size_t cap);
+
 /* What an op may do, handed to it at each call. Grows only at the end. */
 typedef struct hk_plugin_host {
     size_t size;
@@ -209,6 +215,25 @@ typedef struct hk_plugin_host {
      * may shape its launch for a CPU (a block of one thread per row runs
      * no fibers there) where the rule's GPU geometry would be slow. */
     const char *(*backend)(const hk_plugin_call *call) HK_PLUGIN_LATER;
+
+    /* --- ABI 1.6: check HK_PLUGIN_HOST_HAS(host, error_flag) first --- */
+
+    /* Zeroed device memory of `words` u64 (1 to 8) for an error the op's
+     * kernels find on the device (an index out of range), passed to
+     * launches like a buffer; a kernel makes any word nonzero to raise it.
+     * The op does not read it back: the core does, where the host waits
+     * for the device anyway (the next download, hk_synchronize, a read
+     * from Lua), or as the op returns where waiting costs nothing (the CPU
+     * backend; HIPKIT_DEFER_CHECKS=0 or 1 forces either). If a word is
+     * nonzero then, the core calls describe with the words and a copy of
+     * data (at most 256 bytes) to write the message (NUL-terminated, at
+     * most cap bytes), which becomes the error of the op or of the call
+     * that waited, naming the op. host and call are the op's own when
+     * describe runs as the op returns (it may read its arguments back
+     * with host->download), NULL when it runs later. NULL on failure, with
+     * the call failed. */
+    void *(*error_flag)(const hk_plugin_call *call, size_t words, hk_plugin_describe_fn describe,
+                        const void *data, size_t data_bytes) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

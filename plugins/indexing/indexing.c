@@ -159,31 +159,60 @@ static hk_plugin_config geometry(const op_desc *op, const shape *s, unsigned esi
     return c;
 }
 
-/* The bad-index flag read back: 0, or the op's error naming the kernel,
- * the position in ids and the index. */
-static int check_flag(const hk_plugin_host *host, const hk_plugin_call *call, const char *kernel,
-                      void *flag, void *ids, int it, unsigned long long dim)
+/* What a raised flag's message needs: the ids are read back only while
+ * the op runs (the core may read the flag after the op returned). */
+typedef struct bad_index {
+    char kernel[64];
+    void *ids;
+    int it;
+    unsigned long long dim;
+} bad_index;
+
+/* The index at ids[pos], or -1 with *ok 0 when it cannot be read. */
+static long long index_at(const hk_plugin_host *host, const hk_plugin_call *call, const bad_index *b,
+                          size_t pos, int *ok)
 {
-    unsigned long long code = 0;
-    int r = host->download(call, flag, 0, &code, sizeof code);
-    if (r != 0 || code == 0)
-        return r;
-    size_t pos = (size_t)~code;
     unsigned char raw[8] = {0};
-    r = host->download(call, ids, pos * index_types[it].size, raw, index_types[it].size);
-    if (r != 0)
-        return r;
+    *ok = host->download(call, b->ids, pos * index_types[b->it].size, raw, index_types[b->it].size) == 0;
     long long v;
-    if (it == 0)
+    if (b->it == 0)
         v = raw[0];
-    else if (it == 1) {
+    else if (b->it == 1) {
         unsigned u;
         memcpy(&u, raw, sizeof u);
         v = u;
     } else
         memcpy(&v, raw, sizeof v);
-    return host->fail(call, "kernel %s: ids[%zu] = %lld is out of range [0, %llu); nothing was written for it",
-                      kernel, pos, v, dim);
+    return v;
+}
+
+/* The flag holds ~position of the first bad index in ids. */
+static void describe_bad(const hk_plugin_host *host, const hk_plugin_call *call,
+                         const unsigned long long *words, const void *data, char *msg, size_t cap)
+{
+    const bad_index *b = data;
+    size_t pos = (size_t)~words[0];
+    int ok = 0;
+    long long v = host && call ? index_at(host, call, b, pos, &ok) : 0;
+    char value[32] = "";
+    if (ok)
+        snprintf(value, sizeof value, " = %lld", v);
+    snprintf(msg, cap, "kernel %s: ids[%zu]%s is out of range [0, %llu); nothing was written for it",
+             b->kernel, pos, value, b->dim);
+}
+
+/* The bad-index flag read back now (a core without host->error_flag): 0,
+ * or the op's error naming the kernel, the position in ids and the index. */
+static int check_flag(const hk_plugin_host *host, const hk_plugin_call *call, void *flag,
+                      const bad_index *b)
+{
+    unsigned long long code = 0;
+    int r = host->download(call, flag, 0, &code, sizeof code);
+    if (r != 0 || code == 0)
+        return r;
+    char msg[256];
+    describe_bad(host, call, &code, b, msg, sizeof msg);
+    return host->fail(call, "%s", msg);
 }
 
 static int run(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs,
@@ -208,11 +237,14 @@ static int run(const hk_plugin_host *host, const hk_plugin_call *call, const hk_
     int r = fit_shapes(host, call, op, args, &s);
     if (r != 0)
         return r;
-    void *flag = host->scratch(call, "u64", 1);
+    bad_index bad = {"", args[2].v.buf, it, s.dim};
+    snprintf(bad.kernel, sizeof bad.kernel, "%s_%s_%s", op->name, index_types[it].name, types[t].name);
+    const char *kernel = bad.kernel;
+    /* host->error_flag (1.6): the core reads the flag where the host waits anyway */
+    int later = HK_PLUGIN_HOST_HAS(host, error_flag);
+    void *flag = later ? host->error_flag(call, 1, describe_bad, &bad, sizeof bad) : host->scratch(call, "u64", 1);
     if (!flag)
         return -1; /* the call is failed already */
-    char kernel[64];
-    snprintf(kernel, sizeof kernel, "%s_%s_%s", op->name, index_types[it].name, types[t].name);
     hk_plugin_arg a[8] = {args[2], args[1], args[0], {HK_PLUGIN_ARG_BUFFER, {.buf = flag}}};
     unsigned long long v[4] = {s.left, s.dim, s.n, s.right};
     for (int k = 0; k < 4; k++) {
@@ -222,8 +254,8 @@ static int run(const hk_plugin_host *host, const hk_plugin_call *call, const hk_
     int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
     hk_plugin_config cfg = geometry(op, &s, types[t].size, cpu);
     r = host->launch_config(call, kernel, &cfg, a, 8);
-    if (r == 0)
-        r = check_flag(host, call, kernel, flag, args[2].v.buf, it, s.dim);
+    if (r == 0 && !later)
+        r = check_flag(host, call, flag, &bad);
     return r;
 }
 

@@ -355,7 +355,8 @@ HK_API int hk_buffer_download(hk_buffer *b, size_t offset, void *dst, size_t byt
     int r = download_checks(b, offset, dst, bytes, "hk_buffer_download");
     if (r || !bytes)
         return r;
-    return b->dev->be->ops->buf_download(b, offset, dst, bytes);
+    r = b->dev->be->ops->buf_download(b, offset, dst, bytes);
+    return r ? r : hkc_plugin_flags_wait(b->ctx, b->device);
 }
 
 static int copy_checks(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,

@@ -333,6 +333,8 @@ HK_API int hk_synchronize(hk_context *ctx)
     hkc_device *d = hkc_current_device(ctx);
     r = d->be->ops->synchronize(d->be, d->index);
     int rs = ctx->streams ? hkc_streams_take_errors(ctx, d) : 0;
+    if (!r && !rs)
+        rs = hkc_plugin_flags_wait(ctx, ctx->current);
     return r ? r : rs;
 }
 

@@ -122,6 +122,9 @@ void hkc_plugins_load(hk_context *ctx, int probe);
 int hkc_host_guarded(const hk_buffer *b, const hk_buffer *other, void (*fn)(void *), void *arg,
                      const char *what);
 void hkc_plugins_unload(hk_context *ctx);
+/* Reads the error flags host ops left on `device` (plugin_flags.c), after
+ * a wait for it: 0, or the error of the first one raised, naming its op. */
+int hkc_plugin_flags_wait(hk_context *ctx, int device);
 
 /* A signature must agree with what the code object says of its parameters
  * (sizes, alignments and offsets where known): a wrong one would pack

@@ -52,6 +52,7 @@ typedef struct pl_op {
 
 typedef struct pl_session pl_session;
 typedef struct pl_scratch pl_scratch;
+typedef struct pl_flag_area pl_flag_area;
 
 /* An entry: a family, or a refused plugin (error set). */
 typedef struct pl_family {
@@ -92,6 +93,9 @@ struct hkc_plugins {
     int probe; /* run each init in a forked child first (plugin_load.c) */
     pl_scratch *scratch; /* host ops' scratch pool (plugin_scratch.c) */
     int nscratch, capscratch;
+    pl_flag_area *flags; /* host ops' error flags, by device (plugin_flags.c) */
+    int nflags;
+    int reading_flags; /* a read is under way: its own download must not start another */
     /* Plugin files found but not loaded yet (plugin_load.c): a plugin's
      * init runs when its family is first asked for. */
     struct pl_pending *pending;
@@ -118,6 +122,19 @@ void hkc_plugin_scratch_written(hkc_scratch_list *l);
 void hkc_plugin_scratch_read(hkc_scratch_list *l, const hk_buffer *buf, size_t offset, const void *bytes,
                              size_t n);
 void hkc_plugin_scratch_free_all(hkc_plugins *ps);
+
+/* plugin_flags.c: error flags ops' kernels raise, read back by the core.
+ * Whether they are read later (GPUs) or as the op returns (CPU backend). */
+int hkc_plugin_flags_deferred(hk_context *ctx);
+int hkc_plugin_error_flag(hk_context *ctx, const char *family, const char *op, size_t words,
+                          hk_plugin_describe_fn describe, const void *data, size_t data_bytes,
+                          hk_buffer **out);
+/* Reads device's flags: 1 with the first raised one's message in msg, 0
+ * when none was raised, or a negative error. host and call are the op's
+ * while it returns, else NULL. */
+int hkc_plugin_flags_read(hk_context *ctx, int device, const hk_plugin_host *host,
+                          const hk_plugin_call *call, hkc_strbuf *msg);
+void hkc_plugin_flags_free_all(hkc_plugins *ps);
 
 /* Plugins may pass NULL for optional text (a doc, a version): it is kept
  * as "" so readers never check. */

@@ -540,6 +540,7 @@ void hkc_plugins_unload(hk_context *ctx)
     if (!ps)
         return;
     hkc_plugin_scratch_free_all(ps);
+    hkc_plugin_flags_free_all(ps);
     for (int i = 0; i < ps->nfams; i++)
         hkc_plugin_family_free(ctx, ps->fams[i]);
     for (int i = 0; i < ps->nretired; i++)

@@ -26,7 +26,7 @@ static int has_prefix(const hk_plugin_call *c, const char *msg)
 {
     size_t nf = strlen(c->f->name), no = strlen(c->op->name);
     return !strncmp(msg, c->f->name, nf) && msg[nf] == '.' && !strncmp(msg + nf + 1, c->op->name, no) &&
-           (msg[nf + 1 + no] == ':' || msg[nf + 1 + no] == '(');
+           (msg[nf + 1 + no] == ':' || msg[nf + 1 + no] == '(' || msg[nf + 1 + no] == ' ');
 }
 
 static int op_launch(const hk_plugin_call *c, const char *kernel, const hk_launch_config *cfg,
@@ -150,6 +150,37 @@ static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
     return HK_EARG;
 }
 
+static void *host_op_error_flag(const hk_plugin_call *c, size_t words, hk_plugin_describe_fn describe,
+                                const void *data, size_t data_bytes)
+{
+    if (!c)
+        return NULL;
+    hk_buffer *b = NULL;
+    int r = hkc_plugin_error_flag(c->ctx, c->f->name, c->op->name, words, describe, data, data_bytes, &b);
+    if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return b;
+}
+
+static const hk_plugin_host host_table;
+
+/* The op's flags read as it returns (where waiting costs nothing): a
+ * raised one is the op's own error, unless it failed already. */
+static int read_flags_now(const hk_plugin_call *c, int r)
+{
+    if (hkc_plugin_flags_deferred(c->ctx))
+        return r;
+    hkc_strbuf m;
+    hkc_strbuf_init(&m);
+    int rf = hkc_plugin_flags_read(c->ctx, c->ctx->current, &host_table, c, &m);
+    if (r == 0 && rf > 0)
+        r = host_op_fail(c, "%s", m.data);
+    else if (r == 0)
+        r = rf;
+    hkc_strbuf_free(&m);
+    return r;
+}
+
 static const hk_plugin_host host_table = {
     .size = sizeof(hk_plugin_host),
     .launch = host_op_launch,
@@ -162,6 +193,7 @@ static const hk_plugin_host host_table = {
     .upload = host_op_upload,
     .download = host_op_download,
     .backend = host_op_backend,
+    .error_flag = host_op_error_flag,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,
@@ -182,6 +214,7 @@ HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op
         hkc_scratch_list scratch = {.n = 0};
         hk_plugin_call call = {ctx, f, &f->ops[i], &scratch};
         int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
+        r = read_flags_now(&call, r);
         hkc_plugin_scratch_release(ctx, &scratch);
         return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;
     }

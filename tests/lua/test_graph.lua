@@ -65,6 +65,8 @@ local cases = {
     {"hk.compile", "hk_module_compile", function() hk.compile('extern "C" __global__ void z(int *p) {}') end},
     {"b:copy", "hk_buffer_copy", function() v:copy(y) end},
     {"an op's scratch memory", "host%->scratch", function()
+        hk.ops.reduce.sum(hk.alloc(1, "f32"), ax) end},
+    {"an op's error flag", "host%->error_flag", function()
         hk.ops.indexing.index_select(ay, ax, ids, n) end},
     {"a nested hk.graph", "already being recorded", function() hk.graph(function() end) end},
 }
