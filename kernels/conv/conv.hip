@@ -362,12 +362,42 @@ __device__ void hkc_col2im1d(const T *x, T *y, int n, int lin, int c, int k, int
     }
 }
 
+template <typename T> struct hkc_is_f32 { static const bool v = false; };
+template <> struct hkc_is_f32<float> { static const bool v = true; };
+
+// A max with NaN propagating (the first NaN met stays).
+__device__ inline float hkc_max_nan(float m, float u) { return (u > m || u != u) ? (m != m ? m : u) : m; }
+
+// The f32 2x2 stride-2 pool of 4 outputs from 16-byte loads: the lane's
+// 8 inputs of each of the two rows are two float4 (rows of a multiple of
+// 4 elements, x aligned), in the same order the general loop adds them.
+template <bool MAX> __device__ inline void hkc_pool2x2_f32(const float *xr, int wd, int c, float *v)
+{
+    const float4 *p0 = (const float4 *)(const void *)(xr + 2 * c);
+    const float4 *p1 = (const float4 *)(const void *)(xr + wd + 2 * c);
+    const float4 a0 = p0[0], a1 = p0[1], b0 = p1[0], b1 = p1[1];
+    const float in[4][4] = {{a0.x, a0.y, b0.x, b0.y}, {a0.z, a0.w, b0.z, b0.w},
+                            {a1.x, a1.y, b1.x, b1.y}, {a1.z, a1.w, b1.z, b1.w}};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float acc = MAX ? in[k][0] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            acc = MAX ? hkc_max_nan(acc, in[k][j]) : acc + in[k][j];
+        v[k] = MAX ? acc : acc / 4.0f;
+    }
+}
+
 // Pools: row (plane, oy) of y from rows oy * sh .. + kh of the plane, 4
-// outputs a lane (a row kernel, like im2col below).
+// outputs a lane (a row kernel, like im2col below); f32 2x2 windows of
+// stride 2 on rows of a multiple of 4 take 16-byte loads (their scalar
+// loads, strided by 2, left half of each sector to a later instruction).
 template <typename T, typename A, bool MAX>
 __device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh,
                          int ow)
 {
+    const bool quad = hkc_is_f32<T>::v && kh == 2 && kw == 2 && sh == 2 && sw == 2 && wd % 4 == 0 &&
+                      (unsigned long long)x % 16 == 0;
     HKC_ROWS(r, planes * oh) {
         long long plane = r / oh;
         int oy = (int)(r - plane * oh);
@@ -375,6 +405,15 @@ __device__ void hkc_pool(const T *x, T *y, long long planes, int h, int wd, int 
         T *yr = y + r * ow;
         for (int c = threadIdx.x * 4; c < ow; c += blockDim.x * 4) {
             T v[4];
+            if (quad && c + 4 <= ow) {
+                float f[4];
+                hkc_pool2x2_f32<MAX>((const float *)(const void *)xr, wd, c, f);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    hkc_put(&v[k], f[k]);
+                hkc_put4(yr + c, v, 4);
+                continue;
+            }
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 const T *xp = xr + (long long)(c + k < ow ? c + k : 0) * sw;

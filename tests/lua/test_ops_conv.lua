@@ -251,6 +251,10 @@ for _, dt in ipairs(dtypes) do
     pool_case(dt, "avg_pool2d", 3, 2, 7, 9, 3, 2, 2, 2)
     pool_case(dt, "max_pool2d", 3, 2, 7, 9, 3, 2, 2, 2)
     pool_case(dt, "max_pool2d", 1, 3, 5, 5, 1, 1, 1, 1)
+    -- 2x2 stride 2 on rows of 20 and 16 (f32: 16-byte loads, a tail of 2)
+    pool_case(dt, "avg_pool2d", 2, 3, 6, 20, 2, 2, 2, 2)
+    pool_case(dt, "max_pool2d", 2, 3, 6, 20, 2, 2, 2, 2)
+    pool_case(dt, "max_pool2d", 1, 2, 5, 16, 2, 2, 2, 2)
     upsample_case(dt, 4, 3, 2, 3, 5, 7, 11)
     upsample_case(dt, 4, 1, 2, 6, 6, 4, 3)  -- downsampling too
     upsample_case(dt, 3, 2, 3, 1, 5, 1, 13)
@@ -322,6 +326,15 @@ do
     C.max_pool2d(y, x, {1, 2, 2, 2}, 2)
     local v = y:totable()
     t.ok(v[1] ~= v[1] and v[2] == 8, "max_pool2d: a NaN in the window gives NaN, stride defaults to the kernel")
+    -- and through the 16-byte path (rows of 8): NaN at row 0, column 5
+    local vals = {}
+    for i = 1, 16 do vals[i] = i end
+    vals[6] = nan
+    local y4 = poisoned(4, "f32")
+    C.max_pool2d(y4, hk.from(vals, "f32"), {1, 1, 2, 8}, 2)
+    local w = y4:totable()
+    t.ok(w[1] == 10 and w[2] == 12 and w[3] ~= w[3] and w[4] == 16,
+        "max_pool2d 2x2 on a row of 8: NaN only where the window holds it")
 end
 
 -- errors name the operand
