@@ -234,6 +234,12 @@ typedef struct hk_plugin_host {
      * the call failed. */
     void *(*error_flag)(const hk_plugin_call *call, size_t words, hk_plugin_describe_fn describe,
                         const void *data, size_t data_bytes) HK_PLUGIN_LATER;
+    /* Calls another family's op (hk.ops.FAMILY.OP) with these arguments,
+     * which may include this op's scratch buffers: a convolution handing
+     * its im2col columns to the gemm family. Its errors come back prefixed
+     * with this op's name; calls nest at most 8 deep. 0 or an error. */
+    int (*call_op)(const hk_plugin_call *call, const char *family, const char *op, const hk_plugin_arg *args,
+                   int nargs) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

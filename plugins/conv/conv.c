@@ -163,6 +163,29 @@ static int launch_rows(const hk_plugin_host *host, const hk_plugin_call *call, c
     return host->launch_config(call, kernel, &cfg, a, n);
 }
 
+/* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of 32 pixels
+ * through shared memory when the rows they read fit in 48 KiB
+ * (im2col_tiled); the CPU and larger cases: rows. */
+static int launch_im2col(const hk_plugin_host *host, const hk_plugin_call *call, int d, const geom *g,
+                         hk_plugin_arg x, hk_plugin_arg col)
+{
+    hk_plugin_arg a[16] = {x, col};
+    long long ints[14] = {g->n, g->c, g->h, g->wd, g->r, g->s, g->oh, g->ow, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+    for (int i = 0; i < 14; i++)
+        a[2 + i] = iarg(ints[i]);
+    long long span = 31 * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    if (!cpu && smem <= 48 * 1024) {
+        long long tiles = g->n * g->oh * ((g->ow + 31) / 32);
+        hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
+                                (unsigned)smem};
+        char kernel[64];
+        snprintf(kernel, sizeof kernel, "im2col_tiled_%s", dtypes[d].name);
+        return host->launch_config(call, kernel, &cfg, a, 16);
+    }
+    return launch_rows(host, call, "im2col", d, a, 16, g->n * g->oh * g->ow, g->c * g->r * g->s);
+}
+
 /* Output extent of a convolution along one dimension, or -1. */
 static long long conv_out(long long in, long long k, long long stride, long long pad, long long dil)
 {
@@ -214,6 +237,41 @@ static int launch_conv(const hk_plugin_host *host, const hk_plugin_call *call, c
     return host->launch_config(call, name, &cfg, a, 19);
 }
 
+/* The columns of the GEMM route stay under this many bytes of scratch. */
+#define COL_BYTES_MAX ((long long)1 << 30)
+
+/* Whether the GEMM route (algo 3) can take g: NCHW, one group, a batch the
+ * gemm family takes, columns that fit COL_BYTES_MAX, a host that calls ops. */
+static int gemm_route_fits(const hk_plugin_host *host, const geom *g, int d, int nhwc)
+{
+    return !nhwc && g->groups == 1 && g->n <= 65535 && HK_PLUGIN_HOST_HAS(host, call_op) &&
+           g->n * g->oh * g->ow * g->c * g->r * g->s * dtypes[d].size <= COL_BYTES_MAX;
+}
+
+/* algo 3: the columns (im2col, in scratch), then per image out (k x pixels)
+ * = w (k x taps) . colᵀ (col: pixels x taps) by the gemm family, whose
+ * half-precision products run on tensor cores (mma / MFMA). */
+static int conv_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int d,
+                        const geom *g)
+{
+    long long pix = g->oh * g->ow, taps = g->c * g->r * g->s;
+    hk_plugin_arg col = {HK_PLUGIN_ARG_BUFFER, {0}};
+    col.v.buf = host->scratch(call, dtypes[d].name, (size_t)(g->n * pix * taps));
+    if (!col.v.buf)
+        return -1; /* the call is failed already */
+    int r = launch_im2col(host, call, d, g, args[1], col);
+    if (r != 0)
+        return r;
+    hk_plugin_arg m[17] = {args[0], args[2], col, iarg(g->k), iarg(pix), iarg(taps), iarg(0), iarg(1)};
+    m[6].kind = m[7].kind = HK_PLUGIN_ARG_BOOL;
+    m[8].kind = m[9].kind = HK_PLUGIN_ARG_FLOAT;
+    m[8].v.f = 1.0, m[9].v.f = 0.0;
+    long long tail[7] = {taps, taps, pix, g->n, 0, pix * taps, g->k * pix};
+    for (int i = 0; i < 7; i++)
+        m[10 + i] = iarg(tail[i]);
+    return host->call_op(call, "gemm", "matmul", m, 17);
+}
+
 /* conv2d / conv1d / conv2d_nhwc(out, x, w, xshape, wshape, stride, padding,
  * dilation, groups, [algo]); rank 3 is the 1-D form (height 1). */
 static int conv_op(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs,
@@ -250,13 +308,22 @@ static int conv_op(const hk_plugin_host *host, const hk_plugin_call *call, const
         (r = check_len(host, call, &args[2], "w", g.k * cg * g.r * g.s)) ||
         (r = check_len(host, call, &args[0], "out", g.n * g.k * g.oh * g.ow)))
         return r;
-    /* algo 0 is the implicit GEMM on every backend: even on the CPU, whose
-     * fibers pay for its block synchronisations, it ran twice as fast as
-     * the direct loop (scripts-lua/bench/conv.lua small) */
+    /* algo 0 picks the GEMM route (im2col + gemm.matmul) for half types,
+     * whose products then run on tensor cores, and where the output
+     * channels fill the gemm's 128-row tiles; else the implicit GEMM on
+     * every backend: even on the CPU, whose fibers pay for its block
+     * synchronisations, it ran twice as fast as the direct loop
+     * (scripts-lua/bench/conv.lua small) */
+    if (extra[1] < 0 || extra[1] > 3 || (nhwc && extra[1] == 1))
+        return host->fail(call, "algo must be 0 (pick), 1 (direct), 2 (implicit GEMM) or 3 (im2col + gemm)%s; "
+                          "got %lld", nhwc ? " and is 0 or 2 for NHWC" : "", extra[1]);
+    int fits = gemm_route_fits(host, &g, d, nhwc), half = d >= 2;
+    if (extra[1] == 3 && !fits)
+        return host->fail(call, "algo 3 (im2col + gemm) takes NCHW, one group, at most 65535 images and columns "
+                          "of at most 1 GiB");
+    if (extra[1] == 3 || (extra[1] == 0 && fits && (half || g.k >= 128)))
+        return conv_by_gemm(host, call, args, d, &g);
     int tiled = extra[1] != 1;
-    if (extra[1] < 0 || extra[1] > 2 || (nhwc && extra[1] == 1))
-        return host->fail(call, "algo must be 0 (pick), 1 (direct) or 2 (implicit GEMM)%s; got %lld",
-                          nhwc ? " and is 0 or 2 for NHWC" : "", extra[1]);
     return launch_conv(host, call, args, nhwc ? "conv2d_nhwc" : tiled ? "conv2d" : "conv2d_direct", d, &g, tiled);
 }
 
@@ -348,23 +415,7 @@ static int im2col_op(const hk_plugin_host *host, const hk_plugin_call *call, con
     if ((r = check_geom(host, call, &g)) || (r = check_len(host, call, &args[1], "x", g.n * g.c * g.h * g.wd)) ||
         (r = check_len(host, call, &args[0], "out", total)))
         return r;
-    hk_plugin_arg a[16] = {args[1], args[0]};
-    long long ints[14] = {g.n, g.c, g.h, g.wd, g.r, g.s, g.oh, g.ow, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
-    for (int i = 0; i < 14; i++)
-        a[2 + i] = iarg(ints[i]);
-    /* GPUs: tiles of 32 pixels through shared memory when the rows they
-     * read fit in 48 KiB (im2col_tiled); the CPU and larger cases: rows */
-    long long span = 31 * g.sw + (g.s - 1) * g.dw + 1, smem = g.c * g.r * span * dtypes[d].size;
-    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
-    if (!cpu && smem <= 48 * 1024) {
-        long long tiles = g.n * g.oh * ((g.ow + 31) / 32);
-        hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
-                                (unsigned)smem};
-        char kernel[64];
-        snprintf(kernel, sizeof kernel, "im2col_tiled_%s", dtypes[d].name);
-        return host->launch_config(call, kernel, &cfg, a, 16);
-    }
-    return launch_rows(host, call, "im2col", d, a, 16, g.n * g.oh * g.ow, g.c * g.r * g.s);
+    return launch_im2col(host, call, d, &g, args[1], args[0]);
 }
 
 static int op_im2col(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)

@@ -96,6 +96,7 @@ struct hkc_plugins {
     pl_flag_area *flags; /* host ops' error flags, by device (plugin_flags.c) */
     int nflags;
     int reading_flags; /* a read is under way: its own download must not start another */
+    int op_depth;      /* host->call_op nesting (plugin_ops.c) */
     /* Plugin files found but not loaded yet (plugin_load.c): a plugin's
      * init runs when its family is first asked for. */
     struct pl_pending *pending;

@@ -162,14 +162,35 @@ static void *host_op_error_flag(const hk_plugin_call *c, size_t words, hk_plugin
     return b;
 }
 
+static int host_op_call_op(const hk_plugin_call *c, const char *family, const char *op,
+                           const hk_plugin_arg *args, int nargs)
+{
+    if (!c)
+        return HK_EINVAL;
+    if (!family || !op || nargs < 0 || (nargs && !args))
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->call_op: family, op, args or nargs is invalid",
+                        c->f->name, c->op->name);
+    hkc_plugins *ps = c->ctx->plugins;
+    if (ps->op_depth >= 8)
+        return hkc_fail(c->ctx, HK_EARG, "%s.%s: host->call_op(%s.%s): ops nest more than 8 deep", c->f->name,
+                        c->op->name, family, op);
+    hkc_plugin_scratch_written(c->scratch); /* the callee may write them */
+    ps->op_depth++;
+    int r = hk_plugin_call_op(c->ctx, family, op, (const hk_arg *)(const void *)args, nargs);
+    ps->op_depth--;
+    if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
+        hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
+    return r;
+}
+
 static const hk_plugin_host host_table;
 
 /* The op's flags read as it returns (where waiting costs nothing): a
  * raised one is the op's own error, unless it failed already. */
 static int read_flags_now(const hk_plugin_call *c, int r)
 {
-    if (hkc_plugin_flags_deferred(c->ctx))
-        return r;
+    if (hkc_plugin_flags_deferred(c->ctx) || c->ctx->plugins->op_depth > 0)
+        return r; /* read later, or by the outermost op as it returns */
     hkc_strbuf m;
     hkc_strbuf_init(&m);
     int rf = hkc_plugin_flags_read(c->ctx, c->ctx->current, &host_table, c, &m);
@@ -194,6 +215,7 @@ static const hk_plugin_host host_table = {
     .download = host_op_download,
     .backend = host_op_backend,
     .error_flag = host_op_error_flag,
+    .call_op = host_op_call_op,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

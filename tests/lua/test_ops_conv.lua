@@ -124,6 +124,22 @@ for _, dt in ipairs(dtypes) do
     conv_case(dt, G(3, 5, 1, 13, 4, 1, 3, {1, 2}, {0, 1}, {1, 2}, 1), 1, 3)
     conv_case(dt, G(3, 5, 1, 13, 4, 1, 3, {1, 2}, {0, 1}, {1, 2}, 1), 2, 3)
     conv_case(dt, G(2, 4, 1, 9, 6, 1, 1, {1, 1}, {0, 0}, {1, 1}, 2), 2, 3)
+    -- the GEMM route (im2col into scratch, then gemm.matmul through
+    -- host->call_op): one group; algo 0 picks it for half types
+    for _, q in ipairs(conv2d_cases) do
+        if q.groups == 1 then conv_case(dt, q, 3, 4) end
+    end
+    conv_case(dt, G(3, 5, 1, 13, 4, 1, 3, {1, 2}, {0, 1}, {1, 2}, 1), 3, 3)
+    conv_case(dt, G(2, 3, 7, 6, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 0, 4)
+end
+-- algo 0 picks the GEMM route for f32 when 128 or more output channels
+-- fill the gemm's tiles (a conv1d, as issue 14's)
+conv_case("f32", G(2, 3, 1, 11, 130, 1, 3, {1, 1}, {0, 1}, {1, 1}, 1), 0, 3)
+do
+    local ok, err = pcall(C.conv2d, hk.alloc(2 * 4 * 11 * 10, "f32"), hk.alloc(4 * 11 * 10, "f32"),
+        hk.alloc(4 * 2 * 9, "f32"), {1, 4, 11, 10}, {4, 2, 3, 3}, 1, 1, 1, 2, 3)
+    t.ok(not ok and tostring(err):find("algo 3 (im2col + gemm) takes NCHW, one group", 1, true),
+        "algo 3 with two groups is refused: " .. tostring(err))
 end
 -- several tiles of 64 channels x 128 pixels, Q not a multiple of 8
 conv_case("f32", G(3, 3, 9, 11, 70, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 2, 4)
