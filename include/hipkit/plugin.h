@@ -240,6 +240,10 @@ typedef struct hk_plugin_host {
      * with this op's name; calls nest at most 8 deep. 0 or an error. */
     int (*call_op)(const hk_plugin_call *call, const char *family, const char *op, const hk_plugin_arg *args,
                    int nargs) HK_PLUGIN_LATER;
+    /* As scratch, without the zeroing (a memset the device waits for: 40 us
+     * for 115 MB on an H100): for memory the op's kernels write whole
+     * before anything reads it. Its bytes are whatever they were. */
+    void *(*scratch_raw)(const hk_plugin_call *call, const char *dtype, size_t count) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

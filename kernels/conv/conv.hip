@@ -289,6 +289,55 @@ __device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
     }
 }
 
+// unfold (PyTorch's layout, the GEMM route's columns): row (img, ci, a, b)
+// of col holds that tap's input at every output pixel, a shifted copy of
+// rows of one input plane, so the gemm reads col as B (k x n, row-major)
+// through its 16-byte loads.
+// E elements stored as one vector when p is aligned to it and all lie in
+// the row (left: how many do).
+template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
+template <typename T, int E> __device__ inline void hkc_putn(T *p, const T *v, unsigned left)
+{
+    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
+        hkc_vec<T, E> q;
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            q.e[k] = v[k];
+        *(hkc_vec<T, E> *)p = q;
+    } else {
+        for (unsigned k = 0; k < E && k < left; k++)
+            p[k] = v[k];
+    }
+}
+
+template <typename T>
+__device__ void hkc_unfold(const T *x, T *col, const hkc_geom g)
+{
+    constexpr int E = sizeof(T) == 2 ? 8 : 4; // a lane's elements: 16 bytes of 2-byte types
+    const long long rows = (long long)g.n * g.c * g.r * g.s;
+    const int pix = g.oh * g.ow, rs = g.r * g.s;
+    HKC_ROWS(row, rows) {
+        long long plane = row / rs; // img * c + ci
+        int t = (int)(row - plane * rs), a = t / g.s, b = t - a * g.s;
+        const T *xp = x + plane * g.h * g.wd;
+        T *out = col + row * pix;
+        const int ih0 = a * g.dh - g.ph, iw0 = b * g.dw - g.pw;
+        for (int p = threadIdx.x * E; p < pix; p += blockDim.x * E) {
+            int oy = p / g.ow, ox = p - oy * g.ow;
+            T v[E];
+#pragma unroll
+            for (int k = 0; k < E; k++) {
+                int ih = oy * g.sh + ih0, iw = ox * g.sw + iw0;
+                v[k] = p + k < pix && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xp[(long long)ih * g.wd + iw]
+                                                                                 : hkc_zero<T>();
+                if (++ox == g.ow)
+                    ox = 0, oy++;
+            }
+            hkc_putn<T, E>(out + p, v, (unsigned)(pix - p));
+        }
+    }
+}
+
 // im2col through shared memory (GPUs): a block takes a tile of up to
 // HKC_I2C_TILE consecutive output pixels of one output row, loads the r
 // input rows of every channel that tile reads (coalesced, zeros where the
@@ -493,6 +542,11 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
         hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+    }                                                                                                         \
+    extern "C" __global__ void unfold_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
+                                          int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
+    {                                                                                                         \
+        hkc_unfold<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
     }                                                                                                         \
     extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
                                                 int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\

@@ -163,6 +163,14 @@ static int launch_rows(const hk_plugin_host *host, const hk_plugin_call *call, c
     return host->launch_config(call, kernel, &cfg, a, n);
 }
 
+/* The geometry arguments of im2col and unfold, after x and col. */
+static void patch_args(hk_plugin_arg *a, const geom *g)
+{
+    long long ints[14] = {g->n, g->c, g->h, g->wd, g->r, g->s, g->oh, g->ow, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+    for (int i = 0; i < 14; i++)
+        a[2 + i] = iarg(ints[i]);
+}
+
 /* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of 32 pixels
  * through shared memory when the rows they read fit in 48 KiB
  * (im2col_tiled); the CPU and larger cases: rows. */
@@ -170,9 +178,7 @@ static int launch_im2col(const hk_plugin_host *host, const hk_plugin_call *call,
                          hk_plugin_arg x, hk_plugin_arg col)
 {
     hk_plugin_arg a[16] = {x, col};
-    long long ints[14] = {g->n, g->c, g->h, g->wd, g->r, g->s, g->oh, g->ow, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
-    for (int i = 0; i < 14; i++)
-        a[2 + i] = iarg(ints[i]);
+    patch_args(a, g);
     long long span = 31 * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
     int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
     if (!cpu && smem <= 48 * 1024) {
@@ -244,29 +250,32 @@ static int launch_conv(const hk_plugin_host *host, const hk_plugin_call *call, c
  * gemm family takes, columns that fit COL_BYTES_MAX, a host that calls ops. */
 static int gemm_route_fits(const hk_plugin_host *host, const geom *g, int d, int nhwc)
 {
-    return !nhwc && g->groups == 1 && g->n <= 65535 && HK_PLUGIN_HOST_HAS(host, call_op) &&
+    return !nhwc && g->groups == 1 && g->n <= 65535 && HK_PLUGIN_HOST_HAS(host, scratch_raw) &&
            g->n * g->oh * g->ow * g->c * g->r * g->s * dtypes[d].size <= COL_BYTES_MAX;
 }
 
-/* algo 3: the columns (im2col, in scratch), then per image out (k x pixels)
- * = w (k x taps) . colᵀ (col: pixels x taps) by the gemm family, whose
- * half-precision products run on tensor cores (mma / MFMA). */
+/* algo 3: the columns (unfold, in scratch: taps x pixels an image), then
+ * per image out (k x pixels) = w (k x taps) . col by the gemm family, whose
+ * half-precision products run on tensor cores (mma / MFMA); both operands
+ * row-major, the layout its 16-byte loads take. */
 static int conv_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int d,
                         const geom *g)
 {
     long long pix = g->oh * g->ow, taps = g->c * g->r * g->s;
     hk_plugin_arg col = {HK_PLUGIN_ARG_BUFFER, {0}};
-    col.v.buf = host->scratch(call, dtypes[d].name, (size_t)(g->n * pix * taps));
+    col.v.buf = host->scratch_raw(call, dtypes[d].name, (size_t)(g->n * pix * taps)); /* unfold writes it all */
     if (!col.v.buf)
         return -1; /* the call is failed already */
-    int r = launch_im2col(host, call, d, g, args[1], col);
+    hk_plugin_arg a[16] = {args[1], col};
+    patch_args(a, g);
+    int r = launch_rows(host, call, "unfold", d, a, 16, g->n * taps, pix);
     if (r != 0)
         return r;
-    hk_plugin_arg m[17] = {args[0], args[2], col, iarg(g->k), iarg(pix), iarg(taps), iarg(0), iarg(1)};
+    hk_plugin_arg m[17] = {args[0], args[2], col, iarg(g->k), iarg(pix), iarg(taps), iarg(0), iarg(0)};
     m[6].kind = m[7].kind = HK_PLUGIN_ARG_BOOL;
     m[8].kind = m[9].kind = HK_PLUGIN_ARG_FLOAT;
     m[8].v.f = 1.0, m[9].v.f = 0.0;
-    long long tail[7] = {taps, taps, pix, g->n, 0, pix * taps, g->k * pix};
+    long long tail[7] = {taps, pix, pix, g->n, 0, pix * taps, g->k * pix};
     for (int i = 0; i < 7; i++)
         m[10 + i] = iarg(tail[i]);
     return host->call_op(call, "gemm", "matmul", m, 17);
@@ -565,6 +574,9 @@ static int add_kernels(const hk_plugin_api *api)
                          "int sw, int ph, int pw, int dh, int dw",
          "im2col through shared memory: a block per tile of 32 pixels of an output row (grid stride), shared = "
          "c r ((32 - 1) sw + (s - 1) dw + 1) elements"},
+        {"unfold", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, "
+                   "int ph, int pw, int dh, int dw",
+         "patches of x as col n c r s (oh ow) (PyTorch's unfold; conv's GEMM route); rows as im2col"},
         {"col2im1d", "const T *x, T *y, int n, int lin, int c, int k, int lout, int stride",
          "x n lin c k summed into y n c lout, grid stride"},
         {"avg_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "

@@ -240,6 +240,10 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
      * another's loads, 0.60x cuBLAS at 4096 x 4096 x 64 against 0.45x */
     if (nv && v.k <= 128)
         bm = bn = 64;
+    /* at most 64 rows (a convolution's output channels): the 128-row
+     * tile would run every block on its bounds-checked loads */
+    if (nv && v.m <= 64)
+        bm = bn = 64;
     if ((v.m + bm - 1) / bm > 65535)
         return host->fail(call, "%lld rows are more than 65535 tiles of %d", v.m, bm);
     char kernel[64];

@@ -47,7 +47,8 @@ local function conv2d(dt, algo, nhwc)
     local ms, rate = time(run, 2.0 * N * k * h * w * c * 9)
     local ok = nhwc or spot(y, x, wt, N, c, h, w, k, 3, 3, 1, dt)
     print(("  conv2d %-4s N%d C64 56x56 K64 3x3 p1 %-6s %9.3f ms %s%s"):format(dt, N,
-        nhwc and "nhwc" or algo == 1 and "direct" or "igemm", ms, rate, ok and "" or "  WRONG RESULT"))
+        nhwc and "nhwc" or algo == 1 and "direct" or algo == 3 and "gemm" or "igemm", ms, rate,
+        ok and "" or "  WRONG RESULT"))
 end
 
 local function conv1d(dt)
@@ -73,6 +74,7 @@ end
 
 for _, dt in ipairs(small and {"f32"} or {"f32", "f16", "bf16"}) do
     conv2d(dt, 2)
+    conv2d(dt, 3) -- unfold + gemm.matmul (algo 0 picks it for f16 and bf16)
     if dt == "f32" then conv2d(dt, 1) end
     conv2d(dt, 0, true)
 end

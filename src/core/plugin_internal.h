@@ -113,7 +113,9 @@ typedef struct hkc_scratch_list {
     int read_zero[HKC_SCRATCH_MAX]; /* read back whole as zeros, nothing launched since */
     int n;
 } hkc_scratch_list;
-int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scratch_list *l,
+/* zeroed: every byte zero (host->scratch), else as the pool left it
+ * (host->scratch_raw) */
+int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, int zeroed, hkc_scratch_list *l,
                        hk_buffer **out);
 void hkc_plugin_scratch_release(hk_context *ctx, hkc_scratch_list *l);
 /* What an op did to its scratch since: a launch or an upload may have

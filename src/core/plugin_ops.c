@@ -73,15 +73,25 @@ static unsigned host_op_warp_size(const hk_plugin_call *c)
     return w > 0 ? (unsigned)w : 32;
 }
 
-static void *host_op_scratch(const hk_plugin_call *c, const char *dtype, size_t count)
+static void *op_scratch(const hk_plugin_call *c, const char *dtype, size_t count, int zeroed)
 {
     if (!c)
         return NULL;
     hk_buffer *b = NULL;
-    int r = hkc_plugin_scratch(c->ctx, dtype, count, c->scratch, &b);
+    int r = hkc_plugin_scratch(c->ctx, dtype, count, zeroed, c->scratch, &b);
     if (r != 0 && !has_prefix(c, hk_errmsg(c->ctx)))
         hkc_fail(c->ctx, r, "%s.%s: %s", c->f->name, c->op->name, hk_errmsg(c->ctx));
     return b;
+}
+
+static void *host_op_scratch(const hk_plugin_call *c, const char *dtype, size_t count)
+{
+    return op_scratch(c, dtype, count, 1);
+}
+
+static void *host_op_scratch_raw(const hk_plugin_call *c, const char *dtype, size_t count)
+{
+    return op_scratch(c, dtype, count, 0);
 }
 
 /* upload and download: the buffer's own range checks, the op's name first
@@ -216,6 +226,7 @@ static const hk_plugin_host host_table = {
     .backend = host_op_backend,
     .error_flag = host_op_error_flag,
     .call_op = host_op_call_op,
+    .scratch_raw = host_op_scratch_raw,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

@@ -60,7 +60,7 @@ static int pool_take(hk_context *ctx, int device, size_t bytes)
     return ps->nscratch++;
 }
 
-int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scratch_list *l,
+int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, int zeroed, hkc_scratch_list *l,
                        hk_buffer **out)
 {
     hk_dtype t;
@@ -82,7 +82,7 @@ int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, hkc_scr
     hk_buffer *mem = ps->mem, *zero = NULL, *view = NULL;
     static const unsigned char nothing = 0;
     int r = 0;
-    if (ps->zero_bytes < count * es) {
+    if (zeroed && ps->zero_bytes < count * es) {
         r = hk_buffer_view(mem, HK_U8, 0, count * es, &zero);
         if (!r)
             r = hk_buffer_fill(zero, &nothing);

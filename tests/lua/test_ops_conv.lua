@@ -315,6 +315,32 @@ for _, dt in ipairs({"f32", "f16"}) do
         " kernels: blocks 1x1, 3x5, 64x4, 2x1 give the op's output")
 end
 
+-- unfold (the GEMM route's columns, c r s rows of oh ow pixels an image)
+-- against a Lua loop, launched with odd blocks and grids: 8 elements a lane
+-- for 2-byte types, rows of 25 pixels (stores unaligned on most rows)
+for _, dt in ipairs({"f32", "f16", "f64"}) do
+    local n, c, h, w, r, s, sh, sw, ph, pw, dh, dw = 2, 3, 5, 7, 3, 2, 1, 1, 1, 0, 1, 2
+    local oh, ow = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1, (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    local x = rand(n * c * h * w, dt)
+    local xv, want = x:totable(), {}
+    for img = 0, n - 1 do for ci = 0, c - 1 do for a = 0, r - 1 do for b = 0, s - 1 do
+        for oy = 0, oh - 1 do for ox = 0, ow - 1 do
+            local iy, ix = oy * sh - ph + a * dh, ox * sw - pw + b * dw
+            local inside = iy >= 0 and iy < h and ix >= 0 and ix < w
+            want[#want + 1] = inside and xv[((img * c + ci) * h + iy) * w + ix + 1] or 0
+        end end
+    end end end end
+    local good = true
+    for _, launch in ipairs({{1, {1, 1}}, {2, {3, 5}}, {3, {64, 4}}, {7, {2, 1}}}) do
+        local y = poisoned(#want, dt)
+        C.kernels["unfold_" .. dt]{grid = launch[1], block = launch[2]}(x, y, n, c, h, w, r, s, oh, ow, sh, sw,
+            ph, pw, dh, dw)
+        local g = y:totable()
+        for i = 1, #want do good = good and g[i] == want[i] end
+    end
+    t.ok(good, "unfold " .. dt .. " (the GEMM route's columns) equals a Lua loop under odd blocks and grids")
+end
+
 -- im2col_tiled (the GPU's im2col, through shared memory) against the op
 -- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
 -- split in two, stride 2 and dilation 2 along w, odd blocks and grids
