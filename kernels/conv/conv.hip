@@ -293,27 +293,9 @@ __device__ void hkc_im2col(const T *x, T *col, const hkc_geom g)
 // of col holds that tap's input at every output pixel, a shifted copy of
 // rows of one input plane, so the gemm reads col as B (k x n, row-major)
 // through its 16-byte loads.
-// E elements stored as one vector when p is aligned to it and all lie in
-// the row (left: how many do).
-template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
-template <typename T, int E> __device__ inline void hkc_putn(T *p, const T *v, unsigned left)
-{
-    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
-        hkc_vec<T, E> q;
-#pragma unroll
-        for (int k = 0; k < E; k++)
-            q.e[k] = v[k];
-        *(hkc_vec<T, E> *)p = q;
-    } else {
-        for (unsigned k = 0; k < E && k < left; k++)
-            p[k] = v[k];
-    }
-}
-
 template <typename T>
 __device__ void hkc_unfold(const T *x, T *col, const hkc_geom g)
 {
-    constexpr int E = sizeof(T) == 2 ? 8 : 4; // a lane's elements: 16 bytes of 2-byte types
     const long long rows = (long long)g.n * g.c * g.r * g.s;
     const int pix = g.oh * g.ow, rs = g.r * g.s;
     HKC_ROWS(row, rows) {
@@ -322,18 +304,20 @@ __device__ void hkc_unfold(const T *x, T *col, const hkc_geom g)
         const T *xp = x + plane * g.h * g.wd;
         T *out = col + row * pix;
         const int ih0 = a * g.dh - g.ph, iw0 = b * g.dw - g.pw;
-        for (int p = threadIdx.x * E; p < pix; p += blockDim.x * E) {
+        // 4 contiguous elements a lane, one store (measured on the H100 for
+        // f16: 1244 GB/s; 8 a lane 600, 4 a lane blockDim.x apart 801)
+        for (int p = threadIdx.x * 4; p < pix; p += blockDim.x * 4) {
             int oy = p / g.ow, ox = p - oy * g.ow;
-            T v[E];
+            T v[4];
 #pragma unroll
-            for (int k = 0; k < E; k++) {
+            for (int k = 0; k < 4; k++) {
                 int ih = oy * g.sh + ih0, iw = ox * g.sw + iw0;
                 v[k] = p + k < pix && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xp[(long long)ih * g.wd + iw]
                                                                                  : hkc_zero<T>();
                 if (++ox == g.ow)
                     ox = 0, oy++;
             }
-            hkc_putn<T, E>(out + p, v, (unsigned)(pix - p));
+            hkc_put4(out + p, v, (unsigned)(pix - p));
         }
     }
 }

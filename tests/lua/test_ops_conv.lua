@@ -316,8 +316,8 @@ for _, dt in ipairs({"f32", "f16"}) do
 end
 
 -- unfold (the GEMM route's columns, c r s rows of oh ow pixels an image)
--- against a Lua loop, launched with odd blocks and grids: 8 elements a lane
--- for 2-byte types, rows of 25 pixels (stores unaligned on most rows)
+-- against a Lua loop, launched with odd blocks and grids: 4 elements a lane
+-- over rows of 25 pixels (stores unaligned on most rows)
 for _, dt in ipairs({"f32", "f16", "f64"}) do
     local n, c, h, w, r, s, sh, sw, ph, pw, dh, dw = 2, 3, 5, 7, 3, 2, 1, 1, 1, 0, 1, 2
     local oh, ow = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1, (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
