@@ -368,6 +368,12 @@ typedef struct hk_kernel_info {
 HK_API int hk_module_global(hk_module *m, const char *name, hk_dtype dtype, hk_buffer **out);
 HK_API const char *hk_kernel_name(const hk_kernel *k);
 HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out);
+/* How the CPU backend runs the kernel's threads: "loop" (a plain loop: no
+ * barrier), "loops" (split at its barriers, each stretch between two a loop
+ * over the block's threads) or "fibers" (each thread a fiber), with *why
+ * (when why is not NULL) saying why it is not "loops" ("" otherwise).
+ * NULL on other backends. The strings live as long as the kernel. */
+HK_API const char *hk_kernel_exec_mode(const hk_kernel *k, const char **why);
 HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out);
 /* The parameter list as C, "(float a, const float *x)", into buf. Returns
  * the length it needed (like snprintf). */

@@ -133,6 +133,10 @@ typedef struct hkc_kernel_meta {
     uint32_t param_offset[64]; /* valid when has_offsets */
     int has_offsets;
     int uses_sync;
+    /* host backend: "loop" (no barrier), "loops" (split at its barriers) or
+     * "fibers", and why not "loops"; "" elsewhere */
+    char exec_mode[8];
+    char exec_why[256];
 } hkc_kernel_meta;
 
 /* The meta of a kernel an inspection described: its explicit parameters

@@ -74,6 +74,8 @@ struct hk_kernel {
     int user_sig; /* signature given by the caller, not the module */
     hkc_signature sig;
     hk_kernel_info info;
+    char exec_mode[8]; /* hk_kernel_exec_mode */
+    char exec_why[256];
 };
 
 /* The calling thread's error message slot (error.c); hkc_fail and

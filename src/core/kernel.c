@@ -2,6 +2,7 @@
  * the signature from the source or the user checked against the code
  * object, kernel info, disassembly, parameters; and module variables
  * (hk_module_global). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,8 @@ static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_k
     k->info.origin = m->origin;
     k->info.compile_ms = m->compile_ms;
     k->info.uses_barriers = meta->uses_sync;
+    snprintf(k->exec_mode, sizeof k->exec_mode, "%s", meta->exec_mode);
+    snprintf(k->exec_why, sizeof k->exec_why, "%s", meta->exec_why);
     m->kernels[m->nkernels++] = k;
     *out = k;
     return 0;
@@ -280,6 +283,13 @@ HK_API int hk_kernel_get_info(const hk_kernel *k, hk_kernel_info *out)
 {
     *out = k->info;
     return 0;
+}
+
+HK_API const char *hk_kernel_exec_mode(const hk_kernel *k, const char **why)
+{
+    if (why)
+        *why = k->exec_why;
+    return k->exec_mode[0] ? k->exec_mode : NULL;
 }
 
 HK_API int hk_kernel_param(const hk_kernel *k, int i, hk_param_info *out)

@@ -891,6 +891,15 @@ static int kernel_info(lua_State *L)
     lua_setfield(L, -2, "compile_ms");
     lua_pushboolean(L, info.uses_barriers);
     lua_setfield(L, -2, "uses_barriers");
+    const char *why = NULL, *mode = hk_kernel_exec_mode(uk->k, &why);
+    if (mode) {
+        lua_pushstring(L, mode);
+        lua_setfield(L, -2, "mode");
+        if (why && *why) {
+            lua_pushstring(L, why);
+            lua_setfield(L, -2, "mode_reason");
+        }
+    }
     hkl_report(L, "kernel_info");
     return 1;
 }

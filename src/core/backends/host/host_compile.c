@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "host_backend.h"
+#include "host_loops.h"
 #include "host_source.h"
 #include "pp_text.h"
 #include "process.h"
@@ -104,8 +105,12 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
     free(data);
     hkc_strbuf_free(&warn);
     hkc_strbuf_free(&out);
-    snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh);
+    /* "loops 1": loop mode is on (HIPKIT_HOST_MODE=loops), and the version
+     * of its transform (host_loops.c), whose output is part of every module
+     * with barriers. */
+    const char *mode = getenv("HIPKIT_HOST_MODE");
+    snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
+             HK_HOST_ABI_VERSION, (unsigned)hh, mode && !strcmp(mode, "loops") ? " loops 1" : "");
     return h->toolchain;
 }
 
@@ -270,6 +275,23 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         return HK_ECOMPILE;
     }
     hkc_strbuf_free(&err);
+    /* The loop versions of kernels with barriers, and how each runs. */
+    char inc[4200];
+    snprintf(inc, sizeof inc, "%s/include", h->workdir);
+    /* Off by default until it passes the whole suite: HIPKIT_HOST_MODE=loops. */
+    const char *hmode = getenv("HIPKIT_HOST_MODE");
+    hkc_host_loops_job lj = {job->name, tu.data, tu.len, inc, (const char *const *)job->flags,
+                             job->nflags, job->kernels, job->nkernels,
+                             !(hmode && !strcmp(hmode, "loops"))};
+    hkc_strbuf full;
+    hkc_strbuf_init(&full);
+    r = hkc_host_loops_apply(&lj, &full);
+    hkc_strbuf_free(&tu);
+    if (r != 0) {
+        hkc_strbuf_free(&full);
+        return r;
+    }
+    tu = full;
     unsigned serial = h->serial++;
     char src[4200], out[4200];
     snprintf(src, sizeof src, "%s/m%u-%d.cpp", h->workdir, serial, (int)getpid());

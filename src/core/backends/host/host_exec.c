@@ -69,6 +69,11 @@ typedef struct worker {
     hk_host_thread_fn fn;
     void *closure;
     int interrupted; /* the block stopped at a safe point for hk_interrupt() */
+    /* loop mode: the per-thread values of the block, and where the module
+     * keeps the running thread's index (hk_host_runtime.loop_begin) */
+    void *loop_mem;
+    size_t loop_cap;
+    const volatile uint32_t *loop_tid;
     char fail_msg[768];
 } worker;
 
@@ -165,6 +170,7 @@ void hkc_host_exec_thread_release(void)
     if (!w)
         return;
     release_fibers(w);
+    free(w->loop_mem);
     munmap(w->dyn_shared, HK_HOST_MAX_DYNAMIC_SHARED + ST_GUARD);
     munmap(w->st_region, (size_t)sysconf(_SC_PAGESIZE) + ST_SPAN + ST_GUARD);
     free(w);
@@ -506,6 +512,29 @@ static int check_static_canaries(worker *w)
     return 0;
 }
 
+static void *rt_loop_begin(uint64_t bytes, const volatile uint32_t *tid)
+{
+    worker *w = self;
+    w->loop_tid = tid;
+    if (bytes > w->loop_cap) {
+        free(w->loop_mem);
+        w->loop_cap = 0;
+        w->loop_mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!w->loop_mem)
+            rt_fail("out of memory for the values that live across barriers");
+        w->loop_cap = bytes;
+    }
+    return w->loop_mem;
+}
+
+static void rt_loop_poll(void)
+{
+    if (atomic_load_explicit(&hkc_host_interrupt, memory_order_relaxed)) {
+        self->interrupted = 1;
+        rt_fail("interrupted");
+    }
+}
+
 static const hk_host_runtime runtime_table = {
     .size = sizeof(hk_host_runtime),
     .version = HK_HOST_ABI_VERSION,
@@ -518,6 +547,8 @@ static const hk_host_runtime runtime_table = {
     .fail = rt_fail,
     .print = rt_print,
     .static_shared = rt_static_shared,
+    .loop_begin = rt_loop_begin,
+    .loop_poll = rt_loop_poll,
 };
 
 /* ---------------------------------------------------------------- blocks */
@@ -531,7 +562,12 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
         hk_host_uint3 t = w->threads[w->current].t.idx;
         size_t len = strlen(where);
         snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", t.x, t.y, t.z);
+    } else if (w->loop_tid) {
+        size_t len = strlen(where);
+        snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", w->loop_tid[0],
+                 w->loop_tid[1], w->loop_tid[2]);
     }
+    w->loop_tid = NULL;
     w->fibers_active = 0;
     (void)linear;
     if (w->interrupted) {
@@ -576,6 +612,7 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
     w->st.hk_n = 0;
     w->st_top = w->st_end;
     w->st_bytes = 0;
+    w->loop_tid = NULL;
     if (sigsetjmp(w->fault.jmp, 0) == 0) {
         w->fault.armed = 1;
         L->desc->run_block(&runtime_table, &w->block, L->kernarg);

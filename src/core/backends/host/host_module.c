@@ -13,9 +13,23 @@
 
 /* --------------------------------------------------------------- modules */
 
+/* HIPKIT_HOST_MODE: how kernels with barriers run. "loops" makes the
+ * compile write loop versions (host_compile.c) and runs them wherever the
+ * module has one (a kernel the transform refused has none: it runs on
+ * fibers); "fibers" keeps every kernel on fibers, read when a module is
+ * loaded. Loop mode is off by default until it passes the whole suite. */
+static int fibers_forced(void)
+{
+    const char *e = getenv("HIPKIT_HOST_MODE");
+    return e && !strcmp(e, "fibers");
+}
+
 typedef struct host_module {
     void *dl;
-    const hk_host_kernel_desc *kernels;
+    /* The module's table, with run_block swapped for the loop version where
+     * the module has one and HIPKIT_HOST_MODE allows it. */
+    hk_host_kernel_desc *kernels;
+    const hk_host_kernel_mode *modes; /* NULL in modules built before loop mode */
     uint32_t count;
     const hk_host_global_desc *globals; /* NULL in modules built before the table */
 } host_module;
@@ -94,9 +108,21 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
         return HK_ENOMEM;
     }
     m->dl = dl;
-    m->kernels = kernels;
     m->count = *count;
     m->globals = dlsym(dl, "hk_host_globals");
+    m->modes = dlsym(dl, "hk_host_kernel_modes");
+    m->kernels = calloc(m->count ? m->count : 1, sizeof *m->kernels);
+    if (!m->kernels) {
+        dlclose(dl);
+        free(m);
+        return HK_ENOMEM;
+    }
+    int fibers = fibers_forced();
+    for (uint32_t i = 0; i < m->count; i++) {
+        m->kernels[i] = kernels[i];
+        if (!fibers && m->modes && m->modes[i].run_loops)
+            m->kernels[i].run_block = m->modes[i].run_loops;
+    }
     *out = m;
     return 0;
 }
@@ -106,6 +132,7 @@ void hkc_host_module_unload(hkc_backend *be, void *bmod)
     host_module *m = bmod;
     hkc_host_streams_drain(be->impl); /* queued launches call into it */
     dlclose(m->dl);
+    free(m->kernels);
     free(m);
 }
 
@@ -125,6 +152,15 @@ int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas
             out[i].param_align[p] = d->param_align[p];
         }
         out[i].uses_sync = (int)d->uses_sync;
+        /* How it runs, and why not split at its barriers (k:info) */
+        int loops = m->modes && m->modes[i].run_loops && d->run_block == m->modes[i].run_loops;
+        snprintf(out[i].exec_mode, sizeof out[i].exec_mode, "%s",
+                 !d->uses_sync ? "loop" : loops ? "loops" : "fibers");
+        if (d->uses_sync && !loops)
+            snprintf(out[i].exec_why, sizeof out[i].exec_why, "%s",
+                     !m->modes                 ? "the module was built before loop mode"
+                     : m->modes[i].run_loops ? "HIPKIT_HOST_MODE=fibers"
+                                             : m->modes[i].why);
     }
     *metas = out;
     *count = (int)m->count;

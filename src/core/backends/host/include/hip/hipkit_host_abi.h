@@ -101,6 +101,17 @@ typedef struct hk_host_runtime {
      * first time (see hk_host_shared_vars); fails the launch when the
      * block's variables pass HK_HOST_MAX_STATIC_SHARED. */
     void *(*static_shared)(const char *__key, uint64_t __size, uint64_t __align);
+    /* Loop mode (a kernel split at its barriers, hk_host_kernel_mode):
+     * called once at the block's start; returns 64-byte aligned memory of
+     * `bytes` for the values that live across a barrier, the worker's own,
+     * valid until the block ends, and records where the module keeps the
+     * running thread's index (`tid`, three uint32_t), so that a fault names
+     * the thread. Fails the launch when out of memory. */
+    void *(*loop_begin)(uint64_t __bytes, const volatile uint32_t *__tid);
+    /* Loop mode, at each barrier (between two regions, each turn of a loop
+     * with barriers): ends the block when hk_interrupt() was called, as a
+     * barrier does on fibers. */
+    void (*loop_poll)(void);
 } hk_host_runtime;
 
 /* One kernel of the module. */
@@ -116,6 +127,18 @@ typedef struct hk_host_kernel_desc {
     const uint32_t *param_align; /* alignof each parameter type */
     uint32_t uses_sync;
 } hk_host_kernel_desc;
+
+/* How each kernel of hk_host_kernels (same order) can run, for modules
+ * that export hk_host_kernel_modes[] (optional; the list ends with a null
+ * `why`). run_loops is the kernel split at its barriers into loops over
+ * the block's threads (host_loops.c), or NULL; why says, when it is NULL
+ * and the kernel has barriers, what kept the split from being made ("" for
+ * a kernel without barriers, which runs as a plain loop anyway). */
+typedef struct hk_host_kernel_mode {
+    void (*run_loops)(const hk_host_runtime *__rt, const hk_host_block *__b,
+                      const void *__kernarg);
+    const char *why;
+} hk_host_kernel_mode;
 
 /* A module variable (__device__, __constant__, __managed__ at namespace
  * scope), for hk_module_global: hk_host_globals[] ends with a null name.

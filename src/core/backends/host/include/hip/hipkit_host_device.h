@@ -1393,11 +1393,103 @@ struct __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, _Hk_Sync> {
     }
 };
 
+/* ------------------------------------------------------------------------ */
+/* Loop mode: a kernel with barriers split at them (host_loops.c writes
+ * __hk_loops_NAME after the kernel, with the same parameters). Each region
+ * between two barriers runs as a loop over the block's threads; values that
+ * live across a barrier are in per-thread arrays carved from the block's
+ * loop storage (__hk_loop_mem); __hk_ret marks the threads that returned. */
+
+struct __hk_loop_mem {
+    char *__p;
+    uint32_t __n;
+    template <typename _Hk_T>
+    _Hk_T *__take(void)
+    {
+        _Hk_T *__r = reinterpret_cast<_Hk_T *>(__p);
+        __p += (sizeof(_Hk_T) * __n + 63) & ~(size_t)63;
+        return __r;
+    }
+};
+static inline size_t __hk_loop_span(size_t __size, uint32_t __n) { return (__size * __n + 63) & ~(size_t)63; }
+
+/* The variables every region loop uses: the coordinates, the block's shape. */
+#define __HK_LOOPS_BEGIN(__bytes_expr)                                                  \
+    __hk_state &__hk_s = __hk_tls;                                                       \
+    const uint32_t __hk_dx = __hk_s.__bdim.x, __hk_dy = __hk_s.__bdim.y,                 \
+                   __hk_dz = __hk_s.__bdim.z, __hk_n = __hk_dx * __hk_dy * __hk_dz;      \
+    __hk_loop_mem __hk_m = {(char *)__hk_s.__rt->loop_begin((__bytes_expr),             \
+                            (const volatile uint32_t *)&__hk_s.__tid), __hk_n};         \
+    (void)__hk_m
+
+/* One region: every thread of the block, x fastest, each with its
+ * threadIdx stored where a fault report reads it (the empty asm keeps the
+ * store in each iteration); threads that returned are skipped. */
+#define __HK_REGION_BEGIN                                                               \
+    __hk_s.__rt->loop_poll();                                                            \
+    for (uint32_t __hk_z = 0, __hk_t = 0; __hk_z < __hk_dz; __hk_z++) {                   \
+        __hk_s.__tid.z = __hk_z;                                                         \
+        for (uint32_t __hk_y = 0; __hk_y < __hk_dy; __hk_y++) {                          \
+            __hk_s.__tid.y = __hk_y;                                                     \
+            for (uint32_t __hk_x = 0; __hk_x < __hk_dx; __hk_x++, __hk_t++) {            \
+                __hk_s.__tid.x = __hk_x;                                                 \
+                __asm__ volatile("" : : "m"(__hk_s.__tid));                              \
+                if (__hk_ret && __hk_ret[__hk_t])                                        \
+                    continue;
+#define __HK_REGION_END(__label)                                                        \
+    __label : __attribute__((unused));                                                   \
+    }                                                                                    \
+    }                                                                                    \
+    }
+
+template <typename _Hk_Fn, _Hk_Fn _Hk_K, _Hk_Fn _Hk_L>
+struct __hk_loops_impl;
+
+template <typename... _Hk_A, void (*_Hk_K)(_Hk_A...), void (*_Hk_L)(_Hk_A...)>
+struct __hk_loops_impl<void (*)(_Hk_A...), _Hk_K, _Hk_L> {
+    typedef __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, 1> __base;
+
+    template <size_t... _Hk_I>
+    __attribute__((flatten)) static void __run(const unsigned char *__ka, std::index_sequence<_Hk_I...>)
+    {
+        (void)__ka;
+        _Hk_L(__base::template __load<_Hk_A>(__ka + __base::__offset(_Hk_I))...);
+    }
+
+    static void run_block(const hk_host_runtime *__rt, const hk_host_block *__b, const void *__kernarg)
+    {
+        /* A runtime older than loop mode: the fibers. */
+        if (__rt->size < offsetof(hk_host_runtime, loop_poll) + sizeof(void *) || !__rt->loop_poll) {
+            __base::run_block(__rt, __b, __kernarg);
+            return;
+        }
+        __hk_state &__s = __hk_tls;
+        __s.__rt = __rt;
+        __s.__blk = __b;
+        __s.__bid = uint3(__b->idx.x, __b->idx.y, __b->idx.z);
+        __s.__bdim = uint3(__b->dim.x, __b->dim.y, __b->dim.z);
+        __s.__gdim = uint3(__b->grid.x, __b->grid.y, __b->grid.z);
+        __s.__loop = 1; /* a barrier the split missed fails the launch */
+        __run(static_cast<const unsigned char *>(__kernarg), std::index_sequence_for<_Hk_A...>{});
+        __hk_loop_done(__s);
+    }
+};
+
+#define HK_HOST_LOOPS(name)                                                              \
+    typedef __hk_loops_impl<decltype(&name), &name, &__hk_loops_##name> __hk_loops_run_##name;
+#define HK_HOST_MODES_BEGIN                                                              \
+    extern "C" __attribute__((visibility("default")))                                    \
+    const hk_host_kernel_mode hk_host_kernel_modes[] = {
+#define HK_HOST_MODE_LOOPS(name) {&__hk_loops_run_##name::run_block, ""},
+#define HK_HOST_MODE_FIBERS(why) {nullptr, why},
+#define HK_HOST_MODES_END {nullptr, nullptr}};
+
 extern "C" {
 __attribute__((visibility("default"))) extern const uint32_t hk_host_module_abi;
 __attribute__((visibility("default"))) extern const uint32_t hk_host_kernel_count;
 __attribute__((visibility("default"))) extern const hk_host_kernel_desc hk_host_kernels[];
 __attribute__((visibility("default"))) extern const hk_host_global_desc hk_host_globals[];
+__attribute__((visibility("default"))) extern const hk_host_kernel_mode hk_host_kernel_modes[];
 }
 
 #define HK_HOST_KERNEL(name, sync)                                                       \

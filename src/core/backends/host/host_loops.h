@@ -1,0 +1,32 @@
+/* Barrier regions as loops: the loop-mode versions of a module's kernels,
+ * written from clang's AST of the translation unit (host_loops.c), and the
+ * table saying how each kernel runs (hk_host_kernel_modes). */
+#ifndef HKC_HOST_LOOPS_H
+#define HKC_HOST_LOOPS_H
+
+#include "source_scan.h"
+#include "strbuf.h"
+
+typedef struct hkc_host_loops_job {
+    const char *name;     /* the module's name, for #line */
+    const char *tu;       /* the translation unit host_source.c wrote */
+    size_t tu_len;
+    const char *include;  /* hipkit's header folder */
+    const char *const *flags; /* the user's flags: -D, -U, -I are passed on */
+    int nflags;
+    const struct hkc_source_kernel *kernels; /* in kernel table order */
+    int nkernels;
+    int off; /* loop mode is off: only the modes table, saying so */
+} hkc_host_loops_job;
+
+/* Writes into out the translation unit with a loop-mode version after each
+ * kernel the transform can prove safe, and the modes table at the end
+ * (every kernel: its loop version, or why it has none). Never fails for a
+ * kernel it cannot split: that kernel keeps its fibers and the reason. 0,
+ * or HK_ENOMEM. */
+int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out);
+
+/* "libclang-15.so.1", or why loop mode is unavailable ("not found ..."). */
+const char *hkc_host_loops_status(void);
+
+#endif

@@ -1,0 +1,110 @@
+/* What host_loops.c (the analysis) and host_loops_emit.c (the output) share:
+ * libclang's functions, loaded at run time, and one kernel's AST as a flat
+ * tree with the facts the analysis found. */
+#ifndef HKC_HOST_LOOPS_AST_H
+#define HKC_HOST_LOOPS_AST_H
+
+#include <clang-c/Index.h>
+
+#include "strbuf.h"
+
+/* libclang is opened with dlopen: hipkit runs without it (kernels with
+ * barriers then stay on fibers, and say why). */
+#define HKC_CLANG_FNS(X)                                                                     \
+    X(clang_createIndex) X(clang_disposeIndex) X(clang_parseTranslationUnit2)                 \
+    X(clang_disposeTranslationUnit) X(clang_getTranslationUnitCursor) X(clang_visitChildren)  \
+    X(clang_getCursorKind) X(clang_getCursorExtent) X(clang_getRangeStart) X(clang_getRangeEnd) \
+    X(clang_getExpansionLocation) X(clang_getSpellingLocation) X(clang_getPresumedLocation)  \
+    X(clang_Location_isFromMainFile) X(clang_Location_isInSystemHeader)                       \
+    X(clang_getCursorSpelling) X(clang_getCString) X(clang_disposeString)                     \
+    X(clang_getCursorReferenced) X(clang_equalCursors) X(clang_isCursorDefinition)            \
+    X(clang_getCursorSemanticParent) X(clang_getCursorType) X(clang_getCanonicalType)         \
+    X(clang_getTypeSpelling) X(clang_isPODType) X(clang_isConstQualifiedType)                 \
+    X(clang_Cursor_getStorageClass) X(clang_getCursorDefinition) X(clang_tokenize)            \
+    X(clang_getTokenSpelling) X(clang_getTokenExtent) X(clang_disposeTokens)                  \
+    X(clang_getNumDiagnostics) X(clang_getDiagnostic) X(clang_getDiagnosticSeverity)          \
+    X(clang_getDiagnosticSpelling) X(clang_disposeDiagnostic) X(clang_getCursorLocation)      \
+    X(clang_getNullCursor) X(clang_Cursor_isNull) X(clang_Cursor_getTranslationUnit)             \
+    X(clang_isExpression) X(clang_getCursorTLSKind) X(clang_getPointeeType)                  \
+    X(clang_getLocationForOffset) X(clang_getFile)
+
+typedef struct hkc_clang {
+#define HKC_CLANG_FIELD(f) __typeof__(f) *f;
+    HKC_CLANG_FNS(HKC_CLANG_FIELD)
+#undef HKC_CLANG_FIELD
+} hkc_clang;
+
+extern hkc_clang hkc_lc;
+#define LC(f) (hkc_lc.f)
+
+enum { V_LOCAL, V_HOIST, V_LOOP, V_REMAT, V_STORE };
+
+typedef struct lnode {
+    CXCursor c;
+    enum CXCursorKind kind;
+    unsigned beg, end; /* offsets in the translation unit (where expanded) */
+    int macro;         /* begins or ends inside a macro expansion */
+    int parent, child, next; /* indexes, -1 for none */
+    int var;           /* DeclRefExpr/VarDecl: its lvar, -1 if none */
+    int region;        /* the region it lies in, -1 for none */
+} lnode;
+
+typedef struct lvar {
+    int node;    /* the VarDecl or ParmDecl */
+    int stmt;    /* the DeclStmt declaring it at a statement list's level, or -1 */
+    int list;    /* that list, -1 */
+    int region;  /* the region of that declaration, -1 */
+    int kind;    /* V_* */
+    int param;
+    int slot;    /* V_STORE: its per-thread array */
+    int init;    /* the initializer's node (after `=`), -1 */
+    int init_other; /* initialised otherwise: (args) or {list} */
+    int remat_ok;   /* its initialiser depends only on the thread index and uniform values */
+    unsigned nmod, mod_beg[8]; /* where it is modified (the first 8) */
+    char type[256]; /* V_STORE: the type, canonical spelling */
+} lvar;
+
+typedef struct lregion {
+    int list;
+    unsigned beg, end;
+} lregion;
+
+/* A statement list: the kernel body (list 0) or the body of a loop with a
+ * barrier. Its items are regions and such loops, in order. */
+typedef struct litem {
+    int region; /* >= 0: a region */
+    int loop;   /* >= 0: the ForStmt node; its body is list `body` */
+    int body;
+} litem;
+
+typedef struct llist {
+    int parent;
+    int nitems, cap;
+    litem *items;
+} llist;
+
+typedef struct lkernel {
+    const char *tu;
+    CXTranslationUnit unit;
+    CXFile file;
+    lnode *n;
+    int nn, ncap;
+    lvar *v;
+    int nv, vcap;
+    lregion *r;
+    int nr, rcap;
+    llist *l;
+    int nl, lcap;
+    int fn, body; /* FunctionDecl and its CompoundStmt */
+    int has_return;
+    int nslots;
+    int oom;
+    char why[256]; /* the first reason not to split */
+} lkernel;
+
+/* The line (as #line directives number it) of an offset of the unit. */
+unsigned hkc_loops_line_at(const lkernel *k, unsigned off);
+/* Writes the loop version of k (analysed, no why) for kernel `name` into out. */
+void hkc_loops_emit(const lkernel *k, const char *name, const char *module, hkc_strbuf *out);
+
+#endif

@@ -1,0 +1,158 @@
+-- Loop mode on the CPU backend (issue 19): kernels written the way libraries
+-- write them, checked against a CPU reference on random data; meson runs
+-- this with HIPKIT_HOST_MODE=loops (each must say "loops") and =fibers.
+package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
+local t = require("tap")
+if hk.device().backend ~= "host" then
+    t.skip("loop mode", "the CPU backend's")
+    t.done()
+    return
+end
+local want = os.getenv("HIPKIT_HOST_MODE") == "loops" and "loops" or "fibers"
+local m = hk.compile([[
+#include <hip/hip_runtime.h>
+extern "C" __global__ void block_sum(const float *in, float *out, int n) {
+    __shared__ float s[256];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[tid] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if (tid < st) s[tid] += s[tid + st];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+extern "C" __global__ void scan(const float *in, float *out) {
+    __shared__ float s[256];
+    int tid = threadIdx.x, base = blockIdx.x * 256;
+    s[tid] = in[base + tid];
+    __syncthreads();
+    for (int off = 1; off < 256; off *= 2) {
+        float v = tid >= off ? s[tid - off] : 0.0f;
+        __syncthreads();
+        s[tid] += v;
+        __syncthreads();
+    }
+    out[base + tid] = s[tid];
+}
+extern "C" __global__ void transpose(const float *in, float *out, int w, int h) {
+    __shared__ float tile[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    if (x < w && y < h) tile[threadIdx.y][threadIdx.x] = in[y * w + x];
+    __syncthreads();
+    int ox = blockIdx.y * 16 + threadIdx.x, oy = blockIdx.x * 16 + threadIdx.y;
+    if (ox < h && oy < w) out[oy * h + ox] = tile[threadIdx.x][threadIdx.y];
+}
+extern "C" __global__ void matmul(const float *A, const float *B, float *C, int n) {
+    __shared__ float As[16][16];
+    __shared__ float Bs[16][16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < n; k0 += 16) {
+        As[ty][tx] = A[row * n + k0 + tx];
+        Bs[ty][tx] = B[(k0 + ty) * n + col];
+        __syncthreads();
+        for (int k = 0; k < 16; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    C[row * n + col] = acc;
+}
+extern "C" __global__ void bitonic(float *d) {
+    __shared__ float s[256];
+    unsigned tid = threadIdx.x;
+    s[tid] = d[blockIdx.x * 256 + tid];
+    __syncthreads();
+    for (unsigned k = 2; k <= 256; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            unsigned p = tid ^ j;
+            if (p > tid) {
+                float a = s[tid], b = s[p];
+                if (((tid & k) == 0) == (a > b)) { s[tid] = b; s[p] = a; }
+            }
+            __syncthreads();
+        }
+    d[blockIdx.x * 256 + tid] = s[tid];
+}
+extern "C" __global__ void divergent(float *out) {
+    if (threadIdx.x < 4) __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+]], {name = "loops.hip"})
+for _, k in ipairs{"block_sum", "scan", "transpose", "matmul", "bitonic"} do
+    local i = m[k]:info()
+    t.is(i.mode, want, k .. " runs as " .. want .. (i.mode_reason and (": " .. i.mode_reason) or ""))
+end
+local d = m.divergent:info()
+t.ok(d.mode == "fibers" and (want == "fibers" or d.mode_reason:find("barrier inside an if", 1, true)),
+     "a barrier under an if keeps the fibers and says why: " .. tostring(d.mode_reason))
+
+local n = 4096
+local x = hk.alloc(n, "f32"):rand{seed = 19}
+local xs = x:totable()
+local o = hk.alloc(n // 256, "f32")
+m.block_sum:launch(n // 256, 256, x, o, n)
+local bad = 0
+for b = 0, n // 256 - 1 do
+    local s = 0
+    for i = 1, 256 do s = s + xs[b * 256 + i] end
+    if math.abs(o[b + 1] - s) > 1e-3 * math.abs(s) + 1e-3 then bad = bad + 1 end
+end
+t.is(bad, 0, "block sums match the CPU")
+
+local sc = hk.alloc(n, "f32")
+m.scan:launch(n // 256, 256, x, sc)
+local st = sc:totable()
+bad = 0
+for b = 0, n // 256 - 1 do
+    local s = 0
+    for i = 1, 256 do
+        s = s + xs[b * 256 + i]
+        if math.abs(st[b * 256 + i] - s) > 1e-3 * math.abs(s) + 1e-3 then bad = bad + 1 end
+    end
+end
+t.is(bad, 0, "block prefix sums match the CPU")
+
+local w, h = 40, 24
+local ti = hk.alloc(w * h, "f32"):rand{seed = 7}
+local to = hk.alloc(w * h, "f32")
+m.transpose:launch({(w + 15) // 16, (h + 15) // 16}, {16, 16}, ti, to, w, h)
+local a, b = ti:totable(), to:totable()
+bad = 0
+for y = 0, h - 1 do
+    for xx = 0, w - 1 do
+        if b[xx * h + y + 1] ~= a[y * w + xx + 1] then bad = bad + 1 end
+    end
+end
+t.is(bad, 0, "the shared-memory transpose matches")
+
+local mn = 32
+local A = hk.alloc(mn * mn, "f32"):rand{seed = 3}
+local B = hk.alloc(mn * mn, "f32"):rand{seed = 4}
+local C = hk.alloc(mn * mn, "f32")
+m.matmul:launch({mn // 16, mn // 16}, {16, 16}, A, B, C, mn)
+local at, bt, ct = A:totable(), B:totable(), C:totable()
+bad = 0
+for r = 0, mn - 1 do
+    for c = 0, mn - 1 do
+        local s = 0
+        for k = 0, mn - 1 do s = s + at[r * mn + k + 1] * bt[k * mn + c + 1] end
+        if math.abs(ct[r * mn + c + 1] - s) > 1e-3 * math.abs(s) + 1e-3 then bad = bad + 1 end
+    end
+end
+t.is(bad, 0, "the tiled matmul matches")
+
+local srt = hk.alloc(1024, "f32"):rand{seed = 5}
+local before = srt:totable()
+m.bitonic:launch(4, 256, srt)
+local after = srt:totable()
+bad = 0
+for blk = 0, 3 do
+    local ref = {}
+    for i = 1, 256 do ref[i] = before[blk * 256 + i] end
+    table.sort(ref)
+    for i = 1, 256 do if after[blk * 256 + i] ~= ref[i] then bad = bad + 1 end end
+end
+t.is(bad, 0, "the bitonic sort in shared memory sorts each block")
+t.done()
