@@ -110,7 +110,8 @@ static void region_subs(const lkernel *k, int r, subs *ss)
             }
         }
     }
-    qsort(ss->s, (size_t)ss->n, sizeof *ss->s, cmp_sub);
+    if (ss->n > 1) /* ss->s is NULL while empty */
+        qsort(ss->s, (size_t)ss->n, sizeof *ss->s, cmp_sub);
 }
 
 /* The declarations region r recomputes: the recomputable variables it
