@@ -89,16 +89,8 @@ int hkc_plugin_error_flag(hk_context *ctx, const char *family, const char *op, s
     r = area_of(ctx, ctx->current, &a);
     if (r)
         return r;
-    if (a->used + words > AREA_WORDS) { /* full: read what is there first */
-        hkc_strbuf m;
-        hkc_strbuf_init(&m);
-        r = hkc_plugin_flags_read(ctx, ctx->current, NULL, NULL, &m);
-        if (r > 0)
-            r = hkc_fail(ctx, HK_EARG, "%s", m.data);
-        hkc_strbuf_free(&m);
-        if (r)
-            return r;
-    }
+    if (a->used + words > AREA_WORDS && (r = hkc_plugin_flags_wait(ctx, ctx->current)) != 0)
+        return r; /* full: what is there is read first */
     if (a->nchecks == a->capchecks) {
         int cap = a->capchecks ? 2 * a->capchecks : 8;
         pl_flag_check *grown = realloc(a->checks, (size_t)cap * sizeof *grown);
