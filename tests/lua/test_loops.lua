@@ -155,4 +155,18 @@ for blk = 0, 3 do
     for i = 1, 256 do if after[blk * 256 + i] ~= ref[i] then bad = bad + 1 end end
 end
 t.is(bad, 0, "the bitonic sort in shared memory sorts each block")
+
+-- A fault in a kernel compiled just now (libclang ran in this process: its
+-- crash handlers must not stand between the fault and hipkit's handler),
+-- in blocks run by the worker threads: the address is the real one.
+local fm = hk.compile(string.format([[
+#include <hip/hip_runtime.h>
+// %d %d
+extern "C" __global__ void fault(int *p, int n) { __syncthreads(); p[n + threadIdx.x] = 1; }
+]], os.time(), math.random(1 << 30)), {name = "fault.hip"})
+local small = hk.alloc(1024, "i32")
+local okf, err = pcall(function() fm.fault:launch(8, 4, small, 1024) end)
+t.ok(not okf and tostring(err):find("past the end of a buffer of 1024 i32", 1, true) and
+     tostring(err):find("thread (", 1, true),
+     "a fault right after the compile names the buffer, block and thread: " .. tostring(err))
 t.done()

@@ -110,7 +110,7 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
      * with barriers. */
     const char *mode = getenv("HIPKIT_HOST_MODE");
     snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh, mode && !strcmp(mode, "loops") ? " loops 1" : "");
+             HK_HOST_ABI_VERSION, (unsigned)hh, mode && !strcmp(mode, "loops") ? " loops 2" : "");
     return h->toolchain;
 }
 

@@ -41,6 +41,7 @@
 #include "pp_text.h"
 
 #if HKC_HAVE_LIBCLANG
+#include "host_fault.h"
 #include "host_loops_ast.h"
 
 typedef struct found {
@@ -142,8 +143,10 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
         snprintf(global, sizeof global, "%s", hkc_host_loops_status());
     else if (need && !(idx = LC(clang_createIndex)(0, 0)))
         snprintf(global, sizeof global, "libclang cannot create an index");
-    else if (need)
+    else if (need) {
+        hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */
         tu = hkc_loops_parse(job, idx, global, sizeof global);
+    }
     if (tu) {
         for (int i = 0; i < n; i++)
             fns[i] = LC(clang_getNullCursor)();
