@@ -138,7 +138,7 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
     CXIndex idx = NULL;
     CXTranslationUnit tu = NULL;
     if (need && job->off)
-        snprintf(global, sizeof global, "loop mode is off (HIPKIT_HOST_MODE=loops turns it on)");
+        snprintf(global, sizeof global, "HIPKIT_HOST_MODE=fibers");
     else if (need && !hkc_loops_clang_ready())
         snprintf(global, sizeof global, "%s", hkc_host_loops_status());
     else if (need && !(idx = LC(clang_createIndex)(0, 0)))
