@@ -135,12 +135,42 @@ extern "C" __global__ void reduce_shfl(const float *in, float *out, int n) {
         if (tid == 0) out[blockIdx.x] = v;
     }
 }
+extern "C" __global__ void reduce_warp(const float *in, float *out, int n) {
+    __shared__ float s[256];
+    int tid = threadIdx.x, i = blockIdx.x * 256 + tid;
+    s[tid] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int st = 128; st >= warpSize; st >>= 1) {
+        if (tid < st) s[tid] += s[tid + st];
+        __syncthreads();
+    }
+    float v = tid < warpSize ? s[tid] : 0.0f;
+    for (int off = warpSize / 2; off > 0; off >>= 1)
+        v += __shfl_down(v, off);
+    if (tid == 0) out[blockIdx.x] = v;
+}
+extern "C" __global__ void warp_max(const float *in, float *out) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = in[t];
+    for (int m = 1; m < warpSize; m *= 2) {
+        float o = 0.0f;
+        o = __shfl_xor(v, m);
+        v = fmaxf(v, o);
+    }
+    float first = in[t];
+    first = __shfl(first, 0);
+    float prev = in[t];
+    prev = __shfl_up(prev, 1);
+    out[3 * t] = v;
+    out[3 * t + 1] = first;
+    out[3 * t + 2] = prev;
+}
 extern "C" __global__ void divergent(float *out) {
     if (threadIdx.x < 4) __syncthreads();
     out[threadIdx.x] = 1.0f;
 }
 ]], {name = "loops.hip"})
-for _, k in ipairs{"block_sum", "scan", "transpose", "matmul", "bitonic", "blelloch", "matmul_edge"} do
+for _, k in ipairs{"block_sum", "scan", "transpose", "matmul", "bitonic", "blelloch", "matmul_edge", "reduce_warp", "warp_max"} do
     local i = m[k]:info()
     t.is(i.mode, want, k .. " runs as " .. want .. (i.mode_reason and (": " .. i.mode_reason) or ""))
 end
@@ -245,25 +275,49 @@ for r = 0, en - 1 do
 end
 t.is(bad, 0, "the tiled matmul with a partial last tile matches the CPU")
 
--- a tree in shared memory, then a warp-shuffle tail: the shuffle is a warp
--- operation, which the transform does not split yet (fibers, saying so)
+-- a tree in shared memory, then a warp-shuffle tail: run by every thread it
+-- splits at the shuffle (loops); under `if (tid < warpSize)` it keeps the
+-- fibers and says why
 local rs = m.reduce_shfl:info()
 t.ok(want == "fibers" and rs.mode == "fibers" or
-     rs.mode == "fibers" and tostring(rs.mode_reason):find("warp operation", 1, true),
-     "a reduction with a warp-shuffle tail runs on fibers and says why: " .. tostring(rs.mode_reason))
+     rs.mode == "fibers" and tostring(rs.mode_reason):find("warp shuffle in an if", 1, true),
+     "a warp-shuffle tail under an if runs on fibers and says why: " .. tostring(rs.mode_reason))
 local rn = n + 100
 local rx = hk.alloc(rn, "f32"):rand{seed = 11}
 local rxs = rx:totable()
 local nb = (rn + 255) // 256
-local ro = hk.alloc(nb, "f32")
-m.reduce_shfl:launch(nb, 256, rx, ro, rn)
-bad = 0
-for blk = 0, nb - 1 do
-    local s = 0
-    for i = blk * 256 + 1, math.min(rn, blk * 256 + 256) do s = s + rxs[i] end
-    if math.abs(ro[blk + 1] - s) > 1e-3 * math.abs(s) + 1e-3 then bad = bad + 1 end
+for _, k in ipairs{"reduce_shfl", "reduce_warp"} do
+    local ro = hk.alloc(nb, "f32")
+    m[k]:launch(nb, 256, rx, ro, rn)
+    bad = 0
+    for blk = 0, nb - 1 do
+        local s = 0
+        for i = blk * 256 + 1, math.min(rn, blk * 256 + 256) do s = s + rxs[i] end
+        if math.abs(ro[blk + 1] - s) > 1e-3 * math.abs(s) + 1e-3 then bad = bad + 1 end
+    end
+    t.is(bad, 0, k .. ": the block reduction with a warp-shuffle tail matches the CPU")
 end
-t.is(bad, 0, "the block reduction with a warp-shuffle tail matches the CPU")
+
+-- __shfl_xor butterfly (warp maximum), __shfl from lane 0, __shfl_up by 1
+-- (lane 0 keeps its own), 192 threads: three whole warps of 64
+local wx = hk.alloc(2 * 192, "f32"):rand{seed = 12}
+local wxs = wx:totable()
+local wo = hk.alloc(3 * 2 * 192, "f32")
+m.warp_max:launch(2, 192, wx, wo)
+local wot = wo:totable()
+bad = 0
+for w = 0, 2 * 192 // 64 - 1 do
+    local mx = -math.huge
+    for l = 0, 63 do mx = math.max(mx, wxs[w * 64 + l + 1]) end
+    for l = 0, 63 do
+        local g = w * 64 + l
+        local prev = l == 0 and wxs[g + 1] or wxs[g]
+        if wot[3 * g + 1] ~= mx or wot[3 * g + 2] ~= wxs[w * 64 + 1] or wot[3 * g + 3] ~= prev then
+            bad = bad + 1
+        end
+    end
+end
+t.is(bad, 0, "__shfl_xor, __shfl and __shfl_up match the CPU")
 
 -- A fault in a kernel compiled just now (libclang ran in this process: its
 -- crash handlers must not stand between the fault and hipkit's handler),

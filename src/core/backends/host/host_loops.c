@@ -21,8 +21,11 @@
  *   no memory, only parameters, constants, the block's coordinates and its
  *   own loop variables, which its body does not change; anything else with a
  *   barrier inside (if, while, switch, a nested block) keeps the fibers;
- * - no goto or label, no lambda, no warp operation or block reduction
- *   (__shfl*, __ballot, __syncthreads_count...), no call to a function of the
+ * - a shuffle (__shfl, _up, _down, _xor) at a barrier's place, as the one
+ *   warp operation of `x = ...` or `x op= ...`, of a variable kept per
+ *   thread: split there, an exchange loop storing every lane's value first;
+ * - no goto or label, no lambda, no other warp operation or block reduction
+ *   (__ballot, __syncthreads_count...), no call to a function of the
  *   user's that reaches a barrier; no break or continue leaving such a loop;
  * - a local that lives across a barrier is either recomputed in each region
  *   that reads it (its initialiser depends only on the thread index and

@@ -49,6 +49,7 @@ typedef struct lnode {
     int parent, child, next; /* indexes, -1 for none */
     int var;           /* DeclRefExpr/VarDecl: its lvar, -1 if none */
     int region;        /* the region it lies in, -1 for none */
+    int warp;          /* CallExpr: a shuffle run as an exchange (its litem's warp), else -1 */
 } lnode;
 
 typedef struct lvar {
@@ -77,6 +78,10 @@ typedef struct litem {
     int region; /* >= 0: a region */
     int loop;   /* >= 0: the ForStmt node; its body is list `body` */
     int body;
+    /* >= 0: a shuffle's statement (the node): every lane's value is stored
+     * first (an exchange loop), then the statement's region reads them */
+    int warp;
+    int call, arg; /* its CallExpr node and the node of its first argument */
 } litem;
 
 typedef struct llist {
@@ -99,6 +104,7 @@ typedef struct lkernel {
     int nl, lcap;
     int fn, body; /* FunctionDecl and its CompoundStmt */
     int has_return;
+    int nwarp; /* shuffles run as exchanges */
     int nslots;
     int oom;
     char why[256]; /* the first reason not to split */
@@ -124,7 +130,12 @@ int hkc_loops_is_warp_name(const char *s);
 int hkc_loops_fn_syncs(CXCursor fn, int depth);
 const char *hkc_loops_callee(const lkernel *k, int node, char *buf, size_t cap);
 int hkc_loops_is_barrier_stmt(const lkernel *k, int node);
-int hkc_loops_contains_barrier(const lkernel *k, int node);
+int hkc_loops_contains_barrier(const lkernel *k, int node); /* or a shuffle */
+int hkc_loops_is_shfl_name(const char *s); /* __shfl, _up, _down, _xor */
+/* The statement `x = ...` or `x op= ...` whose right side holds one
+ * shuffle of a variable: the CallExpr node (its first argument in *arg),
+ * else -1. */
+int hkc_loops_warp_stmt(const lkernel *k, int stmt, int *arg);
 int hkc_loops_add_var(lkernel *k, int node, int param);
 int hkc_loops_type_kind(const lkernel *k, int node);
 int hkc_loops_is_static(const lkernel *k, int node);

@@ -101,7 +101,19 @@ static void region_subs(const lkernel *k, int r, subs *ss)
         const lnode *n = &k->n[i];
         if (n->region != r)
             continue;
-        if (n->kind == CXCursor_ReturnStmt) {
+        if (n->kind == CXCursor_CallExpr && n->warp >= 0) {
+            const lnode *a = NULL;
+            for (int c = n->child; c >= 0 && !a; c = k->n[c].next) {
+                int u = hkc_loops_unwrap(k, c);
+                if (u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var >= 0)
+                    a = &k->n[c];
+            }
+            char name[32];
+            hkc_loops_callee(k, i, name, sizeof name);
+            const lvar *v = &k->v[k->n[hkc_loops_unwrap(k, (int)(a - k->n))].var];
+            snprintf(t, sizeof t, "__hk_lw%s<__hk_T%d>(__hk_w, __hk_t, __hk_n, __hk_ret", name + 6, v->slot);
+            add_sub(ss, n->beg, a->end, t);
+        } else if (n->kind == CXCursor_ReturnStmt) {
             snprintf(t, sizeof t, "do { __hk_ret[__hk_t] = 1; goto __hk_next_%d; } while (0)", r);
             add_sub(ss, n->beg, n->beg + 6, t);
         } else if (n->kind == CXCursor_DeclRefExpr && n->var >= 0 && k->v[n->var].kind == V_STORE) {
@@ -168,8 +180,17 @@ static void put_list(const lkernel *k, int list, const char *module, hkc_strbuf 
             put_remat(k, it->region, module, out);
             put_line(k, r->beg, module, out);
             put_text(k, r->beg, r->end, &ss, out);
+            unsigned e = r->end;
+            while (e > r->beg && (k->tu[e - 1] == ' ' || k->tu[e - 1] == '\n' || k->tu[e - 1] == '\t'))
+                e--;
+            if (e > r->beg && k->tu[e - 1] != ';' && k->tu[e - 1] != '}')
+                hkc_strbuf_puts(out, ";"); /* a loop's body without braces ends before its `;` */
             hkc_strbuf_printf(out, "\n} __HK_REGION_END(__hk_next_%d)", it->region);
             free(ss.s);
+        } else if (it->warp >= 0) {
+            const lvar *v = &k->v[k->n[hkc_loops_unwrap(k, it->arg)].var];
+            hkc_strbuf_printf(out, "\n__HK_REGION_BEGIN { __hk_w[__hk_t] = __hk_lw_bits(__hk_v%d[__hk_t]); "
+                              "} __HK_REGION_END(__hk_next_w%d)", v->slot, k->n[it->call].warp);
         } else {
             const lnode *f = &k->n[it->loop];
             int nc = 0, body = -1;
@@ -199,9 +220,13 @@ void hkc_loops_emit(const lkernel *k, const char *name, const char *module, hkc_
     hkc_strbuf_puts(out, "__HK_LOOPS_BEGIN(0");
     for (int s = 0; s < k->nslots; s++)
         hkc_strbuf_printf(out, " + __hk_loop_span(sizeof(__hk_T%d), __hk_n)", s);
+    if (k->nwarp)
+        hkc_strbuf_puts(out, " + __hk_loop_span(8, __hk_n)");
     hkc_strbuf_printf(out, "%s);\n", k->has_return ? " + __hk_loop_span(1, __hk_n)" : "");
     for (int s = 0; s < k->nslots; s++)
         hkc_strbuf_printf(out, "__hk_T%d *__hk_v%d = __hk_m.__take<__hk_T%d>();\n", s, s, s);
+    if (k->nwarp) /* each lane's value at a shuffle */
+        hkc_strbuf_puts(out, "uint64_t *__hk_w = __hk_m.__take<uint64_t>();\n");
     if (k->has_return)
         hkc_strbuf_puts(out, "unsigned char *__hk_ret = __hk_m.__take<unsigned char>();\n"
                              "memset(__hk_ret, 0, __hk_n);\n");

@@ -59,7 +59,7 @@ static int open_region(lkernel *k, int list, unsigned beg)
         k->rcap = ncap;
     }
     k->r[k->nr] = (lregion){list, beg, beg};
-    add_item(k, list, (litem){.region = k->nr, .loop = -1, .body = -1});
+    add_item(k, list, (litem){.region = k->nr, .loop = -1, .body = -1, .warp = -1});
     return k->nr++;
 }
 
@@ -97,6 +97,17 @@ static int hoistable(lkernel *k, int stmt)
 }
 
 static void analyze_list(lkernel *k, int list, int first, unsigned end);
+
+/* Whether node's subtree reaches no barrier, only shuffles. */
+static int only_shfl(const lkernel *k, int node)
+{
+    char buf[64];
+    for (int i = node; i < k->nn && k->n[i].beg < k->n[node].end; i++)
+        if (k->n[i].kind == CXCursor_CallExpr && !hkc_loops_is_shfl_name(hkc_loops_callee(k, i, buf, sizeof buf)) &&
+            hkc_loops_contains_barrier(k, i))
+            return 0;
+    return 1;
+}
 
 /* A for loop with a barrier in its body: its header must be the block's. */
 static void analyze_for(lkernel *k, int list, int f)
@@ -152,7 +163,7 @@ static void analyze_for(lkernel *k, int list, int f)
     int inner = grow_list(k, list);
     if (inner < 0)
         return;
-    add_item(k, list, (litem){.region = -1, .loop = f, .body = inner});
+    add_item(k, list, (litem){.region = -1, .loop = f, .body = inner, .warp = -1});
     if (k->n[body].kind == CXCursor_CompoundStmt) {
         if (k->n[body].macro) {
             hkc_loops_refuse(k, body, "a loop body from %s", "a macro");
@@ -171,7 +182,16 @@ static void analyze_list(lkernel *k, int list, int first, unsigned end)
 {
     int cur = -1;
     for (int s = first; s >= 0 && !k->why[0] && !k->oom; s = k->n[s].next) {
-        int barrier = hkc_loops_is_barrier_stmt(k, s);
+        int barrier = hkc_loops_is_barrier_stmt(k, s), arg = -1, call = hkc_loops_warp_stmt(k, s, &arg);
+        if (call >= 0) { /* the exchange, then a region that starts with s */
+            if (cur >= 0)
+                k->r[cur].end = k->n[s].beg;
+            add_item(k, list, (litem){.region = -1, .loop = -1, .body = -1, .warp = s, .call = call, .arg = arg});
+            k->n[call].warp = k->nwarp++;
+            if ((cur = open_region(k, list, k->n[s].beg)) < 0)
+                return;
+            continue;
+        }
         if (barrier || hkc_loops_contains_barrier(k, s)) {
             if (cur >= 0)
                 k->r[cur].end = k->n[s].beg;
@@ -179,7 +199,12 @@ static void analyze_list(lkernel *k, int list, int first, unsigned end)
             if (barrier)
                 continue;
             if (k->n[s].kind != CXCursor_ForStmt) {
-                hkc_loops_refuse(k, s, "a barrier inside %s", construct(k->n[s].kind));
+                if (only_shfl(k, s))
+                    hkc_loops_refuse(k, s, "a warp shuffle in %s it cannot split (one shuffle of a variable "
+                                     "as the right side of `x = ` or `x op= `, at the top level or in a "
+                                     "uniform for loop)", construct(k->n[s].kind));
+                else
+                    hkc_loops_refuse(k, s, "a barrier inside %s", construct(k->n[s].kind));
                 return;
             }
             analyze_for(k, list, s);
@@ -218,7 +243,7 @@ static void refuse_constructs(lkernel *k)
             break;
         case CXCursor_CallExpr: {
             hkc_loops_callee(k, i, name, sizeof name);
-            if (hkc_loops_is_warp_name(name)) {
+            if (hkc_loops_is_warp_name(name) && !hkc_loops_is_shfl_name(name)) {
                 hkc_loops_refuse(k, i, "a warp operation or block reduction (%s)", name);
                 break;
             }
@@ -334,6 +359,14 @@ void hkc_loops_analyze(lkernel *k)
         return;
     place_nodes(k);
     classify_locals(k);
+    for (int l = 0; l < k->nl && !k->why[0]; l++)
+        for (int i = 0; i < k->l[l].nitems; i++) {
+            const litem *it = &k->l[l].items[i];
+            int u = it->warp >= 0 ? hkc_loops_unwrap(k, it->arg) : -1;
+            if (u >= 0 && k->v[k->n[u].var].kind != V_STORE)
+                hkc_loops_refuse(k, it->call, "a warp shuffle of %s, which is not kept per thread",
+                                 "a variable");
+        }
 }
 
 void hkc_loops_kernel_free(lkernel *k)

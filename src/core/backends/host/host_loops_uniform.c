@@ -92,13 +92,59 @@ static int subtree_end(const lkernel *k, int node)
     return last;
 }
 
+int hkc_loops_is_shfl_name(const char *s)
+{
+    return !strcmp(s, "__shfl") || !strcmp(s, "__shfl_up") || !strcmp(s, "__shfl_down") ||
+           !strcmp(s, "__shfl_xor");
+}
+
 int hkc_loops_contains_barrier(const lkernel *k, int node)
 {
     char buf[64];
     for (int i = node, e = subtree_end(k, node); i <= e; i++)
-        if (k->n[i].kind == CXCursor_CallExpr && is_barrier_name(hkc_loops_callee(k, i, buf, sizeof buf)))
+        if (k->n[i].kind == CXCursor_CallExpr &&
+            (is_barrier_name(hkc_loops_callee(k, i, buf, sizeof buf)) || hkc_loops_is_shfl_name(buf)))
             return 1;
     return 0;
+}
+
+/* A shuffle splits its statement's list like a barrier: every lane's value
+ * is stored in an exchange loop, then the statement runs reading them. So
+ * the shuffled value must be a variable (read once, before the statement),
+ * the statement an assignment to which the shuffle is the only warp
+ * operation, and nothing of it written by a macro. */
+int hkc_loops_warp_stmt(const lkernel *k, int stmt, int *arg)
+{
+    int s = hkc_loops_unwrap(k, stmt);
+    char op[8], buf[64];
+    if (s < 0 || k->n[s].macro || (k->n[s].kind != CXCursor_CompoundAssignOperator &&
+                                   k->n[s].kind != CXCursor_BinaryOperator))
+        return -1;
+    if (k->n[s].kind == CXCursor_BinaryOperator && (hkc_loops_op_of(k, s, op, sizeof op), strcmp(op, "=")))
+        return -1;
+    int call = -1, n = 0;
+    for (int i = s, e = subtree_end(k, s); i <= e; i++)
+        if (k->n[i].kind == CXCursor_CallExpr) {
+            hkc_loops_callee(k, i, buf, sizeof buf);
+            if (is_barrier_name(buf) || hkc_loops_is_warp_name(buf))
+                n++;
+            if (hkc_loops_is_shfl_name(buf))
+                call = i;
+        }
+    if (n != 1 || call < 0 || k->n[call].macro)
+        return -1;
+    /* the first child that is no reference to a function is the value */
+    for (int c = k->n[call].child; c >= 0; c = k->n[c].next) {
+        int u = hkc_loops_unwrap(k, c);
+        if (u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var < 0 &&
+            LC(clang_getCursorKind)(LC(clang_getCursorReferenced)(k->n[u].c)) == CXCursor_FunctionDecl)
+            continue;
+        if (u < 0 || k->n[u].kind != CXCursor_DeclRefExpr || k->n[u].var < 0)
+            return -1;
+        *arg = c;
+        return call;
+    }
+    return -1;
 }
 
 

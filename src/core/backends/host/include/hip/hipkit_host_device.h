@@ -1413,6 +1413,54 @@ struct __hk_loop_mem {
 };
 static inline size_t __hk_loop_span(size_t __size, uint32_t __n) { return (__size * __n + 63) & ~(size_t)63; }
 
+/* Shuffles in loop mode: an exchange loop stored every lane's value in
+ * __w (__hk_lw_bits), then each thread reads its source lane's, with the
+ * source lanes computed as on fibers; a source past the block's last thread
+ * or one that returned gives the thread its own value, as on fibers. */
+template <typename _Hk_T>
+static inline uint64_t __hk_lw_bits(_Hk_T __v)
+{
+    static_assert(sizeof(_Hk_T) <= 8, "shuffle of more than 64 bits");
+    uint64_t __b = 0;
+    memcpy(&__b, &__v, sizeof __v);
+    return __b;
+}
+template <typename _Hk_T>
+static inline _Hk_T __hk_lw_get(const uint64_t *__w, uint32_t __t, uint32_t __n, const unsigned char *__ret,
+                                int __lane)
+{
+    uint32_t __s = (__t & ~(uint32_t)(HK_HOST_WARP_SIZE - 1)) + (uint32_t)(__lane & (HK_HOST_WARP_SIZE - 1));
+    if (__s >= __n || (__ret && __ret[__s]))
+        __s = __t;
+    _Hk_T __r;
+    memcpy(&__r, &__w[__s], sizeof __r);
+    return __r;
+}
+template <typename _Hk_T>
+static inline _Hk_T __hk_lw(const uint64_t *__w, uint32_t __t, uint32_t __n, const unsigned char *__ret,
+                            int __src, int __width = warpSize)
+{
+    return __hk_lw_get<_Hk_T>(__w, __t, __n, __ret, __hk_shfl_src(__src, __width));
+}
+template <typename _Hk_T>
+static inline _Hk_T __hk_lw_up(const uint64_t *__w, uint32_t __t, uint32_t __n, const unsigned char *__ret,
+                               unsigned int __delta, int __width = warpSize)
+{
+    return __hk_lw_get<_Hk_T>(__w, __t, __n, __ret, __hk_shfl_up_src(__delta, __width));
+}
+template <typename _Hk_T>
+static inline _Hk_T __hk_lw_down(const uint64_t *__w, uint32_t __t, uint32_t __n, const unsigned char *__ret,
+                                 unsigned int __delta, int __width = warpSize)
+{
+    return __hk_lw_get<_Hk_T>(__w, __t, __n, __ret, __hk_shfl_down_src(__delta, __width));
+}
+template <typename _Hk_T>
+static inline _Hk_T __hk_lw_xor(const uint64_t *__w, uint32_t __t, uint32_t __n, const unsigned char *__ret,
+                                int __mask, int __width = warpSize)
+{
+    return __hk_lw_get<_Hk_T>(__w, __t, __n, __ret, __hk_shfl_xor_src(__mask, __width));
+}
+
 /* The variables every region loop uses: the coordinates, the block's shape. */
 #define __HK_LOOPS_BEGIN(__bytes_expr)                                                  \
     __hk_state &__hk_s = __hk_tls;                                                       \
