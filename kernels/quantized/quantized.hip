@@ -696,190 +696,6 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
     }
 }
 
-// ------------------------------------------------- matvec: the copy ring
-//
-// The staged path above keeps one step a warp in flight (its registers),
-// and the compiler may sink those loads past the sums: on the H100 it stays
-// latency bound at 0.4-0.7x the copy bandwidth (quantized-notes.md). The
-// ring copies global memory straight into shared memory without registers
-// (cp.async, sm_80 and newer): each warp keeps STAGES - 1 steps of its rows
-// in flight while it sums the oldest, so an SM has tens of KB requested at
-// all times whatever the arithmetic costs. Elsewhere (the CPU backend) the
-// same ring runs with plain copies, so the tests there walk the same
-// indices; AMD keeps the register path (HKQ_RING 0) until measured there.
-#ifndef HKQ_RING
-#if defined(__HIPKIT_HOST__) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
-#define HKQ_RING 1
-#else
-#define HKQ_RING 0
-#endif
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define HKQ_ASYNC 1
-#else
-#define HKQ_ASYNC 0
-#endif
-// Bytes of static shared memory a ring block may take: the 48 KB every
-// backend grants without asking, less room for the block's other uses.
-#ifndef HKQ_SHARED
-#define HKQ_SHARED (48 * 1024 - 512)
-#endif
-#ifndef HKQ_MAXSTAGES
-#define HKQ_MAXSTAGES 4
-#endif
-
-// 16 bytes global -> shared; on sm_80+ asynchronous (a commit closes the
-// group, hkq_cp_wait<N> waits until at most N groups of this thread are
-// pending; __syncwarp then shows the lanes' copies to the warp).
-__device__ inline void hkq_cp16(uint4 *dst, const uint4 *src)
-{
-#if HKQ_ASYNC
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src)
-                 : "memory");
-#else
-    *dst = *src;
-#endif
-}
-__device__ inline void hkq_cp_commit()
-{
-#if HKQ_ASYNC
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N> __device__ inline void hkq_cp_wait()
-{
-#if HKQ_ASYNC
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
-// A ring's sizes: PAIR rows a warp (HKQ_PAIR: two where two still fit
-// two stages, so each x value read from shared memory serves both rows),
-// steps of CHUNK columns (1024 where 2048 would take more than 1280 bytes
-// a row, or for pairs, and 1024 still gives whole 16-byte pieces), as many
-// stages (2 to HKQ_MAXSTAGES) as fit next to x in HKQ_SHARED.
-#ifndef HKQ_PAIR
-#define HKQ_PAIR 0
-#endif
-template <int F, int X8> struct hkq_ring {
-    typedef hkq_fmt<F> Q;
-    enum {
-        SEG2K = 2048 / Q::BLOCK * Q::BYTES,
-        SEG1K = 1024 / Q::BLOCK * Q::BYTES,
-        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
-        XBYTES = 4 * XWORDS + (X8 ? 4 : HKQ_XMAX / 16 * 4),
-        ROOM = (HKQ_SHARED - XBYTES) / HKQ_ROWS - 16, // a warp's ring bytes
-        PAIR = HKQ_PAIR && 2 * 2 * (SEG1K % 16 == 0 ? SEG1K : SEG2K) <= ROOM ? 2 : 1,
-        CHUNK = (SEG2K > 1280 || PAIR == 2) && SEG1K % 16 == 0 ? 1024 : 2048,
-        SEG16 = CHUNK / Q::BLOCK * Q::BYTES / 16,
-        FIT = ROOM / (16 * SEG16 * PAIR),
-        STAGES = FIT > HKQ_MAXSTAGES ? HKQ_MAXSTAGES : FIT < 2 ? 2 : FIT,
-    };
-    static_assert(CHUNK / Q::BLOCK * Q::BYTES % 16 == 0, "a chunk of a row is whole 16-byte pieces");
-};
-
-// A warp's walk over (row, step): rows row0, row0 + stride, ..., each in
-// nchunks steps.
-struct hkq_cursor {
-    long long row;
-    int c;
-    __device__ void next(int nchunks, long long stride)
-    {
-        if (++c == nchunks) {
-            c = 0;
-            row += stride;
-        }
-    }
-};
-
-// The lanes' copies of step `at` of its PAIR rows into ring stage dst
-// (none past the last row), closed as one group either way so that the
-// wait below counts steps.
-template <int F, int X8>
-__device__ inline void hkq_ring_copy(const hkq_u8 *w, long long rb, int rows, int cols, hkq_cursor at, uint4 *dst,
-                                     int lane)
-{
-    typedef hkq_ring<F, X8> R;
-    const int c0 = at.c * R::CHUNK;
-    const int n16 = min((int)R::CHUNK, cols - c0) / hkq_fmt<F>::BLOCK * hkq_fmt<F>::BYTES / 16;
-    for (int k = 0; k < R::PAIR && at.row + k < rows; k++) {
-        const uint4 *src =
-            (const uint4 *)(w + (at.row + k) * rb + (long long)c0 / hkq_fmt<F>::BLOCK * hkq_fmt<F>::BYTES);
-        for (int p = lane; p < n16; p += warpSize)
-            hkq_cp16(dst + k * R::SEG16 + p, src + p);
-    }
-    hkq_cp_commit();
-}
-
-// group g (of the step at c0) of the row whose step sits at r
-template <int F, int X8>
-__device__ inline float hkq_ring_dot(const hkq_u8 *r, int g, int c0, const uint4 *xsm, const float *xsum)
-{
-    const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
-    const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
-    if (X8)
-        return hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
-    return hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
-}
-
-__device__ inline void hkq_warp_store(float *y, long long row, float acc, int lane)
-{
-    for (int off = warpSize / 2; off > 0; off /= 2)
-        acc += __shfl_xor(acc, off);
-    if (lane == 0)
-        y[row] = acc;
-}
-
-// The block stages x once; then each warp streams its rows (blockIdx.x *
-// nw + warp, + gridDim.x * nw, ...) through its own ring of STAGES steps:
-// copy step i + STAGES - 1, wait for step i, sum it (lane l taking groups
-// l, l + warpSize, ... as the register path does).
-template <int F, int X8>
-__device__ void hkq_matvec_ring(const void *w, const void *x, float *y, int rows, int cols)
-{
-    typedef hkq_ring<F, X8> R;
-    enum { S = R::STAGES, STEP = R::PAIR * R::SEG16, SPAN = S * STEP + 1 }; // + 1: hkq_words reads a word past a block
-    __shared__ uint4 wsm[HKQ_ROWS * SPAN];
-    __shared__ uint4 xsm[R::XWORDS / 4];
-    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
-    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
-    const int nchunks = (cols + R::CHUNK - 1) / R::CHUNK;
-    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    const long long stride = (long long)gridDim.x * nw * R::PAIR;
-    uint4 *ring = wsm + warp * SPAN;
-    hkq_cursor in = {((long long)blockIdx.x * nw + warp) * R::PAIR, 0}, out = in;
-    // the first steps in flight while x is staged
-    for (int s = 0; s < S - 1; s++, in.next(nchunks, stride))
-        hkq_ring_copy<F, X8>((const hkq_u8 *)w, rb, rows, cols, in, ring + s * STEP, lane);
-    hkq_stage_x<F, X8>(x, cols, xsm, xsum);
-    float acc0 = 0.0f, acc1 = 0.0f;
-    for (int slot = 0; out.row < rows; out.next(nchunks, stride)) {
-        hkq_ring_copy<F, X8>((const hkq_u8 *)w, rb, rows, cols, in, ring + (slot == 0 ? S - 1 : slot - 1) * STEP,
-                             lane);
-        in.next(nchunks, stride);
-        hkq_cp_wait<S - 1>();
-        __syncwarp();
-        const int c0 = out.c * R::CHUNK, groups = min((int)R::CHUNK, cols - c0) / 32;
-        const hkq_u8 *r = (const hkq_u8 *)(ring + slot * STEP);
-        const bool two = R::PAIR == 2 && out.row + 1 < rows; // the same for the whole warp
-        for (int g = lane; g < groups; g += warpSize) {
-            acc0 += hkq_ring_dot<F, X8>(r, g, c0, xsm, xsum);
-            if (two) // x's shared reads above serve this row too
-                acc1 += hkq_ring_dot<F, X8>(r + 16 * R::SEG16, g, c0, xsm, xsum);
-        }
-        if (out.c == nchunks - 1) {
-            hkq_warp_store(y, out.row, acc0, lane);
-            if (two)
-                hkq_warp_store(y, out.row + 1, acc1, lane);
-            acc0 = acc1 = 0.0f;
-        }
-        __syncwarp(); // every lane is done with this slot before a copy refills it
-        slot = slot == S - 1 ? 0 : slot + 1;
-    }
-    hkq_cp_wait<0>(); // no copy outlives the block
-}
-
 // -------------------------------------------------------------- matvec
 
 template <int F>
@@ -891,11 +707,7 @@ template <int F>
 __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 0>(w, x, cols)) {
-#if HKQ_RING
-        hkq_matvec_ring<F, 0>(w, x, y, rows, cols);
-#else
         hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
-#endif
         return;
     }
     // grid-stride over rows, a warp each: the whole warp leaves together,
@@ -947,11 +759,7 @@ template <int F>
 __device__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 1>(w, xq, cols)) {
-#if HKQ_RING
-        hkq_matvec_ring<F, 1>(w, xq, y, rows, cols);
-#else
         hkq_matvec_staged<F, 1>(w, xq, y, rows, cols);
-#endif
         return;
     }
     const int lane = threadIdx.x % warpSize, nw = blockDim.x / warpSize;

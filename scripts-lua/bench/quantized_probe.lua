@@ -1,9 +1,11 @@
 -- Variants of the quantized matvec kernels side by side on one device, for
 -- docs/families/quantized-notes.md: kernels/quantized/quantized.hip (arg[1])
--- compiled by hk.compile with defines (HKQ_RING 0: the register path; the
--- ring with fewer stages), only the matvec kernels of q4_0, q8_0, q4_K and
--- q6_K instantiated (a compile of seconds), launched directly on several
--- grids (256 threads). Each figure: hk.bench of `copies` back-to-back
+-- compiled by hk.compile with each variant's defines, only the matvec
+-- kernels of q4_0, q8_0, q4_K and q6_K instantiated (a compile of seconds),
+-- launched directly on several grids (256 threads; HKQ_PROBE_GRIDS="264,528"
+-- picks them, HKQ_PROBE_ONLY a Lua pattern the variants' names must match).
+-- Next to them a kernel that only reads the same bytes: the ceiling of a
+-- launch of this size. Each figure: hk.bench of `copies` back-to-back
 -- launches over rotating weight copies (together > 200 MB, beyond the 50
 -- MB L2), GB/s of the matrix bytes, ratio to the 256 MiB device copy of
 -- the same run; each result is checked against the op's y.
@@ -28,12 +30,11 @@ extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int ro
 ]]):format(q, fmts[q], q, fmts[q])
 end
 local src = base .. table.concat(kern)
+-- Each variant: a name and the defines it compiles with. Commit 6da6004
+-- (branch quant2) also had the cp.async ring (HKQ_RING 1, HKQ_MAXSTAGES,
+-- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
 local variants = {
-    {"register path (v4)", {HKQ_RING = 0}},
-    {"ring, 2 stages", {HKQ_MAXSTAGES = 2}},
-    {"ring, 2 rows a warp", {HKQ_PAIR = 1}},
-    {"ring, 2 rows, 2 stages", {HKQ_PAIR = 1, HKQ_MAXSTAGES = 2}},
-    {"ring, 2 rows, 3 stages", {HKQ_PAIR = 1, HKQ_MAXSTAGES = 3}},
+    {"register path (v4)", {}},
 }
 local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
 if only then
