@@ -43,7 +43,9 @@ if only then
     variants = keep
 end
 local grids = {}
-for g in (os.getenv("HKQ_PROBE_GRIDS") or "264,528,896,1792"):gmatch("%d+") do grids[#grids + 1] = tonumber(g) end
+for g in (os.getenv("HKQ_PROBE_GRIDS") or "264,528,896,1792"):gmatch("%d+") do
+    grids[#grids + 1] = tonumber(g)
+end
 local big = 256 << 20
 local csrc, cdst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 local copy = hk.bench(function() cdst:copy(csrc) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
@@ -79,7 +81,6 @@ Q.quantize(xq, x)
 local y = hk.alloc(rows, "f32")
 local mods = {}
 for i, v in ipairs(variants) do
-    local t0 = os.clock()
     mods[i] = hk.compile(src, {name = "qprobe" .. i, defines = v[2]})
     for _, q in ipairs(order) do
         for _, k in ipairs{"mv_", "mv8_"} do
@@ -88,7 +89,7 @@ for i, v in ipairs(variants) do
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
         end
     end
-    print(("\n  compiled %s in %.1f s (host clock)"):format(v[1], os.clock() - t0))
+    print(("\n  compiled %s"):format(v[1]))
 end
 for _, q in ipairs(order) do
     local n = rows * cols
@@ -133,7 +134,8 @@ for _, q in ipairs(order) do
                 local r = hk.bench(function()
                     for j = 1, copies do k{grid = g, block = 256}(ws[j], form[2], y, rows, cols) end
                 end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
-                line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, bad > 0 and ("!BAD" .. bad) or "")
+                local flag = bad > 0 and ("!BAD" .. bad) or ""
+                line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
             end
             print(("  %-5s %-7s %-24s %s"):format(q, form[3], v[1], table.concat(line, "  ")))
         end
