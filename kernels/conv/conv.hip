@@ -322,13 +322,44 @@ __device__ void hkc_unfold(const T *x, T *col, const hkc_geom g)
     }
 }
 
+// Mixed-radix counters: a position (d0, d1, d2, d3) of a row-major index
+// space with radices (unbounded, n1, n2, n3), advanced by a fixed step
+// that was split into digits once, so a grid-stride loop finds its next
+// element's coordinates with compares and subtracts instead of integer
+// divisions (a digit plus a digit plus a carry stays below twice its
+// radix).
+struct hkc_digits {
+    int d0, d1, d2, d3;
+};
+__device__ inline hkc_digits hkc_split(long long v, int n1, int n2, int n3)
+{
+    long long r3 = v / n3, r2 = r3 / n2;
+    return {(int)(r2 / n1), (int)(r2 % n1), (int)(r3 % n2), (int)(v % n3)};
+}
+__device__ inline void hkc_advance(hkc_digits &d, const hkc_digits &by, int n1, int n2, int n3)
+{
+    d.d3 += by.d3;
+    int c = d.d3 >= n3;
+    d.d3 -= c ? n3 : 0;
+    d.d2 += by.d2 + c;
+    c = d.d2 >= n2;
+    d.d2 -= c ? n2 : 0;
+    d.d1 += by.d1 + c;
+    c = d.d1 >= n1;
+    d.d1 -= c ? n1 : 0;
+    d.d0 += by.d0 + c;
+}
+
 // im2col through shared memory (GPUs): a block takes a tile of up to
 // HKC_I2C_TILE consecutive output pixels of one output row, loads the r
 // input rows of every channel that tile reads (coalesced, zeros where the
 // padding is), then writes the tile's part of col, which is contiguous,
 // with 16-byte stores. Dynamic shared memory: c x r x span elements, span
 // = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
-// and any block shape.
+// and any block shape. Both phases walk their elements with carried
+// digits (hkc_advance): the three divisions a 4-element chunk and two an
+// element loaded that an earlier version spent cost as much issue time as
+// the stores.
 #define HKC_I2C_TILE 32
 template <typename T>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
@@ -337,44 +368,120 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
     T *sm = (T *)hkc_i2c_dyn;
     const int tiles_row = (g.ow + HKC_I2C_TILE - 1) / HKC_I2C_TILE;
     const int span = (HKC_I2C_TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
-    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), loaded = (unsigned)(g.c * g.r * span);
     const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    // load phase: element (-, ci, rr, i) of c x r x span; write phase:
+    // chunk start (pp, ci, rr, ss)
+    const hkc_digits ld0 = hkc_split(tid, g.c, g.r, span), ldstep = hkc_split(nt, g.c, g.r, span);
+    const hkc_digits st0 = hkc_split(4ll * tid, g.c, g.r, g.s), ststep = hkc_split(4ll * nt, g.c, g.r, g.s);
     const long long tiles = (long long)g.n * g.oh * tiles_row;
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         long long row = tile / tiles_row; // img * oh + oy
         int ox0 = (int)(tile - row * tiles_row) * HKC_I2C_TILE;
         int npix = g.ow - ox0 < HKC_I2C_TILE ? g.ow - ox0 : HKC_I2C_TILE;
         long long img = row / g.oh;
-        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw;
+        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw, ih0 = oy * g.sh - g.ph;
         const T *xi = x + img * g.c * g.h * g.wd;
         __syncthreads(); // the previous tile's reads are done
-        for (unsigned e = tid; e < (unsigned)(g.c * g.r * span); e += nt) {
-            unsigned cr = e / span;
-            int iw = iw0 + (int)(e - cr * span), ci = (int)(cr / g.r), rr = (int)(cr - ci * g.r);
-            int ih = oy * g.sh - g.ph + rr * g.dh;
-            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)ci * g.h + ih) * g.wd + iw]
+        hkc_digits d = ld0;
+        for (unsigned e = tid; e < loaded; e += nt) {
+            int ih = ih0 + d.d2 * g.dh, iw = iw0 + d.d3;
+            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)d.d1 * g.h + ih) * g.wd + iw]
                                                               : hkc_zero<T>();
+            hkc_advance(d, ldstep, g.c, g.r, span);
         }
         __syncthreads();
         T *out = col + (row * g.ow + ox0) * cols;
         const unsigned total = (unsigned)npix * cols;
+        hkc_digits q = st0;
         for (unsigned e = tid * 4; e < total; e += nt * 4) {
-            unsigned pp = e / cols, j = e - pp * cols;
-            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
+            int pp = q.d0, ci = q.d1, rr = q.d2, ss = q.d3;
             T v[4];
 #pragma unroll
             for (int k = 0; k < 4; k++) {
                 v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
-                if (++ss == (unsigned)g.s) {
+                if (++ss == g.s) {
                     ss = 0;
-                    if (++rr == (unsigned)g.r) {
+                    if (++rr == g.r) {
                         rr = 0;
-                        if (++ci == (unsigned)g.c)
+                        if (++ci == g.c)
                             ci = 0, pp++;
                     }
                 }
             }
             hkc_put4(out + e, v, total - e);
+            hkc_advance(q, ststep, g.c, g.r, g.s);
+        }
+    }
+}
+
+// E consecutive elements stored as one vector when p is aligned to it and
+// all lie before the end (left: how many do), else one by one.
+template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
+template <typename T, int E> __device__ inline void hkc_putn(T *p, const hkc_vec<T, E> &v, unsigned left)
+{
+    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
+        *(hkc_vec<T, E> *)p = v;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < E; k++)
+        if ((unsigned)k < left)
+            p[k] = v.e[k];
+}
+
+// unfold through shared memory (GPUs; the GEMM route's columns): a block
+// takes one input plane (img, ci) at a time, copies the window its taps
+// read, the plane with its padding ((oh - 1) sh + (r - 1) dh + 1 rows of
+// (ow - 1) sw + (s - 1) dw + 1, zeros outside x), into shared memory, then
+// writes the plane's r s rows of oh ow pixels, one contiguous run of col,
+// 16 bytes a lane (E elements), each element one shared read with no
+// bounds test. Positions are carried digits (hkc_advance), no division per
+// chunk. Dynamic shared memory: that window; any grid and block shape.
+template <typename T>
+__device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
+{
+    constexpr int E = 16 / sizeof(T);
+    extern __shared__ __align__(16) unsigned char hkc_unf_dyn[];
+    T *sm = (T *)hkc_unf_dyn;
+    const int hp = (g.oh - 1) * g.sh + (g.r - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const int rs = g.r * g.s, pix = g.oh * g.ow;
+    const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    const unsigned window = (unsigned)(hp * wp), total = (unsigned)(rs * pix);
+    // load: (-, -, iy, ix) of hp x wp; write: chunk start (a, b, oy, ox)
+    const hkc_digits ld0 = hkc_split(tid, 1, hp, wp), ldstep = hkc_split(nt, 1, hp, wp);
+    const hkc_digits st0 = hkc_split((long long)E * tid, g.s, g.oh, g.ow);
+    const hkc_digits ststep = hkc_split((long long)E * nt, g.s, g.oh, g.ow);
+    const long long planes = (long long)g.n * g.c;
+    for (long long plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+        const T *xp = x + plane * g.h * g.wd;
+        __syncthreads(); // the previous plane's reads are done
+        hkc_digits d = ld0;
+        for (unsigned e = tid; e < window; e += nt) {
+            int ih = d.d2 - g.ph, iw = d.d3 - g.pw;
+            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
+            hkc_advance(d, ldstep, 1, hp, wp);
+        }
+        __syncthreads();
+        T *out = col + plane * total;
+        hkc_digits q = st0;
+        for (unsigned e = tid * E; e < total; e += nt * E) {
+            int a = q.d0, b = q.d1, oy = q.d2, ox = q.d3;
+            hkc_vec<T, E> v;
+#pragma unroll
+            for (int k = 0; k < E; k++) {
+                v.e[k] = e + k < total ? sm[(oy * g.sh + a * g.dh) * wp + ox * g.sw + b * g.dw] : hkc_zero<T>();
+                if (++ox == g.ow) {
+                    ox = 0;
+                    if (++oy == g.oh) {
+                        oy = 0;
+                        if (++b == g.s)
+                            b = 0, a++;
+                    }
+                }
+            }
+            hkc_putn<T, E>(out + e, v, total - e);
+            hkc_advance(q, ststep, g.s, g.oh, g.ow);
         }
     }
 }
@@ -531,6 +638,11 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
         hkc_unfold<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+    }                                                                                                         \
+    extern "C" __global__ void unfold_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
+                                                int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
+    {                                                                                                         \
+        hkc_unfold_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
     }                                                                                                         \
     extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
                                                 int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\

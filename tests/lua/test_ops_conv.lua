@@ -341,6 +341,30 @@ for _, dt in ipairs({"f32", "f16", "f64"}) do
     t.ok(good, "unfold " .. dt .. " (the GEMM route's columns) equals a Lua loop under odd blocks and grids")
 end
 
+-- unfold_tiled (the GPU's unfold, a plane at a time through shared memory)
+-- against the row kernel unfold: stride 2 and dilation 2 along h, padding
+-- on both sides, planes of 6 x 5 output pixels (16-byte chunks that cross
+-- output rows, taps and planes, stores unaligned on most planes), odd
+-- blocks and grids (a grid stride over the planes)
+for _, dt in ipairs({"f32", "f16", "f64"}) do
+    local n, c, h, w, r, s, sh, sw, ph, pw, dh, dw = 2, 3, 12, 7, 2, 3, 2, 1, 1, 1, 2, 1
+    local oh, ow = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1, (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    local x = rand(n * c * h * w, dt)
+    local want = poisoned(n * c * r * s * oh * ow, dt)
+    C.kernels["unfold_" .. dt]{grid = 4, block = {8, 2}}(x, want, n, c, h, w, r, s, oh, ow, sh, sw, ph, pw, dh, dw)
+    local size = dt == "f64" and 8 or dt == "f32" and 4 or 2
+    local shared = ((oh - 1) * sh + (r - 1) * dh + 1) * ((ow - 1) * sw + (s - 1) * dw + 1) * size
+    local wv, good = want:totable(), true
+    for _, launch in ipairs({{1, {256, 1}}, {2, {3, 5}}, {{4, 1, 1}, {32, 4}}, {9, {1, 1}}}) do
+        local y = poisoned(#wv, dt)
+        C.kernels["unfold_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = shared}(x, y, n, c, h, w,
+            r, s, oh, ow, sh, sw, ph, pw, dh, dw)
+        local g = y:totable()
+        for i = 1, #wv do good = good and g[i] == wv[i] end
+    end
+    t.ok(good and wv[1] == wv[1], "unfold_tiled " .. dt .. " equals unfold: strides, dilation, padding, odd launches")
+end
+
 -- im2col_tiled (the GPU's im2col, through shared memory) against the op
 -- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
 -- split in two, stride 2 and dilation 2 along w, odd blocks and grids
