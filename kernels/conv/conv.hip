@@ -350,6 +350,38 @@ __device__ inline void hkc_advance(hkc_digits &d, const hkc_digits &by, int n1, 
     d.d0 += by.d0 + c;
 }
 
+// E consecutive elements stored as one vector when p is aligned to it and
+// all lie before the end (left: how many do), else one by one.
+template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
+template <typename T, int E> __device__ inline void hkc_putn(T *p, const hkc_vec<T, E> &v, unsigned left)
+{
+    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
+        *(hkc_vec<T, E> *)p = v;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < E; k++)
+        if ((unsigned)k < left)
+            p[k] = v.e[k];
+}
+
+// v = elements S .. S + E - 1 of the run a, b (2E elements) for the S
+// that equals s: a shift by a constant in each case, which the compiler
+// turns into register moves (byte permutes for 2-byte types).
+template <typename T, int E, int S> struct hkc_shift {
+    __device__ static inline void take(hkc_vec<T, E> &v, const hkc_vec<T, E> &a, const hkc_vec<T, E> &b, int s)
+    {
+        if (s != S)
+            return hkc_shift<T, E, S + 1>::take(v, a, b, s);
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v.e[k] = k + S < E ? a.e[k + S] : b.e[k + S - E];
+    }
+};
+template <typename T, int E> struct hkc_shift<T, E, E> {
+    __device__ static inline void take(hkc_vec<T, E> &, const hkc_vec<T, E> &, const hkc_vec<T, E> &, int) {}
+};
+
 // im2col through shared memory (GPUs): a block takes a tile of up to
 // HKC_I2C_TILE consecutive output pixels of one output row, loads the r
 // input rows of every channel that tile reads (coalesced, zeros where the
@@ -361,6 +393,7 @@ __device__ inline void hkc_advance(hkc_digits &d, const hkc_digits &by, int n1, 
 // element loaded that an earlier version spent cost as much issue time as
 // the stores.
 #define HKC_I2C_TILE 32
+#define HKC_I2C_OFFS 1024
 template <typename T>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
 {
@@ -374,6 +407,18 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
     // chunk start (pp, ci, rr, ss)
     const hkc_digits ld0 = hkc_split(tid, g.c, g.r, span), ldstep = hkc_split(nt, g.c, g.r, span);
     const hkc_digits st0 = hkc_split(4ll * tid, g.c, g.r, g.s), ststep = hkc_split(4ll * nt, g.c, g.r, g.s);
+    // Rows of at most HKC_I2C_OFFS taps, a multiple of 4: tap j's shared
+    // offset (ci r + rr) span + ss dw from a table made once a block, so a
+    // chunk costs one 16-byte table read and four shared reads (the
+    // carried digits cost ~15 instructions an element: the kernel was
+    // issue-bound at half the copy rate).
+    __shared__ __align__(16) int hkc_i2c_off[HKC_I2C_OFFS];
+    const bool table = cols <= HKC_I2C_OFFS && cols % 4 == 0;
+    const hkc_digits tb0 = hkc_split(4ll * tid, 1, 1, (int)cols), tbstep = hkc_split(4ll * nt, 1, 1, (int)cols);
+    for (unsigned j = tid; table && j < cols; j += nt) {
+        int ci = (int)j / (g.r * g.s), t = (int)j - ci * g.r * g.s, rr = t / g.s;
+        hkc_i2c_off[j] = (ci * g.r + rr) * span + (t - rr * g.s) * g.dw;
+    }
     const long long tiles = (long long)g.n * g.oh * tiles_row;
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         long long row = tile / tiles_row; // img * oh + oy
@@ -393,6 +438,17 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
         __syncthreads();
         T *out = col + (row * g.ow + ox0) * cols;
         const unsigned total = (unsigned)npix * cols;
+        if (table) { // 4 taps a chunk, never across pixels
+            hkc_digits q = tb0;
+            for (unsigned e = tid * 4; e < total; e += nt * 4) {
+                const hkc_vec<int, 4> o = *(const hkc_vec<int, 4> *)(hkc_i2c_off + q.d3);
+                const int at = q.d0 * g.sw;
+                T v[4] = {sm[o.e[0] + at], sm[o.e[1] + at], sm[o.e[2] + at], sm[o.e[3] + at]};
+                hkc_put4(out + e, v, total - e);
+                hkc_advance(q, tbstep, 1, 1, (int)cols);
+            }
+            continue;
+        }
         hkc_digits q = st0;
         for (unsigned e = tid * 4; e < total; e += nt * 4) {
             int pp = q.d0, ci = q.d1, rr = q.d2, ss = q.d3;
@@ -415,29 +471,19 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
     }
 }
 
-// E consecutive elements stored as one vector when p is aligned to it and
-// all lie before the end (left: how many do), else one by one.
-template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
-template <typename T, int E> __device__ inline void hkc_putn(T *p, const hkc_vec<T, E> &v, unsigned left)
-{
-    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
-        *(hkc_vec<T, E> *)p = v;
-        return;
-    }
-#pragma unroll
-    for (int k = 0; k < E; k++)
-        if ((unsigned)k < left)
-            p[k] = v.e[k];
-}
-
 // unfold through shared memory (GPUs; the GEMM route's columns): a block
 // takes one input plane (img, ci) at a time, copies the window its taps
-// read, the plane with its padding ((oh - 1) sh + (r - 1) dh + 1 rows of
-// (ow - 1) sw + (s - 1) dw + 1, zeros outside x), into shared memory, then
-// writes the plane's r s rows of oh ow pixels, one contiguous run of col,
-// 16 bytes a lane (E elements), each element one shared read with no
-// bounds test. Positions are carried digits (hkc_advance), no division per
-// chunk. Dynamic shared memory: that window; any grid and block shape.
+// read, the plane with its padding (hp = (oh - 1) sh + (r - 1) dh + 1 rows
+// of wp = (ow - 1) sw + (s - 1) dw + 1, zeros outside x), into shared
+// memory at a row pitch of wp rounded up to E (16 bytes), then writes the
+// plane's r s rows of oh ow pixels, one contiguous run of col, 16 bytes
+// (E elements) a lane. With stride 1 along w and rows of a multiple of E
+// pixels, a chunk is E consecutive window elements at a shift of (b dw) %
+// E: two 16-byte shared reads and a constant shift (hkc_shift), since an
+// element at a time (one 2-byte shared read, bank conflicts and index
+// arithmetic per element) ran at a third of the copy rate; otherwise
+// element by element. Positions are carried digits (hkc_advance).
+// Dynamic shared memory: (hp pitch + E) elements; any grid and block shape.
 template <typename T>
 __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
 {
@@ -445,11 +491,12 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
     extern __shared__ __align__(16) unsigned char hkc_unf_dyn[];
     T *sm = (T *)hkc_unf_dyn;
     const int hp = (g.oh - 1) * g.sh + (g.r - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + (g.s - 1) * g.dw + 1;
-    const int rs = g.r * g.s, pix = g.oh * g.ow;
+    const int pitch = (wp + E - 1) / E * E, rs = g.r * g.s, pix = g.oh * g.ow;
     const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-    const unsigned window = (unsigned)(hp * wp), total = (unsigned)(rs * pix);
-    // load: (-, -, iy, ix) of hp x wp; write: chunk start (a, b, oy, ox)
-    const hkc_digits ld0 = hkc_split(tid, 1, hp, wp), ldstep = hkc_split(nt, 1, hp, wp);
+    const unsigned window = (unsigned)(hp * pitch + E), total = (unsigned)(rs * pix);
+    const bool fast = g.sw == 1 && g.ow % E == 0 && (unsigned long long)col % 16 == 0;
+    // load: (past the rows, -, iy, ix) of hp x pitch; write: chunk start (a, b, oy, ox)
+    const hkc_digits ld0 = hkc_split(tid, 1, hp, pitch), ldstep = hkc_split(nt, 1, hp, pitch);
     const hkc_digits st0 = hkc_split((long long)E * tid, g.s, g.oh, g.ow);
     const hkc_digits ststep = hkc_split((long long)E * nt, g.s, g.oh, g.ow);
     const long long planes = (long long)g.n * g.c;
@@ -459,18 +506,27 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
         hkc_digits d = ld0;
         for (unsigned e = tid; e < window; e += nt) {
             int ih = d.d2 - g.ph, iw = d.d3 - g.pw;
-            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
-            hkc_advance(d, ldstep, 1, hp, wp);
+            bool in = d.d0 == 0 && d.d3 < wp && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+            sm[e] = in ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
+            hkc_advance(d, ldstep, 1, hp, pitch);
         }
         __syncthreads();
         T *out = col + plane * total;
         hkc_digits q = st0;
         for (unsigned e = tid * E; e < total; e += nt * E) {
             int a = q.d0, b = q.d1, oy = q.d2, ox = q.d3;
+            hkc_advance(q, ststep, g.s, g.oh, g.ow);
             hkc_vec<T, E> v;
+            if (fast) {
+                int src = (oy * g.sh + a * g.dh) * pitch + ox + b * g.dw, base = src & ~(E - 1);
+                const hkc_vec<T, E> *p = (const hkc_vec<T, E> *)(sm + base);
+                hkc_shift<T, E, 0>::take(v, p[0], p[1], src - base);
+                *(hkc_vec<T, E> *)(out + e) = v;
+                continue;
+            }
 #pragma unroll
             for (int k = 0; k < E; k++) {
-                v.e[k] = e + k < total ? sm[(oy * g.sh + a * g.dh) * wp + ox * g.sw + b * g.dw] : hkc_zero<T>();
+                v.e[k] = e + k < total ? sm[(oy * g.sh + a * g.dh) * pitch + ox * g.sw + b * g.dw] : hkc_zero<T>();
                 if (++ox == g.ow) {
                     ox = 0;
                     if (++oy == g.oh) {
@@ -481,7 +537,6 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
                 }
             }
             hkc_putn<T, E>(out + e, v, total - e);
-            hkc_advance(q, ststep, g.s, g.oh, g.ow);
         }
     }
 }

@@ -57,8 +57,9 @@ local function unfold_case(label, dt, n, c, h, w, r, s, ph, pw)
     print(("  %s %-6s unfold (rows)        %8.4f ms %7.1f GB/s  copy %8.4f ms %7.1f GB/s  %.2fx  %s"):format(label, dt,
         rms, bytes / rms / 1e6, cms, bytes / cms / 1e6, cms / rms, info(rows)))
     local tiled = C.kernels["unfold_tiled_" .. dt]
-    local shared = (oh + r - 1) * (ow + s - 1) * size
-    for _, bl in ipairs({128, 256, 512, 1024}) do
+    local e = 16 // size
+    local shared = ((oh + r - 1) * ((ow + s - 1 + e - 1) // e * e) + e) * size
+    for _, bl in ipairs({128, 256, 512}) do
         col:fill(0)
         local ms = bench(function()
             tiled{grid = math.min(n * c, 1 << 20), block = bl, shared = shared}(x, col, n, c, h, w, r, s, oh, ow,
