@@ -43,6 +43,14 @@ __device__ inline void hkc_put(double *p, double v) { *p = v; }
 template <typename T> __device__ inline T hkc_zero() { return (T)0; }
 template <> __device__ inline __half hkc_zero<__half>() { return __float2half(0.0f); }
 template <> __device__ inline __hip_bfloat16 hkc_zero<__hip_bfloat16>() { return __float2bfloat16(0.0f); }
+// The column kernels (im2col, unfold) only move elements: they run on the
+// unsigned integer of the element's size, whose vectors the compiler
+// copies as whole registers (a struct of __half members was stored half by
+// half: the f16 columns ran at half the rate of f32's).
+template <int N> struct hkc_raw;
+template <> struct hkc_raw<2> { typedef unsigned short type; };
+template <> struct hkc_raw<4> { typedef unsigned type; };
+template <> struct hkc_raw<8> { typedef unsigned long long type; };
 // Four consecutive elements stored as one vector when p is aligned to it
 // (left: how many of them lie inside the row).
 template <typename T> struct alignas(4 * sizeof(T)) hkc_quad { T e[4]; };
@@ -394,6 +402,9 @@ template <typename T, int E> struct hkc_shift<T, E, E> {
 // the stores.
 #define HKC_I2C_TILE 32
 #define HKC_I2C_OFFS 1024
+// Loads a thread has in flight while filling shared memory: one at a time,
+// each waited for before the next, left the tiled kernels latency-bound.
+#define HKC_LOADS 4
 template <typename T>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
 {
@@ -429,11 +440,19 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
         const T *xi = x + img * g.c * g.h * g.wd;
         __syncthreads(); // the previous tile's reads are done
         hkc_digits d = ld0;
-        for (unsigned e = tid; e < loaded; e += nt) {
-            int ih = ih0 + d.d2 * g.dh, iw = iw0 + d.d3;
-            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)d.d1 * g.h + ih) * g.wd + iw]
-                                                              : hkc_zero<T>();
-            hkc_advance(d, ldstep, g.c, g.r, span);
+        for (unsigned e = tid; e < loaded; e += HKC_LOADS * nt) { // HKC_LOADS loads in flight
+            T v[HKC_LOADS];
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++) {
+                int ih = ih0 + d.d2 * g.dh, iw = iw0 + d.d3;
+                bool in = d.d0 == 0 && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+                v[u] = in ? xi[((long long)d.d1 * g.h + ih) * g.wd + iw] : hkc_zero<T>();
+                hkc_advance(d, ldstep, g.c, g.r, span);
+            }
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++)
+                if (e + u * nt < loaded)
+                    sm[e + u * nt] = v[u];
         }
         __syncthreads();
         T *out = col + (row * g.ow + ox0) * cols;
@@ -504,11 +523,19 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
         const T *xp = x + plane * g.h * g.wd;
         __syncthreads(); // the previous plane's reads are done
         hkc_digits d = ld0;
-        for (unsigned e = tid; e < window; e += nt) {
-            int ih = d.d2 - g.ph, iw = d.d3 - g.pw;
-            bool in = d.d0 == 0 && d.d3 < wp && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
-            sm[e] = in ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
-            hkc_advance(d, ldstep, 1, hp, pitch);
+        for (unsigned e = tid; e < window; e += HKC_LOADS * nt) { // HKC_LOADS loads in flight
+            T v[HKC_LOADS];
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++) {
+                int ih = d.d2 - g.ph, iw = d.d3 - g.pw;
+                bool in = d.d0 == 0 && d.d3 < wp && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+                v[u] = in ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
+                hkc_advance(d, ldstep, 1, hp, pitch);
+            }
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++)
+                if (e + u * nt < window)
+                    sm[e + u * nt] = v[u];
         }
         __syncthreads();
         T *out = col + plane * total;
@@ -519,8 +546,9 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
             hkc_vec<T, E> v;
             if (fast) {
                 int src = (oy * g.sh + a * g.dh) * pitch + ox + b * g.dw, base = src & ~(E - 1);
-                const hkc_vec<T, E> *p = (const hkc_vec<T, E> *)(sm + base);
-                hkc_shift<T, E, 0>::take(v, p[0], p[1], src - base);
+                const hkc_vec<T, E> *run = (const hkc_vec<T, E> *)(sm + base);
+                const hkc_vec<T, E> lo = run[0], hi = run[1]; // two 16-byte reads into registers
+                hkc_shift<T, E, 0>::take(v, lo, hi, src - base);
                 *(hkc_vec<T, E> *)(out + e) = v;
                 continue;
             }
@@ -666,6 +694,9 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
         int dw, int groups
 #define HKC_GEOM {n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups}
 
+// The column kernels' element type: the unsigned integer of T's size.
+#define HKC_RAW(T) hkc_raw<sizeof(T)>::type
+
 #define HKC_DTYPE(t, T, A)                                                                                    \
     extern "C" __global__ void __launch_bounds__(256) conv2d_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS) \
     {                                                                                                         \
@@ -687,22 +718,26 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
     extern "C" __global__ void im2col_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
-        hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+        hkc_im2col<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                      \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void unfold_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
-        hkc_unfold<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+        hkc_unfold<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                      \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void unfold_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
                                                 int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
     {                                                                                                         \
-        hkc_unfold_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
+        hkc_unfold_tiled<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
                                                 int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
     {                                                                                                         \
-        hkc_im2col_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
+        hkc_im2col_tiled<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void col2im1d_##t(const T *x, T *y, int n, int lin, int c, int k, int lout,         \
                                             int stride)                                                       \
