@@ -51,6 +51,46 @@ template <int N> struct hkc_raw;
 template <> struct hkc_raw<2> { typedef unsigned short type; };
 template <> struct hkc_raw<4> { typedef unsigned type; };
 template <> struct hkc_raw<8> { typedef unsigned long long type; };
+// The bytes of v (4, 8, 16 or a multiple of 16 of them) stored at p, which
+// is aligned to them, as native vector stores. A store of a struct of
+// elements was split into one store per element wherever the compiler
+// merged it with the unaligned path's element stores (it kept their
+// alignment of one element): the columns, pools and upsampling stored 2 or
+// 4 bytes an instruction. On NVIDIA the vector store is spelled in PTX,
+// which no pass splits (a uint4 store was split the same way).
+template <int B> struct hkc_native;
+template <> struct hkc_native<4> { typedef unsigned type; };
+template <> struct hkc_native<8> { typedef uint2 type; };
+template <> struct hkc_native<16> { typedef uint4 type; };
+__device__ inline void hkc_store_native(void *p, unsigned v) { *(unsigned *)p = v; }
+__device__ inline void hkc_store_native(void *p, uint2 v)
+{
+#ifdef __CUDA_ARCH__
+    asm("st.v2.u32 [%0], {%1, %2};" : : "l"(p), "r"(v.x), "r"(v.y) : "memory");
+#else
+    *(uint2 *)p = v;
+#endif
+}
+__device__ inline void hkc_store_native(void *p, uint4 v)
+{
+#ifdef __CUDA_ARCH__
+    asm("st.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+#else
+    *(uint4 *)p = v;
+#endif
+}
+template <typename V> __device__ inline void hkc_store_bits(void *p, const V &v)
+{
+    constexpr int B = sizeof(V) > 16 ? 16 : (int)sizeof(V);
+    typedef typename hkc_native<B>::type N;
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(V) / B; i++) {
+        N n;
+        memcpy(&n, (const char *)&v + i * B, B);
+        hkc_store_native((char *)p + i * B, n);
+    }
+}
+
 // Four consecutive elements stored as one vector when p is aligned to it
 // (left: how many of them lie inside the row).
 template <typename T> struct alignas(4 * sizeof(T)) hkc_quad { T e[4]; };
@@ -61,7 +101,7 @@ template <typename T> __device__ inline void hkc_put4(T *p, const T *v, unsigned
 #pragma unroll
         for (int k = 0; k < 4; k++)
             q.e[k] = v[k];
-        *(hkc_quad<T> *)p = q;
+        hkc_store_bits(p, q);
     } else {
         for (unsigned k = 0; k < 4 && k < left; k++)
             p[k] = v[k];
@@ -364,7 +404,7 @@ template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
 template <typename T, int E> __device__ inline void hkc_putn(T *p, const hkc_vec<T, E> &v, unsigned left)
 {
     if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
-        *(hkc_vec<T, E> *)p = v;
+        hkc_store_bits(p, v);
         return;
     }
 #pragma unroll
@@ -549,7 +589,7 @@ __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
                 const hkc_vec<T, E> *run = (const hkc_vec<T, E> *)(sm + base);
                 const hkc_vec<T, E> lo = run[0], hi = run[1]; // two 16-byte reads into registers
                 hkc_shift<T, E, 0>::take(v, lo, hi, src - base);
-                *(hkc_vec<T, E> *)(out + e) = v;
+                hkc_store_bits(out + e, v);
                 continue;
             }
 #pragma unroll
