@@ -131,6 +131,9 @@ for _, dt in ipairs(dtypes) do
     end
     conv_case(dt, G(3, 5, 1, 13, 4, 1, 3, {1, 2}, {0, 1}, {1, 2}, 1), 3, 3)
     conv_case(dt, G(2, 3, 7, 6, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 0, 4)
+    -- rows of 16 output pixels, stride 1: on a GPU the route's columns take
+    -- unfold_tiled's 16-byte runs (every shift of a 3-tap row)
+    conv_case(dt, G(2, 3, 6, 16, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 3, 4)
 end
 -- algo 0 picks the GEMM route for f32 when 128 or more output channels
 -- fill the gemm's tiles (a conv1d, as issue 14's)
