@@ -44,9 +44,9 @@ template <typename T> __device__ inline T hkc_zero() { return (T)0; }
 template <> __device__ inline __half hkc_zero<__half>() { return __float2half(0.0f); }
 template <> __device__ inline __hip_bfloat16 hkc_zero<__hip_bfloat16>() { return __float2bfloat16(0.0f); }
 // The column kernels (im2col, unfold) only move elements: they run on the
-// unsigned integer of the element's size, whose vectors the compiler
-// copies as whole registers (a struct of __half members was stored half by
-// half: the f16 columns ran at half the rate of f32's).
+// unsigned integer of the element's size, plain copies with no class
+// type's conversions (unfold_tiled's shifts become byte permutes), and
+// zero is all-zero bits for every float type.
 template <int N> struct hkc_raw;
 template <> struct hkc_raw<2> { typedef unsigned short type; };
 template <> struct hkc_raw<4> { typedef unsigned type; };
@@ -437,13 +437,13 @@ template <typename T, int E> struct hkc_shift<T, E, E> {
 // with 16-byte stores. Dynamic shared memory: c x r x span elements, span
 // = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
 // and any block shape. Both phases walk their elements with carried
-// digits (hkc_advance): the three divisions a 4-element chunk and two an
-// element loaded that an earlier version spent cost as much issue time as
-// the stores.
+// digits (hkc_advance) instead of three integer divisions a 4-element
+// chunk and two an element loaded.
 #define HKC_I2C_TILE 32
 #define HKC_I2C_OFFS 1024
-// Loads a thread has in flight while filling shared memory: one at a time,
-// each waited for before the next, left the tiled kernels latency-bound.
+// Loads a thread has in flight while filling shared memory (one at a time,
+// each waited for before the next: im2col 0.62x of the copy rate on the
+// H100, 0.70x with 4; docs/families/conv-notes.md).
 #define HKC_LOADS 4
 template <typename T>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
@@ -460,9 +460,9 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
     const hkc_digits st0 = hkc_split(4ll * tid, g.c, g.r, g.s), ststep = hkc_split(4ll * nt, g.c, g.r, g.s);
     // Rows of at most HKC_I2C_OFFS taps, a multiple of 4: tap j's shared
     // offset (ci r + rr) span + ss dw from a table made once a block, so a
-    // chunk costs one 16-byte table read and four shared reads (the
-    // carried digits cost ~15 instructions an element: the kernel was
-    // issue-bound at half the copy rate).
+    // chunk costs one 16-byte table read and four shared reads instead of
+    // a carry chain an element (0.50x -> 0.62x of the copy rate on the
+    // H100 with the carried digits of the load phase).
     __shared__ __align__(16) int hkc_i2c_off[HKC_I2C_OFFS];
     const bool table = cols <= HKC_I2C_OFFS && cols % 4 == 0;
     const hkc_digits tb0 = hkc_split(4ll * tid, 1, 1, (int)cols), tbstep = hkc_split(4ll * nt, 1, 1, (int)cols);
@@ -538,10 +538,9 @@ __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
 // plane's r s rows of oh ow pixels, one contiguous run of col, 16 bytes
 // (E elements) a lane. With stride 1 along w and rows of a multiple of E
 // pixels, a chunk is E consecutive window elements at a shift of (b dw) %
-// E: two 16-byte shared reads and a constant shift (hkc_shift), since an
-// element at a time (one 2-byte shared read, bank conflicts and index
-// arithmetic per element) ran at a third of the copy rate; otherwise
-// element by element. Positions are carried digits (hkc_advance).
+// E: two 16-byte shared reads and a constant shift (hkc_shift) instead of
+// E shared reads with their index arithmetic; otherwise element by
+// element. Positions are carried digits (hkc_advance).
 // Dynamic shared memory: (hp pitch + E) elements; any grid and block shape.
 template <typename T>
 __device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
