@@ -27,14 +27,24 @@ extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int ro
 { hkq_matvec<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
-]]):format(q, fmts[q], q, fmts[q])
+extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
+mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
 end
 local src = base .. table.concat(kern)
 -- Each variant: a name and the defines it compiles with. Commit 6da6004
 -- (branch quant2) also had the cp.async ring (HKQ_RING 1, HKQ_MAXSTAGES,
 -- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
+-- Each variant runs the kernels its `forms` name: mv_ (the op's f32 x
+-- path, v4), mv8_ (q8_1 x), mvx_ (the v8 path: x in registers).
 local variants = {
-    {"register path (v4)", {}},
+    {"register path (v4)", {}, {"mv_", "mv8_"}},
+    {"v8 R8 A2", {}, {"mvx_"}},
+    {"v8 R8 A1", {HKQ_XR_A = 1}, {"mvx_"}},
+    {"v8 R8 A2 minb3", {HKQ_XR_MINB = 3}, {"mvx_"}},
+    {"v8 R8 A4", {HKQ_XR_A = 4}, {"mvx_"}},
+    {"v8 R4 A2", {HKQ_XR_R = 4}, {"mvx_"}},
 }
 local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
 if only then
@@ -83,7 +93,7 @@ local mods = {}
 for i, v in ipairs(variants) do
     mods[i] = hk.compile(src, {name = "qprobe" .. i, defines = v[2]})
     for _, q in ipairs(order) do
-        for _, k in ipairs{"mv_", "mv8_"} do
+        for _, k in ipairs(v[3]) do
             local inf = mods[i][k .. q]:info()
             io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
@@ -109,7 +119,7 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
         local wv = want:totable()
@@ -118,6 +128,9 @@ for _, q in ipairs(order) do
             if math.abs(v) < math.huge then scale = math.max(scale, math.abs(v)) end
         end
         for i, v in ipairs(variants) do
+            local runs = false
+            for _, kn in ipairs(v[3]) do runs = runs or kn == form[1] end
+            if not runs then goto next end
             local k = mods[i][form[1] .. q]
             local line = {}
             for _, g in ipairs(grids) do
@@ -138,6 +151,7 @@ for _, q in ipairs(order) do
                 line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
             end
             print(("  %-5s %-7s %-24s %s"):format(q, form[3], v[1], table.concat(line, "  ")))
+            ::next::
         end
     end
     ws = nil

@@ -352,6 +352,47 @@ for _, fmt in ipairs(valgrind and {"q4_0"} or {"q4_0", "q4_K"}) do
     end
 end
 
+-- the v8 path (x in registers, the block's warps splitting the columns):
+-- the op takes it for q4_0 q8_0 q4_K q6_K where cols = P * G * 32 * warp
+-- (4096: warps of 32 and 64; 8192 more parts a row); 37 rows, the last
+-- batch of rows part empty. Then matvec_<fmt>_xr launched directly on 1,
+-- 2 and 3 blocks (several batches a block, loads in flight across them),
+-- with x unaligned (the path for any shape) and on 2304 columns (no split
+-- fits: the same).
+for _, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or {"q4_0", "q8_0", "q4_K", "q6_K"}) do
+    for _, cols in ipairs(valgrind and {4096} or {4096, 8192}) do
+        local rows = 37
+        local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+        local w = upload(fmt, s)
+        local ref = reference(fmt, s)
+        local x = hk.alloc(cols, "f32", mode):rand{seed = 19, lo = -1, hi = 1}
+        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.matvec(y, w, x)
+        local worst = matvec_err(ref, x:totable(), rows, cols, y:totable())
+        t.ok(worst < 2e-6, ("%s: matvec %dx%d (x in registers) within %.1e of the double product"):format(
+            fmt, rows, cols, worst))
+    end
+end
+for _, fmt in ipairs(valgrind and {"q4_K"} or {"q4_0", "q6_K"}) do
+    for _, cols in ipairs{4096, 2304} do
+        local rows = cols == 4096 and 71 or 13
+        local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+        local w = upload(fmt, s)
+        local ref = reference(fmt, s)
+        local x = hk.alloc(cols, "f32", mode):rand{seed = 23, lo = -1, hi = 1}
+        local xu = hk.alloc(cols + 1, "f32", mode):view("f32", 4, cols):copy(x)
+        for _, form in ipairs{{x, ""}, {xu, " (x unaligned)"}} do
+            for _, grid in ipairs(cols == 4096 and {1, 2, 3} or {2}) do
+                local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+                Q.kernels["matvec_" .. fmt .. "_xr"]:launch({grid}, {256}, w, form[1], y, rows, cols)
+                local worst = matvec_err(ref, x:totable(), rows, cols, y:totable())
+                t.ok(worst < 2e-6, ("%s: matvec_%s_xr%s %dx%d on %d block(s) within %.1e"):format(
+                    fmt, fmt, form[2], rows, cols, grid, worst))
+            end
+        end
+    end
+end
+
 -- matmul: Y [m, rows] = X [m, cols] W^T with partial 64 x 64 tiles on both
 -- sides (65 weight rows, 67 activation rows), one or two blocks per row.
 -- The tiling is the same code for every format (each format's decoding is
