@@ -696,208 +696,6 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
     }
 }
 
-// ------------------------------------- f32 x in registers (the v8 path)
-
-// The f32-x matvec of q4_0, q8_0, q4_K and q6_K where cols is P * G *
-// 32 * warpSize (P in 2, 4, 8 warps; G 1 or 2 groups a lane): the staged
-// path above reads a group's 32 x values (128 bytes a lane, ~32 shared
-// wavefronts a warp-group) from shared memory for every row, 4x the
-// shared traffic of the group's weight bytes, and that bounds it. Here
-// the block's warps split the columns in P parts; lane l of a warp keeps
-// the x of its part's groups l, l + warpSize, ... (G of them) in
-// registers for the whole launch, so a row costs only its weight bytes in
-// shared memory. Each warp walks rows of its own (a row set of nw / P
-// warps shares them, one part each) HKQ_XR_R at a time: every row's slice
-// (whole 16-byte pieces) goes from registers, loaded HKQ_XR_A rows ahead,
-// into the warp's shared segment and is summed from there against the x
-// registers. The R partial sums of a lane are then reduced across the warp
-// in R - 1 + log2(warpSize / R) shuffles (each step a lane keeps half its
-// rows and adds its partner's copies of them), and the P parts of a row
-// through shared memory, one block barrier per R rows.
-#ifndef HKQ_XR
-#define HKQ_XR 1 // 0: every f32-x matvec takes the staged path (the probe's baseline)
-#endif
-#ifndef HKQ_XR_R
-#define HKQ_XR_R 8 // rows a warp sums before its reduction
-#endif
-#ifndef HKQ_XR_A
-#define HKQ_XR_A 2 // rows whose loads a warp keeps in flight; divides HKQ_XR_R
-#endif
-#ifndef HKQ_XR_MINB
-#define HKQ_XR_MINB 1 // __launch_bounds__'s blocks an SM the kernel is built for
-#endif
-#ifndef HKQ_XR_G2FIRST
-#define HKQ_XR_G2FIRST 0 // 1: where two shapes fit cols, G = 2 (fewer parts) first
-#endif
-#if defined(__CUDA_ARCH__)
-#define HKQ_WMAX 32 // the largest warp the shared segments are sized for
-#else
-#define HKQ_WMAX 64
-#endif
-
-// GMAX: the most groups a lane takes (q6_K's 1024-column slices are no
-// whole 16-byte pieces on warps of 32: it needs 2)
-template <int F> struct hkq_xr_on { enum { ON = 0, GMAX = 0 }; };
-template <> struct hkq_xr_on<HKQ_Q4_0> { enum { ON = 1, GMAX = 1 }; };
-template <> struct hkq_xr_on<HKQ_Q8_0> { enum { ON = 1, GMAX = 1 }; };
-template <> struct hkq_xr_on<HKQ_Q4_K> { enum { ON = 1, GMAX = 1 }; };
-template <> struct hkq_xr_on<HKQ_Q6_K> { enum { ON = 1, GMAX = 2 }; };
-
-// R sums v of a lane, each summed over the warp: returns the sum of the
-// row *slot and leaves it in every lane whose slot that is.
-template <int R> __device__ inline float hkq_xr_reduce(float *v, int lane, int *slot)
-{
-    int m = warpSize / 2, s = 0;
-#pragma unroll
-    for (int h = R / 2; h >= 1; h /= 2, m /= 2) {
-        const bool up = (lane & m) != 0;
-#pragma unroll
-        for (int i = 0; i < h; i++) {
-            const float keep = up ? v[i + h] : v[i], send = up ? v[i] : v[i + h];
-            v[i] = keep + __shfl_xor(send, m);
-        }
-        s += up ? h : 0;
-    }
-    float t = v[0];
-    for (; m >= 1; m /= 2)
-        t += __shfl_xor(t, m);
-    *slot = s;
-    return t;
-}
-
-template <int F, int G> struct hkq_xr {
-    typedef hkq_fmt<F> Q;
-    enum {
-        R = HKQ_XR_R,
-        A = HKQ_XR_A,
-        // a warp's segment, for the largest G: both G share the shared
-        // memory (the staged path's beside it leaves no room for two)
-        SEG16 = hkq_xr_on<F>::GMAX * 32 * HKQ_WMAX / Q::BLOCK * Q::BYTES / 16 + 1, // + 1: hkq_words reads past a block
-        WL = (G * 32 * Q::BYTES + Q::BLOCK * 16 - 1) / (Q::BLOCK * 16), // a lane's pieces of a slice
-    };
-    static_assert(R % A == 0 && (R & (R - 1)) == 0 && R <= 32, "rows a warp sums: a power of 2 that A divides");
-    uint4 wr[A][WL];
-    __device__ void load(int a, const hkq_u8 *p, int s16, int lane)
-    {
-        for (int u = 0; u < WL; u++)
-            if (lane + u * warpSize < s16)
-                wr[a][u] = ((const uint4 *)p)[lane + u * warpSize];
-    }
-    __device__ void store(int a, uint4 *seg, int s16, int lane) const
-    {
-        for (int u = 0; u < WL; u++)
-            if (lane + u * warpSize < s16)
-                seg[lane + u * warpSize] = wr[a][u];
-    }
-};
-// The segments of a block's warps and the parts of its rows' sums
-// ([batch parity][warp][row slot]): one per format, whatever G.
-template <int F> struct hkq_xr_smem {
-    uint4 seg[HKQ_ROWS][hkq_xr<F, 1>::SEG16];
-    float red[2][HKQ_ROWS][HKQ_XR_R];
-};
-template <int F> __device__ hkq_xr_smem<F> *hkq_xr_shared()
-{
-    __shared__ hkq_xr_smem<F> sm;
-    return &sm;
-}
-
-template <int F, int G> __device__ void hkq_matvec_xr(const void *w, const float *x, float *y, int rows, int cols, int P)
-{
-    typedef hkq_xr<F, G> S;
-    typedef hkq_fmt<F> Q;
-    enum { R = S::R, A = S::A };
-    hkq_xr_smem<F> *sm = hkq_xr_shared<F>();
-    uint4 *seg = sm->seg[threadIdx.x / warpSize];
-    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
-    const int part = warp % P, set = warp / P, nsets = nw / P;
-    const int sbytes = G * 32 * warpSize / Q::BLOCK * Q::BYTES, s16 = sbytes / 16;
-    const long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
-    const hkq_u8 *wp = (const hkq_u8 *)w + (long long)part * sbytes;
-    S st;
-    const long long step = (long long)gridDim.x * nsets * R; // rows of all blocks' batches
-    for (int a = 0; a < A; a++) { // the first rows' loads in flight while x is read
-        const long long r = (long long)blockIdx.x * nsets * R + set * R + a;
-        if (r < rows)
-            st.load(a, wp + r * rb, s16, lane);
-    }
-    float4 xr[G][8]; // x of this lane's groups, and (q4_K) the sums of their halves
-    float xsum[G][2];
-    for (int k = 0; k < G; k++) {
-        const float4 *xp = (const float4 *)(x + 32LL * (((long long)part * G + k) * warpSize + lane));
-        for (int j = 0; j < 8; j++)
-            xr[k][j] = xp[j];
-        xsum[k][0] = (hkq_sum4(xr[k][0]) + hkq_sum4(xr[k][1])) + (hkq_sum4(xr[k][2]) + hkq_sum4(xr[k][3]));
-        xsum[k][1] = (hkq_sum4(xr[k][4]) + hkq_sum4(xr[k][5])) + (hkq_sum4(xr[k][6]) + hkq_sum4(xr[k][7]));
-    }
-    const hkq_u8 *sr = (const hkq_u8 *)seg;
-    int par = 0; // red's half this batch
-    for (long long b0 = (long long)blockIdx.x * nsets * R; b0 < rows; b0 += step, par ^= 1) {
-        // b0 is the same for every warp of the block: the barrier below is safe
-        float acc[R];
-#pragma unroll
-        for (int i = 0; i < R; i++) {
-            // this warp's row i, and the one A later in its walk (maybe in the next batch)
-            const long long row = b0 + set * R + i, next = i + A < R ? row + A : row + A - R + step;
-            acc[i] = 0.0f;
-            if (row >= rows)
-                continue;
-            __syncwarp(); // every lane is done reading the last row
-            st.store(i % A, seg, s16, lane);
-            __syncwarp();
-            if (next < rows) // in flight while this row and the next A - 1 are summed
-                st.load(i % A, wp + next * rb, s16, lane);
-            for (int k = 0; k < G; k++) {
-                const int sg = k * warpSize + lane;
-                acc[i] += hkq_dotf<F>::run(sr + sg / (Q::BLOCK / 32) * Q::BYTES, sg % (Q::BLOCK / 32),
-                                           (const float *)xr[k], xsum[k]);
-            }
-        }
-        int slot;
-        const float t = hkq_xr_reduce<R>(acc, lane, &slot);
-        if ((lane & (warpSize / R - 1)) == 0)
-            sm->red[par][warp][slot] = t;
-        __syncthreads(); // the parts of the batch's rows are in sm->red[par] (read before the next barrier)
-        if ((int)threadIdx.x < nsets * R && b0 + threadIdx.x < rows) {
-            const int s = threadIdx.x / R, i = threadIdx.x % R;
-            float v = 0.0f;
-            for (int p = 0; p < P; p++)
-                v += sm->red[par][s * P + p][i];
-            y[b0 + threadIdx.x] = v;
-        }
-    }
-}
-
-// The v8 path where it applies (returns whether it ran): cols = P * G * 32
-// * warpSize, a part's slice of a row whole 16-byte pieces, w and x
-// 16-byte aligned, warps of 32 ... HKQ_WMAX.
-template <int F, int ON = hkq_xr_on<F>::ON> struct hkq_xr_try {
-    static __device__ bool run(const void *, const float *, float *, int, int) { return false; }
-};
-template <int F> struct hkq_xr_try<F, 1> {
-    static __device__ bool run(const void *w, const float *x, float *y, int rows, int cols)
-    {
-        typedef hkq_fmt<F> Q;
-        enum { GMAX = hkq_xr_on<F>::GMAX };
-        const int nw = blockDim.x / warpSize;
-        if (!HKQ_XR || warpSize < 32 || warpSize > HKQ_WMAX || nw > HKQ_ROWS || blockDim.x % warpSize ||
-            ((unsigned long long)w & 15) || ((unsigned long long)x & 15))
-            return false;
-        for (int t = 0; t < 6; t++) {
-            const int G = (t / 3 == 0) == (HKQ_XR_G2FIRST == 0) ? 1 : 2, P = 2 << (t % 3);
-            if (G > GMAX || nw % P || cols != P * G * 32 * warpSize ||
-                (G * 32 * warpSize / Q::BLOCK * Q::BYTES) % 16)
-                continue;
-            if (G == GMAX)
-                hkq_matvec_xr<F, GMAX>(w, x, y, rows, cols, P);
-            else
-                hkq_matvec_xr<F, 1>(w, x, y, rows, cols, P);
-            return true;
-        }
-        return false;
-    }
-};
-
 // -------------------------------------------------------------- matvec
 
 template <int F>
@@ -997,16 +795,6 @@ __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, lon
         acc += __shfl_xor(acc, off);
     if (lane == 0)
         y[row] = acc;
-}
-
-template <int F> __device__ void hkq_matvec_xr_any(const void *w, const float *x, float *y, int rows, int cols)
-{
-    if (hkq_xr_try<F>::run(w, x, y, rows, cols))
-        return;
-    const int lane = threadIdx.x % warpSize, nw = blockDim.x / warpSize;
-    for (long long row = (long long)blockIdx.x * nw + threadIdx.x / warpSize; row < rows;
-         row += (long long)gridDim.x * nw)
-        hkq_matvec_row<F>(w, x, y, row, cols, lane);
 }
 
 // -------------------------------------------------------------- matmul
@@ -1618,14 +1406,6 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
     {                                                                                       \
         hkq_matmul<F>(w, x, y, rows, cols, m);                                              \
     }
-// the v8 path where it applies, else the path for any shape (the op
-// launches it only where it applies; a direct launch may pass anything)
-#define HKQ_XR_KERNEL(fmt, F)                                                               \
-    extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)                          \
-        matvec_##fmt##_xr(const void *w, const float *x, float *y, int rows, int cols)     \
-    {                                                                                       \
-        hkq_matvec_xr_any<F>(w, x, y, rows, cols);                                          \
-    }
 #define HKQ_QUANT(fmt, F)                                                                   \
     extern "C" __global__ void quantize_##fmt(const float *x, void *w, long long n)         \
     {                                                                                       \
@@ -1644,10 +1424,6 @@ HKQ_FORMAT(q4_K, HKQ_Q4_K)
 HKQ_FORMAT(q5_K, HKQ_Q5_K)
 HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
-HKQ_XR_KERNEL(q4_0, HKQ_Q4_0)
-HKQ_XR_KERNEL(q8_0, HKQ_Q8_0)
-HKQ_XR_KERNEL(q4_K, HKQ_Q4_K)
-HKQ_XR_KERNEL(q6_K, HKQ_Q6_K)
 HKQ_QUANT(q4_0, HKQ_Q4_0)
 HKQ_QUANT(q4_1, HKQ_Q4_1)
 HKQ_QUANT(q5_0, HKQ_Q5_0)

@@ -79,35 +79,6 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
  * (about 8 for each of an H100's 132 SMs): fewer stagings of x. */
 #define MATVEC_BLOCKS 1024
 
-/* The v8 f32-x matvec (matvec_<fmt>_xr, kernels/quantized/quantized.hip
- * "f32 x in registers"): the formats it has, each with the most groups
- * of 32 columns a lane takes (the kernel's hkq_xr_on GMAX), its rows a
- * warp sums at once (HKQ_XR_R) and the blocks it launches at most (it
- * walks rows grid-stride; each block reads x once, so about 2 an SM of an
- * H100, not one per row group). */
-static const struct { const char *name; int gmax; } xr_formats[] = {
-    {"q4_0", 1}, {"q8_0", 1}, {"q4_K", 1}, {"q6_K", 2}};
-#define XR_ROWS 8
-#define XR_BLOCKS 264
-
-/* The row sets of 256 threads the v8 kernel runs on cols columns of
- * format f with warps of `warp` (the kernel's hkq_xr_try rule: cols = P
- * G 32 warp, P warps a row, G groups a lane, a warp's slice of a row whole
- * 16-byte pieces), or 0 where it does not apply. */
-static unsigned xr_sets(int f, size_t cols, unsigned warp)
-{
-    int gmax = 0;
-    for (size_t i = 0; i < sizeof xr_formats / sizeof xr_formats[0]; i++)
-        if (!strcmp(xr_formats[i].name, formats[f].name))
-            gmax = xr_formats[i].gmax;
-    unsigned nw = warp >= 32 && warp <= 64 ? 256 / warp : 0;
-    for (int g = 1; g <= gmax; g++)
-        for (unsigned p = 2; p <= 8 && p <= nw; p *= 2)
-            if (cols == (size_t)p * g * 32 * warp && (g * 32 * warp / formats[f].block * formats[f].bytes) % 16 == 0)
-                return nw / p;
-    return 0;
-}
-
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
 static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
@@ -141,13 +112,7 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * grid-stride: fewer blocks than groups, each taking up to 8 (of
      * equal count), stage x fewer times and let a warp load its next row
      * while it sums this one. */
-    unsigned warp = host->warp_size(call), sets = q8 ? 0 : xr_sets(f, cols, warp);
-    if (sets) {
-        snprintf(kernel, sizeof kernel, "matvec_%s_xr", formats[f].name);
-        size_t batches = (rows + sets * XR_ROWS - 1) / (sets * XR_ROWS);
-        hk_plugin_config xcfg = {{(unsigned)(batches < XR_BLOCKS ? batches : XR_BLOCKS), 1, 1}, {256, 1, 1}, 0};
-        return host->launch_config(call, kernel, &xcfg, a, 5);
-    }
+    unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
     size_t groups = (rows + per - 1) / per, each = (groups + MATVEC_BLOCKS - 1) / MATVEC_BLOCKS;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
@@ -263,16 +228,6 @@ static int add_kernels(const hk_plugin_api *api)
             r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
                                      "const void *w, const void *xq, float *y, int rows, int cols",
                                      &rule, doc);
-        for (size_t i = 0; i < sizeof xr_formats / sizeof xr_formats[0]; i++) {
-            if (r || strcmp(xr_formats[i].name, q))
-                continue;
-            snprintf(name, sizeof name, "matvec_%s_xr", q);
-            snprintf(doc, sizeof doc, "matvec_%s with x in registers: the block's warps split the "
-                     "columns (the op's kernel where cols fits, see docs/families/quantized.md)", q);
-            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
-                                     "const void *w, const float *x, float *y, int rows, int cols",
-                                     &rule, doc);
-        }
         /* explicit 2-D grid from the op; w holds rows x cols, x m x cols, y m x rows */
         static const hk_plugin_extent mm[] = {{0, {3, 4, -1}, 1}, {1, {5, 4, -1}, 1}, {2, {5, 3, -1}, 1}};
         hk_plugin_rule mrule = {sizeof mrule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, mm, 3};

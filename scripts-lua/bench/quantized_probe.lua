@@ -18,6 +18,10 @@ local f = assert(io.open(path, "r"))
 local text = f:read("a")
 f:close()
 local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
+-- the x-in-registers experiment (v8/v9): quantized_xr.hip beside this script
+local xf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_xr.hip", "r"))
+base = base .. xf:read("a")
+xf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
@@ -36,15 +40,14 @@ local src = base .. table.concat(kern)
 -- Each variant: a name and the defines it compiles with. Commit 6da6004
 -- (branch quant2) also had the cp.async ring (HKQ_RING 1, HKQ_MAXSTAGES,
 -- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
--- Each variant runs the kernels its `forms` name: mv_ (the op's f32 x
--- path, v4), mv8_ (q8_1 x), mvx_ (the v8 path: x in registers).
+-- Each variant runs the kernels its third field names: mv_ (the op's f32
+-- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 local variants = {
     {"register path (v4)", {}, {"mv_", "mv8_"}},
-    {"v8 R8 A2", {}, {"mvx_"}},
-    {"v8 R8 A1", {HKQ_XR_A = 1}, {"mvx_"}},
-    {"v8 R8 A2 minb3", {HKQ_XR_MINB = 3}, {"mvx_"}},
-    {"v8 R8 A4", {HKQ_XR_A = 4}, {"mvx_"}},
-    {"v8 R4 A2", {HKQ_XR_R = 4}, {"mvx_"}},
+    {"v9", {}, {"mvx_"}},
+    {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
+    {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
+    {"v9 R2", {HKQ_XR_R = 2}, {"mvx_"}},
 }
 local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
 if only then
