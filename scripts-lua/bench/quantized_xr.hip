@@ -116,7 +116,8 @@ template <int F> __device__ hkq_xr_smem<F> *hkq_xr_shared()
     return &sm;
 }
 
-template <int F, int G> __device__ void hkq_matvec_xr(const void *w, const float *x, float *y, int rows, int cols, int P)
+template <int F, int G>
+__device__ void hkq_matvec_xr(const void *w, const float *x, float *y, int rows, int cols, int P)
 {
     typedef hkq_xr<F, G> S;
     typedef hkq_fmt<F> Q;
@@ -210,7 +211,8 @@ template <int F> struct hkq_xr_try<F, 1> {
     }
 };
 
-template <int F> __device__ void hkq_matvec_xr_any(const void *w, const float *x, float *y, int rows, int cols)
+template <int F>
+__device__ void hkq_matvec_xr_any(const void *w, const float *x, float *y, int rows, int cols)
 {
     if (hkq_xr_try<F>::run(w, x, y, rows, cols))
         return;
