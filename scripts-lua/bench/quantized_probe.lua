@@ -18,6 +18,10 @@ local f = assert(io.open(path, "r"))
 local text = f:read("a")
 f:close()
 local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
+-- the x-in-registers experiment (v8/v9): quantized_xr.hip beside this script
+local xf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_xr.hip", "r"))
+base = base .. xf:read("a")
+xf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
@@ -27,14 +31,23 @@ extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int ro
 { hkq_matvec<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
-]]):format(q, fmts[q], q, fmts[q])
+extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
+mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
 end
 local src = base .. table.concat(kern)
 -- Each variant: a name and the defines it compiles with. Commit 6da6004
 -- (branch quant2) also had the cp.async ring (HKQ_RING 1, HKQ_MAXSTAGES,
 -- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
+-- Each variant runs the kernels its third field names: mv_ (the op's f32
+-- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 local variants = {
-    {"register path (v4)", {}},
+    {"register path (v4)", {}, {"mv_", "mv8_"}},
+    {"v9", {}, {"mvx_"}},
+    {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
+    {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
+    {"v9 R2", {HKQ_XR_R = 2}, {"mvx_"}},
 }
 local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
 if only then
@@ -83,7 +96,7 @@ local mods = {}
 for i, v in ipairs(variants) do
     mods[i] = hk.compile(src, {name = "qprobe" .. i, defines = v[2]})
     for _, q in ipairs(order) do
-        for _, k in ipairs{"mv_", "mv8_"} do
+        for _, k in ipairs(v[3]) do
             local inf = mods[i][k .. q]:info()
             io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
@@ -109,7 +122,7 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
         local wv = want:totable()
@@ -118,6 +131,9 @@ for _, q in ipairs(order) do
             if math.abs(v) < math.huge then scale = math.max(scale, math.abs(v)) end
         end
         for i, v in ipairs(variants) do
+            local runs = false
+            for _, kn in ipairs(v[3]) do runs = runs or kn == form[1] end
+            if not runs then goto next end
             local k = mods[i][form[1] .. q]
             local line = {}
             for _, g in ipairs(grids) do
@@ -138,6 +154,7 @@ for _, q in ipairs(order) do
                 line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
             end
             print(("  %-5s %-7s %-24s %s"):format(q, form[3], v[1], table.concat(line, "  ")))
+            ::next::
         end
     end
     ws = nil
