@@ -18,8 +18,8 @@ local src = {"#define HKC_FUNCTIONS_ONLY", '#include "conv.hip"', "extern \"C\" 
 for _, v in ipairs(variants) do
     src[#src + 1] = ("extern \"C\" __global__ void __launch_bounds__(256, %d) %s(const float *x, float *col, "
         .. "int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)"
-        .. " { hkc_im2col_tiled<unsigned, %d>((const unsigned *)x, (unsigned *)col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, "
-        .. "dw, 1}); }"):format(v[3], v[1], v[2])
+        .. " { hkc_im2col_tiled<unsigned, %d>((const unsigned *)x, (unsigned *)col, hkc_geom{n, c, h, wd, 0, r, s, "
+        .. "oh, ow, sh, sw, ph, pw, dh, dw, 1}); }"):format(v[3], v[1], v[2])
 end
 local m = hk.compile(table.concat(src, "\n"), {name = "im2col_variants", include_dirs = {dir}})
 
