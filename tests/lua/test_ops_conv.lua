@@ -376,7 +376,8 @@ end
 end
 
 -- im2col_tiled (the GPU's im2col, through shared memory) against the op
--- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
+-- (the row kernel on the CPU): tiles of 28 pixels (shared memory sized for
+-- 32, more than they need), a row of 34 pixels
 -- split in two, stride 2 and dilation 2 along w, odd blocks and grids
 for _, dt in ipairs({"f32", "f16"}) do
     local x = rand(1 * 2 * 4 * 70, dt)
