@@ -430,103 +430,185 @@ template <typename T, int E> struct hkc_shift<T, E, E> {
     __device__ static inline void take(hkc_vec<T, E> &, const hkc_vec<T, E> &, const hkc_vec<T, E> &, int) {}
 };
 
-// im2col through shared memory (GPUs): a block takes a tile of up to
-// HKC_I2C_TILE consecutive output pixels of one output row, loads the r
-// input rows of every channel that tile reads (coalesced, zeros where the
-// padding is), then writes the tile's part of col, which is contiguous,
-// with 16-byte stores. Dynamic shared memory: c x r x span elements, span
-// = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
-// and any block shape. Both phases walk their elements with carried
-// digits (hkc_advance) instead of three integer divisions a 4-element
-// chunk and two an element loaded.
-#define HKC_I2C_TILE 32
+// im2col through shared memory (GPUs): a block takes a tile of up to TILE
+// consecutive output pixels of one output row, loads the r input rows of
+// every channel that tile reads (coalesced, zeros where the padding is),
+// then writes the tile's part of col, which is contiguous, with 16-byte
+// stores. Dynamic shared memory: c x r x span elements, span = (TILE - 1)
+// sw + (s - 1) dw + 1. Any grid (a grid stride over tiles) and any block
+// shape. Both phases walk their elements with carried digits (hkc_advance)
+// instead of three integer divisions a 4-element chunk and two an element
+// loaded.
+//
+// The window's 4- and 8-byte elements are copied with cp.async on NVIDIA
+// sm_80+: all of a thread's in flight at once, no registers held (f32 on
+// the H100: 0.70x of the copy rate with HKC_LOADS = 4 register loads in
+// flight, waited for in turn; 0.78-0.82x with cp.async and tiles of 28
+// pixels; docs/families/conv-notes.md); HKC_LOADS at a time elsewhere.
+// Tiles of 32 pixels measured as fast as 28, of 8 to 16 slower; blocks
+// taking several tiles slower, also when copying the next tile's window
+// during the current one's writes (two windows).
+#define HKC_I2C_TILE 28 // plugins/conv/conv.c: I2C_TILE
+// Registers: the plugin's sm_90 build of im2col_tiled_f32 uses 47, so 5
+// blocks of 256 an SM; the bench's variants at 5 blocks an SM ran at 0.82x
+// of the copy rate, at 4 (56 registers) 0.79x, at 6 and 7 (launch bounds
+// that made them spill) 0.75x and 0.65x (scripts-lua/bench/im2col.lua).
 #define HKC_I2C_OFFS 1024
-// Loads a thread has in flight while filling shared memory (one at a time,
-// each waited for before the next: im2col 0.62x of the copy rate on the
-// H100, 0.70x with 4; docs/families/conv-notes.md).
 #define HKC_LOADS 4
+
+// Where a tile of im2col_tiled reads x and writes col.
+struct hkc_i2c_at {
+    long long xoff, row; // the image's first element of x; img * oh + oy
+    int ox0, npix, ih0, iw0;
+};
+template <int TILE> __device__ inline hkc_i2c_at hkc_i2c_tile(long long tile, const hkc_geom &g)
+{
+    const int tiles_row = (g.ow + TILE - 1) / TILE;
+    hkc_i2c_at a;
+    a.row = tile / tiles_row;
+    a.ox0 = (int)(tile - a.row * tiles_row) * TILE;
+    a.npix = g.ow - a.ox0 < TILE ? g.ow - a.ox0 : TILE;
+    const long long img = a.row / g.oh;
+    a.ih0 = (int)(a.row - img * g.oh) * g.sh - g.ph;
+    a.iw0 = a.ox0 * g.sw - g.pw;
+    a.xoff = img * g.c * g.h * g.wd;
+    return a;
+}
+
+// Asynchronous copies into shared memory (NVIDIA sm_80+, elements of 4 or
+// 8 bytes: cp.async, zeros where !in, nothing held in registers, so all of
+// a thread's copies are in flight at once); else a plain load and store.
+// hkc_async_wait_all(): this thread's copies have landed.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define HKC_ASYNC 1
+#else
+#define HKC_ASYNC 0
+#endif
+template <typename T> __device__ inline void hkc_copy_async(T *s, const T *p, bool in)
+{
+#if HKC_ASYNC
+    if (sizeof(T) == 4 || sizeof(T) == 8) {
+        asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %0; cp.async.ca.shared.global [a], [%1], %2, %3; }"
+                     :
+                     : "l"(s), "l"(p), "n"((int)sizeof(T)), "r"(in ? (int)sizeof(T) : 0)
+                     : "memory");
+        return;
+    }
+#endif
+    *s = in ? *p : hkc_zero<T>();
+}
+__device__ inline void hkc_async_wait_all()
+{
+#if HKC_ASYNC
+    asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
+
+// A tile's window (c x r x span) into shared memory w, zeros in the
+// padding: asynchronous copies where there are (4- and 8-byte elements on
+// NVIDIA sm_80+), else HKC_LOADS loads a thread in flight, each batch
+// waited for before the next (d.d0 > 0: past the window's end).
 template <typename T>
+__device__ inline void hkc_i2c_copy(T *w, const T *x, const hkc_geom &g, const hkc_i2c_at &a, hkc_digits d,
+                                    const hkc_digits &step, int span, unsigned e0, unsigned loaded, unsigned stride)
+{
+    if (HKC_ASYNC && (sizeof(T) == 4 || sizeof(T) == 8)) {
+#pragma unroll 1
+        for (unsigned e = e0; e < loaded; e += stride) {
+            int ih = a.ih0 + d.d2 * g.dh, iw = a.iw0 + d.d3;
+            bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+            hkc_copy_async(w + e, in ? x + a.xoff + ((long long)d.d1 * g.h + ih) * g.wd + iw : x, in);
+            hkc_advance(d, step, g.c, g.r, span);
+        }
+    } else {
+        for (unsigned e = e0; e < loaded; e += HKC_LOADS * stride) {
+            T v[HKC_LOADS];
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++) {
+                int ih = a.ih0 + d.d2 * g.dh, iw = a.iw0 + d.d3;
+                bool in = d.d0 == 0 && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+                v[u] = in ? x[a.xoff + ((long long)d.d1 * g.h + ih) * g.wd + iw] : hkc_zero<T>();
+                hkc_advance(d, step, g.c, g.r, span);
+            }
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++)
+                if (e + u * stride < loaded)
+                    w[e + u * stride] = v[u];
+        }
+    }
+}
+
+// The write phase of a tile: total = npix cols elements of col from the
+// window in shared memory, 4 a chunk (a 16-byte store when aligned). With
+// a table (rows of at most HKC_I2C_OFFS taps, a multiple of 4), tap j's
+// shared offset (ci r + rr) span + ss dw comes from it: one 16-byte table
+// read and four shared reads a chunk instead of a carry chain an element
+// (0.50x -> 0.62x of the copy rate on the H100). q: the thread's first
+// chunk (pixel, tap) with the table, (pixel, ci, rr, ss) without.
+template <typename T>
+__device__ inline void hkc_i2c_write(T *out, const T *sm, const int *off, unsigned total, unsigned cols,
+                                     const hkc_geom &g, int span, hkc_digits q, const hkc_digits &step, unsigned e0,
+                                     unsigned stride)
+{
+    if (off) { // 4 taps a chunk, never across pixels
+#pragma unroll 1
+        for (unsigned e = e0; e < total; e += stride) {
+            const hkc_vec<int, 4> o = *(const hkc_vec<int, 4> *)(off + q.d3);
+            const int at = q.d0 * g.sw;
+            T v[4] = {sm[o.e[0] + at], sm[o.e[1] + at], sm[o.e[2] + at], sm[o.e[3] + at]};
+            hkc_put4(out + e, v, total - e);
+            hkc_advance(q, step, 1, 1, (int)cols);
+        }
+        return;
+    }
+    for (unsigned e = e0; e < total; e += stride) {
+        int pp = q.d0, ci = q.d1, rr = q.d2, ss = q.d3;
+        T v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
+            if (++ss == g.s) {
+                ss = 0;
+                if (++rr == g.r) {
+                    rr = 0;
+                    if (++ci == g.c)
+                        ci = 0, pp++;
+                }
+            }
+        }
+        hkc_put4(out + e, v, total - e);
+        hkc_advance(q, step, g.c, g.r, g.s);
+    }
+}
+
+template <typename T, int TILE = HKC_I2C_TILE>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
 {
     extern __shared__ __align__(16) unsigned char hkc_i2c_dyn[];
+    __shared__ __align__(16) int hkc_i2c_off[HKC_I2C_OFFS];
     T *sm = (T *)hkc_i2c_dyn;
-    const int tiles_row = (g.ow + HKC_I2C_TILE - 1) / HKC_I2C_TILE;
-    const int span = (HKC_I2C_TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const int span = (TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
     const unsigned cols = (unsigned)(g.c * g.r * g.s), loaded = (unsigned)(g.c * g.r * span);
     const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-    // load phase: element (-, ci, rr, i) of c x r x span; write phase:
-    // chunk start (pp, ci, rr, ss)
+    // load phase: element (-, ci, rr, i) of c x r x span
     const hkc_digits ld0 = hkc_split(tid, g.c, g.r, span), ldstep = hkc_split(nt, g.c, g.r, span);
-    const hkc_digits st0 = hkc_split(4ll * tid, g.c, g.r, g.s), ststep = hkc_split(4ll * nt, g.c, g.r, g.s);
-    // Rows of at most HKC_I2C_OFFS taps, a multiple of 4: tap j's shared
-    // offset (ci r + rr) span + ss dw from a table made once a block, so a
-    // chunk costs one 16-byte table read and four shared reads instead of
-    // a carry chain an element (0.50x -> 0.62x of the copy rate on the
-    // H100 with the carried digits of the load phase).
-    __shared__ __align__(16) int hkc_i2c_off[HKC_I2C_OFFS];
     const bool table = cols <= HKC_I2C_OFFS && cols % 4 == 0;
-    const hkc_digits tb0 = hkc_split(4ll * tid, 1, 1, (int)cols), tbstep = hkc_split(4ll * nt, 1, 1, (int)cols);
     for (unsigned j = tid; table && j < cols; j += nt) {
         int ci = (int)j / (g.r * g.s), t = (int)j - ci * g.r * g.s, rr = t / g.s;
         hkc_i2c_off[j] = (ci * g.r + rr) * span + (t - rr * g.s) * g.dw;
     }
-    const long long tiles = (long long)g.n * g.oh * tiles_row;
+    // write phase: chunk start (pixel, tap) with the table, else (pixel, ci, rr, ss)
+    const hkc_digits q0 = table ? hkc_split(4ll * tid, 1, 1, (int)cols) : hkc_split(4ll * tid, g.c, g.r, g.s);
+    const hkc_digits qstep = table ? hkc_split(4ll * nt, 1, 1, (int)cols) : hkc_split(4ll * nt, g.c, g.r, g.s);
+    const long long tiles = (long long)g.n * g.oh * ((g.ow + TILE - 1) / TILE);
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        long long row = tile / tiles_row; // img * oh + oy
-        int ox0 = (int)(tile - row * tiles_row) * HKC_I2C_TILE;
-        int npix = g.ow - ox0 < HKC_I2C_TILE ? g.ow - ox0 : HKC_I2C_TILE;
-        long long img = row / g.oh;
-        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw, ih0 = oy * g.sh - g.ph;
-        const T *xi = x + img * g.c * g.h * g.wd;
+        const hkc_i2c_at a = hkc_i2c_tile<TILE>(tile, g);
         __syncthreads(); // the previous tile's reads are done
-        hkc_digits d = ld0;
-        for (unsigned e = tid; e < loaded; e += HKC_LOADS * nt) { // HKC_LOADS loads in flight
-            T v[HKC_LOADS];
-#pragma unroll
-            for (int u = 0; u < HKC_LOADS; u++) {
-                int ih = ih0 + d.d2 * g.dh, iw = iw0 + d.d3;
-                bool in = d.d0 == 0 && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
-                v[u] = in ? xi[((long long)d.d1 * g.h + ih) * g.wd + iw] : hkc_zero<T>();
-                hkc_advance(d, ldstep, g.c, g.r, span);
-            }
-#pragma unroll
-            for (int u = 0; u < HKC_LOADS; u++)
-                if (e + u * nt < loaded)
-                    sm[e + u * nt] = v[u];
-        }
+        hkc_i2c_copy(sm, x, g, a, ld0, ldstep, span, tid, loaded, nt);
+        hkc_async_wait_all();
         __syncthreads();
-        T *out = col + (row * g.ow + ox0) * cols;
-        const unsigned total = (unsigned)npix * cols;
-        if (table) { // 4 taps a chunk, never across pixels
-            hkc_digits q = tb0;
-            for (unsigned e = tid * 4; e < total; e += nt * 4) {
-                const hkc_vec<int, 4> o = *(const hkc_vec<int, 4> *)(hkc_i2c_off + q.d3);
-                const int at = q.d0 * g.sw;
-                T v[4] = {sm[o.e[0] + at], sm[o.e[1] + at], sm[o.e[2] + at], sm[o.e[3] + at]};
-                hkc_put4(out + e, v, total - e);
-                hkc_advance(q, tbstep, 1, 1, (int)cols);
-            }
-            continue;
-        }
-        hkc_digits q = st0;
-        for (unsigned e = tid * 4; e < total; e += nt * 4) {
-            int pp = q.d0, ci = q.d1, rr = q.d2, ss = q.d3;
-            T v[4];
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
-                if (++ss == g.s) {
-                    ss = 0;
-                    if (++rr == g.r) {
-                        rr = 0;
-                        if (++ci == g.c)
-                            ci = 0, pp++;
-                    }
-                }
-            }
-            hkc_put4(out + e, v, total - e);
-            hkc_advance(q, ststep, g.c, g.r, g.s);
-        }
+        hkc_i2c_write(col + (a.row * g.ow + a.ox0) * cols, sm, table ? hkc_i2c_off : (const int *)0,
+                      (unsigned)a.npix * cols, cols, g, span, q0, qstep, tid * 4, nt * 4);
     }
 }
 
@@ -803,7 +885,12 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
         hkc_copy2d<T>(src, dst, d1, d2, ss, ds);                                                              \
     }
 
+// A bench that compiles variants of the device functions above defines
+// HKC_FUNCTIONS_ONLY (scripts-lua/bench/im2col.lua): its compile then skips
+// the plugin's kernels.
+#ifndef HKC_FUNCTIONS_ONLY
 HKC_DTYPE(f32, float, float)
 HKC_DTYPE(f64, double, double)
 HKC_DTYPE(f16, __half, float)
 HKC_DTYPE(bf16, __hip_bfloat16, float)
+#endif

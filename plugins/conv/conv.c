@@ -171,19 +171,21 @@ static void patch_args(hk_plugin_arg *a, const geom *g)
         a[2 + i] = iarg(ints[i]);
 }
 
-/* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of 32 pixels
- * through shared memory when the rows they read fit in 44 KiB (the kernel
- * adds a 4 KiB table; 48 in all) (im2col_tiled); the CPU and larger cases:
- * rows. */
+/* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of I2C_TILE
+ * pixels (the kernel's HKC_I2C_TILE) through shared memory when the rows
+ * they read fit in 44 KiB (the kernel adds a 4 KiB table; 48 in all)
+ * (im2col_tiled), a block a tile (fewer blocks taking several tiles each
+ * measured slower on the H100); the CPU and larger cases: rows. */
+#define I2C_TILE 28
 static int launch_im2col(const hk_plugin_host *host, const hk_plugin_call *call, int d, const geom *g,
                          hk_plugin_arg x, hk_plugin_arg col)
 {
     hk_plugin_arg a[16] = {x, col};
     patch_args(a, g);
-    long long span = 31 * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
+    long long span = (I2C_TILE - 1) * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
     int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
     if (!cpu && smem <= 44 * 1024) { /* with its 4 KiB table of tap offsets, within 48 KiB */
-        long long tiles = g->n * g->oh * ((g->ow + 31) / 32);
+        long long tiles = g->n * g->oh * ((g->ow + I2C_TILE - 1) / I2C_TILE);
         hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
                                 (unsigned)smem};
         char kernel[64];
@@ -593,8 +595,8 @@ static int add_kernels(const hk_plugin_api *api)
          "(any grid)"},
         {"im2col_tiled", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, "
                          "int sw, int ph, int pw, int dh, int dw",
-         "im2col through shared memory: a block per tile of 32 pixels of an output row (grid stride), shared = "
-         "c r ((32 - 1) sw + (s - 1) dw + 1) elements"},
+         "im2col through shared memory: a block per tile of 28 pixels of an output row (grid stride), shared = "
+         "c r ((28 - 1) sw + (s - 1) dw + 1) elements"},
         {"unfold", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, "
                    "int ph, int pw, int dh, int dw",
          "patches of x as col n c r s (oh ow) (PyTorch's unfold; conv's GEMM route); rows as im2col"},

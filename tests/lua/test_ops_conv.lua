@@ -376,7 +376,8 @@ end
 end
 
 -- im2col_tiled (the GPU's im2col, through shared memory) against the op
--- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
+-- (the row kernel on the CPU): tiles of 28 pixels (shared memory sized for
+-- 32, more than they need), a row of 34 pixels
 -- split in two, stride 2 and dilation 2 along w, odd blocks and grids
 for _, dt in ipairs({"f32", "f16"}) do
     local x = rand(1 * 2 * 4 * 70, dt)
@@ -394,6 +395,27 @@ for _, dt in ipairs({"f32", "f16"}) do
         for i = 1, #w do good = good and g[i] == w[i] end
     end
     t.ok(good, "im2col_tiled " .. dt .. " equals im2col: 2 tiles a row, stride and dilation 2, odd launches")
+end
+
+-- im2col_tiled (tiles of 28 pixels, a row of 61 in three: 28, 28, 5) with
+-- grids of 1, 3, 7 and 5 blocks, each taking several tiles; f64 too
+-- (8-byte copies: cp.async on NVIDIA); 3 channels (27 taps a pixel: no
+-- offset table) and 4 (36: the table)
+for _, case in ipairs({{"f32", 3}, {"f32", 4}, {"f16", 3}, {"f16", 4}, {"f64", 4}}) do
+    local dt, n, c, h, w = case[1], 2, case[2], 5, 61
+    local x = rand(n * c * h * w, dt)
+    local want = poisoned(n * h * w * c * 9, dt)
+    C.im2col(want, x, {n, c, h, w}, 3, 1, 1, 1)
+    local size = ({f32 = 4, f16 = 2, f64 = 8})[dt]
+    local wv, good = want:totable(), true
+    for _, launch in ipairs({{1, 256}, {3, 64}, {7, {8, 4}}, {5, 96}}) do
+        local y = poisoned(#wv, dt)
+        C.kernels["im2col_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = c * 3 * (27 + 3) * size}(x, y,
+            n, c, h, w, 3, 3, h, w, 1, 1, 1, 1, 1, 1)
+        local g = y:totable()
+        for i = 1, #wv do good = good and g[i] == wv[i] end
+    end
+    t.ok(good, ("im2col_tiled %s c%d equals im2col: several tiles a block"):format(dt, c))
 end
 
 -- max_pool2d propagates NaN
