@@ -142,8 +142,14 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
         snprintf(global, sizeof global, "%s", hkc_host_loops_status());
     else if (need && !(idx = LC(clang_createIndex)(0, 0)))
         snprintf(global, sizeof global, "libclang cannot create an index");
-    else if (need)
+    else if (need) {
+        /* clang_createIndex puts LLVM's crash-recovery signal handlers in
+         * front of hipkit's: a kernel's fault would then reach hipkit's
+         * handler re-raised by LLVM's (SI_TKILL, no address). Off again,
+         * which gives the signals back to the handlers before them. */
+        LC(clang_toggleCrashRecovery)(0);
         tu = hkc_loops_parse(job, idx, global, sizeof global);
+    }
     if (tu) {
         for (int i = 0; i < n; i++)
             fns[i] = LC(clang_getNullCursor)();
