@@ -1433,14 +1433,14 @@ static inline size_t __hk_loop_span(size_t __size, uint32_t __n) { return (__siz
             __hk_s.__tid.y = __hk_y;                                                     \
             for (uint32_t __hk_x = 0; __hk_x < __hk_dx; __hk_x++, __hk_t++) {            \
                 __hk_s.__tid.x = __hk_x;                                                 \
-                __asm__ volatile("" : : "m"(__hk_s.__tid));                              \
                 if (__hk_ret && __hk_ret[__hk_t])                                        \
                     continue;
 #define __HK_REGION_END(__label)                                                        \
     __label : __attribute__((unused));                                                   \
     }                                                                                    \
     }                                                                                    \
-    }
+    }                                                                                    \
+    __hk_loop_done(__hk_s);
 
 template <typename _Hk_Fn, _Hk_Fn _Hk_K, _Hk_Fn _Hk_L>
 struct __hk_loops_impl;

@@ -1,0 +1,97 @@
+-- Faults of kernels split at their barriers (issue 19): loop mode keeps no
+-- thread index per iteration (so the compiler may vectorise a region), and
+-- finds the faulting thread by running the block again on fibers. Each
+-- fault here comes from one random thread of one random block, and the
+-- report must name that block and that thread, in loop mode and on fibers
+-- (meson runs this with HIPKIT_HOST_MODE=loops and =fibers).
+package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
+local t = require("tap")
+if hk.device().backend ~= "host" then
+    t.skip("loop-mode faults", "the CPU backend's")
+    t.done()
+    return
+end
+local want = os.getenv("HIPKIT_HOST_MODE") == "loops" and "loops" or "fibers"
+local m = hk.compile([[
+#include <hip/hip_runtime.h>
+#include <assert.h>
+// Reads x[shift + blockIdx.x * 256 + t] after a barrier: with shift > 0 the
+// last block's threads from 256 - shift on read past the end of x (a
+// contiguous read the compiler may vectorise).
+extern "C" __global__ void shifted(const float *x, float *out, int shift) {
+    __shared__ float s[256];
+    unsigned t = threadIdx.x;
+    s[t] = 1.0f;
+    __syncthreads();
+    out[blockIdx.x * 256 + t] = s[255 - t] + x[shift + blockIdx.x * 256 + t];
+}
+// One thread (bt, by) of one block (bb) writes far past the block's 256
+// floats of static shared memory, in the region after the first barrier.
+extern "C" __global__ void shared_poke(float *out, int bb, int bt, int by) {
+    __shared__ float s[256];
+    int tx = threadIdx.x, ty = threadIdx.y, i = ty * 16 + tx;
+    s[i] = (float)i;
+    __syncthreads();
+    int j = (blockIdx.x == bb && tx == bt && ty == by) ? 4096 : 255 - i;
+    s[j] += 1.0f;
+    __syncthreads();
+    out[blockIdx.x * 256 + i] = s[i];
+}
+// An assert that fails in one thread of one block, after a barrier.
+extern "C" __global__ void asserting(float *out, int bb, int bt) {
+    __shared__ float s[128];
+    unsigned t = threadIdx.x;
+    s[t] = (float)t;
+    __syncthreads();
+    assert(!(blockIdx.x == bb && t == bt));
+    out[blockIdx.x * 128 + t] = s[127 - t];
+}
+]], {name = "loops_faults.hip"})
+for _, k in ipairs{"shifted", "shared_poke", "asserting"} do
+    local i = m[k]:info()
+    t.is(i.mode, want, k .. " runs as " .. want .. (i.mode_reason and (": " .. i.mode_reason) or ""))
+end
+
+math.randomseed(os.time())
+local nb = 8
+local x = hk.alloc(nb * 256, "f32"):rand{seed = 19}
+local out = hk.alloc(nb * 256, "f32")
+
+-- no fault: every value checked
+m.shifted:launch(nb, 256, x, out, 0)
+local xs, os_ = x:totable(), out:totable()
+-- the sum rounded to f32, as the kernel rounds it
+local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+local bad = 0
+for i = 1, nb * 256 do if os_[i] ~= f32(xs[i] + 1) then bad = bad + 1 end end
+t.is(bad, 0, "shifted with shift 0 adds 1 to every element")
+
+local shift = math.random(1, 255)
+local ok, err = pcall(m.shifted.launch, m.shifted, nb, 256, x, out, shift)
+local first = 256 - shift
+t.ok(not ok and err:find("kernel shifted faulted", 1, true) and
+     err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(nb - 1, first), 1, true),
+     ("a read past the end (shift %d) names block %d, thread %d: %s"):format(shift, nb - 1, first,
+                                                                           tostring(err)))
+t.ok(err and err:find("element index " .. nb * 256, 1, true),
+     "and the first element past the end: " .. tostring(err))
+
+local bb, bt, by = math.random(0, nb - 1), math.random(0, 15), math.random(0, 15)
+ok, err = pcall(m.shared_poke.launch, m.shared_poke, nb, {16, 16}, out, bb, bt, by)
+t.ok(not ok and err:find("static __shared__ memory", 1, true) and
+     err:find(("in block (%d, 0, 0), thread (%d, %d, 0)"):format(bb, bt, by), 1, true),
+     ("a shared-memory overrun names block %d, thread (%d, %d): %s"):format(bb, bt, by, tostring(err)))
+
+bb, bt = math.random(0, nb - 1), math.random(0, 127)
+ok, err = pcall(m.asserting.launch, m.asserting, nb, 128, out, bb, bt)
+t.ok(not ok and err:find("assertion failed", 1, true) and
+     err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(bb, bt), 1, true),
+     ("a failed assert names block %d, thread %d: %s"):format(bb, bt, tostring(err)))
+
+-- the process goes on: the next launch works
+m.shifted:launch(nb, 256, x, out, 0)
+os_ = out:totable()
+bad = 0
+for i = 1, nb * 256 do if os_[i] ~= f32(xs[i] + 1) then bad = bad + 1 end end
+t.is(bad, 0, "the next launch works")
+t.done()
