@@ -70,7 +70,9 @@ typedef struct worker {
     void *closure;
     int interrupted; /* the block stopped at a safe point for hk_interrupt() */
     /* loop mode: the per-thread values of the block, and where the module
-     * keeps the running thread's index (hk_host_runtime.loop_begin) */
+     * keeps the running thread's index (hk_host_runtime.loop_begin; set
+     * while a block runs in loop mode, its value not kept up to date: see
+     * find_loop_thread) */
     void *loop_mem;
     size_t loop_cap;
     const volatile uint32_t *loop_tid;
@@ -581,11 +583,7 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
         hk_host_uint3 t = w->threads[w->current].t.idx;
         size_t len = strlen(where);
         snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", t.x, t.y, t.z);
-    } else if (w->loop_tid) {
-        size_t len = strlen(where);
-        snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", w->loop_tid[0],
-                 w->loop_tid[1], w->loop_tid[2]);
-    }
+    } /* loop mode: find_loop_thread put the thread on a fiber, or it is not known */
     w->loop_tid = NULL;
     w->fibers_active = 0;
     (void)linear;

@@ -1,9 +1,12 @@
--- Faults of kernels split at their barriers (issue 19): loop mode keeps no
--- thread index per iteration (so the compiler may vectorise a region), and
--- finds the faulting thread by running the block again on fibers. Each
--- fault here comes from one random thread of one random block, and the
--- report must name that block and that thread, in loop mode and on fibers
--- (meson runs this with HIPKIT_HOST_MODE=loops and =fibers).
+-- What the CPU backend's speed-ups (issue 19) must keep, in loop mode and on
+-- fibers (meson runs this with HIPKIT_HOST_MODE=loops and =fibers):
+-- * faults of kernels split at their barriers: loop mode keeps no thread
+--   index per iteration (so the compiler may vectorise a region), and finds
+--   the faulting thread by running the block again on fibers. Each fault
+--   here comes from one random thread of one random block, and the report
+--   must name that block and that thread;
+-- * atomics on shared memory, which run without a lock (a block is one OS
+--   thread's), next to atomics on global memory from every block at once.
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 if hk.device().backend ~= "host" then
@@ -37,6 +40,31 @@ extern "C" __global__ void shared_poke(float *out, int bb, int bt, int by) {
     __syncthreads();
     out[blockIdx.x * 256 + i] = s[i];
 }
+// Shared-memory histograms (static and dynamic shared, integer and float
+// atomics) merged into global memory with atomics from every block.
+extern "C" __global__ void histo(const unsigned *d, unsigned *hist, float *fmax, int n) {
+    __shared__ unsigned hs[64];
+    __shared__ float mx[64];
+    extern __shared__ unsigned dyn[];
+    unsigned t = threadIdx.x;
+    if (t < 64) { hs[t] = 0; mx[t] = 0.0f; dyn[t] = 0; }
+    __syncthreads();
+    for (int j = 0; j < 8; j++) {
+        int i = (blockIdx.x * 8 + j) * blockDim.x + t;
+        if (i < n) {
+            unsigned b = d[i] & 63u;
+            atomicAdd(&hs[b], 1u);
+            atomicSub(&dyn[b], 1u);
+            atomicMax(&mx[b], (float)(d[i] >> 6));
+        }
+    }
+    __syncthreads();
+    if (t < 64) {
+        atomicAdd(&hist[t], hs[t]);
+        atomicAdd(&hist[64 + t], 0u - dyn[t]);
+        atomicMax(&fmax[t], mx[t]);
+    }
+}
 // An assert that fails in one thread of one block, after a barrier.
 extern "C" __global__ void asserting(float *out, int bb, int bt) {
     __shared__ float s[128];
@@ -47,7 +75,7 @@ extern "C" __global__ void asserting(float *out, int bb, int bt) {
     out[blockIdx.x * 128 + t] = s[127 - t];
 }
 ]], {name = "loops_faults.hip"})
-for _, k in ipairs{"shifted", "shared_poke", "asserting"} do
+for _, k in ipairs{"shifted", "shared_poke", "asserting", "histo"} do
     local i = m[k]:info()
     t.is(i.mode, want, k .. " runs as " .. want .. (i.mode_reason and (": " .. i.mode_reason) or ""))
 end
@@ -87,6 +115,27 @@ ok, err = pcall(m.asserting.launch, m.asserting, nb, 128, out, bb, bt)
 t.ok(not ok and err:find("assertion failed", 1, true) and
      err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(bb, bt), 1, true),
      ("a failed assert names block %d, thread %d: %s"):format(bb, bt, tostring(err)))
+
+-- shared-memory atomics against the CPU
+local hn = 100000
+local d = hk.alloc(hn, "u32"):rand{seed = 23, lo = 0, hi = 1 << 20}
+local hist = hk.alloc(128, "u32")
+local fmax = hk.alloc(64, "f32")
+local hb = (hn + 8 * 128 - 1) // (8 * 128)
+m.histo{grid = {hb}, block = {128}, shared = 64 * 4}(d, hist, fmax, hn)
+local ds, hs, fs = d:totable(), hist:totable(), fmax:totable()
+local rc, rm = {}, {}
+for b = 1, 64 do rc[b], rm[b] = 0, 0 end
+for i = 1, hn do
+    local b = ds[i] % 64 + 1
+    rc[b] = rc[b] + 1
+    rm[b] = math.max(rm[b], ds[i] // 64)
+end
+bad = 0
+for b = 1, 64 do
+    if hs[b] ~= rc[b] or hs[64 + b] ~= rc[b] or fs[b] ~= rm[b] then bad = bad + 1 end
+end
+t.is(bad, 0, "shared-memory histograms (atomicAdd, atomicSub, float atomicMax) match the CPU")
 
 -- the process goes on: the next launch works
 m.shifted:launch(nb, 256, x, out, 0)
