@@ -558,19 +558,15 @@ static const hk_host_runtime runtime_table = {
 /* The same without loop mode: a module given it runs its split kernels on
  * fibers (hk_host_runtime.loop_poll NULL), as a runtime older than loop
  * mode. find_loop_thread's second run. */
-static const hk_host_runtime fiber_table = {
-    .size = sizeof(hk_host_runtime),
-    .version = HK_HOST_ABI_VERSION,
-    .run_fibers = rt_run_fibers,
-    .syncthreads = rt_syncthreads,
-    .syncwarp = rt_syncwarp,
-    .shfl = rt_shfl,
-    .ballot = rt_ballot,
-    .activemask = rt_activemask,
-    .fail = rt_fail,
-    .print = rt_print,
-    .static_shared = rt_static_shared,
-};
+static hk_host_runtime fiber_table;
+static pthread_once_t fiber_table_once = PTHREAD_ONCE_INIT;
+
+static void fiber_table_init(void)
+{
+    fiber_table = runtime_table;
+    fiber_table.loop_begin = NULL;
+    fiber_table.loop_poll = NULL;
+}
 
 /* ---------------------------------------------------------------- blocks */
 
@@ -665,6 +661,7 @@ static void find_loop_thread(hkc_host_launch *L, worker *w)
     int signo = w->fault.signo;
     void *addr = w->fault.addr;
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    pthread_once(&fiber_table_once, fiber_table_init);
     w->rerun = 1;
     int r = run_protected(L, w, &fiber_table);
     w->rerun = 0;
