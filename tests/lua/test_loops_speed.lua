@@ -94,23 +94,33 @@ local bad = 0
 for i = 1, nb * 256 do if os_[i] ~= f32(xs[i] + 1) then bad = bad + 1 end end
 t.is(bad, 0, "shifted with shift 0 adds 1 to every element")
 
-local shift = math.random(1, 255)
-local ok, err = pcall(m.shifted.launch, m.shifted, nb, 256, x, out, shift)
-local first = 256 - shift
-t.ok(not ok and err:find("kernel shifted faulted", 1, true) and
-     err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(nb - 1, first), 1, true),
-     ("a read past the end (shift %d) names block %d, thread %d: %s"):format(shift, nb - 1, first,
-                                                                           tostring(err)))
-t.ok(err and err:find("element index " .. nb * 256, 1, true),
-     "and the first element past the end: " .. tostring(err))
+-- valgrind reports a deliberate fault itself before hipkit's handler turns
+-- it into an error: the cases that fault a guard page are skipped there
+local vg = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true) ~= nil
+local ok, err
+if vg then
+    t.skip("a read past the end names its block and thread", "under valgrind")
+    t.skip("and the first element past the end", "under valgrind")
+    t.skip("a shared-memory overrun names its block and thread", "under valgrind")
+else
+    local shift = math.random(1, 255)
+    ok, err = pcall(m.shifted.launch, m.shifted, nb, 256, x, out, shift)
+    local first = 256 - shift
+    t.ok(not ok and err:find("kernel shifted faulted", 1, true) and
+         err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(nb - 1, first), 1, true),
+         ("a read past the end (shift %d) names block %d, thread %d: %s"):format(shift, nb - 1, first,
+                                                                               tostring(err)))
+    t.ok(err and err:find("element index " .. nb * 256, 1, true),
+         "and the first element past the end: " .. tostring(err))
 
-local bb, bt, by = math.random(0, nb - 1), math.random(0, 15), math.random(0, 15)
-ok, err = pcall(m.shared_poke.launch, m.shared_poke, nb, {16, 16}, out, bb, bt, by)
-t.ok(not ok and err:find("static __shared__ memory", 1, true) and
-     err:find(("in block (%d, 0, 0), thread (%d, %d, 0)"):format(bb, bt, by), 1, true),
-     ("a shared-memory overrun names block %d, thread (%d, %d): %s"):format(bb, bt, by, tostring(err)))
+    local bb, bt, by = math.random(0, nb - 1), math.random(0, 15), math.random(0, 15)
+    ok, err = pcall(m.shared_poke.launch, m.shared_poke, nb, {16, 16}, out, bb, bt, by)
+    t.ok(not ok and err:find("static __shared__ memory", 1, true) and
+         err:find(("in block (%d, 0, 0), thread (%d, %d, 0)"):format(bb, bt, by), 1, true),
+         ("a shared-memory overrun names block %d, thread (%d, %d): %s"):format(bb, bt, by, tostring(err)))
+end
 
-bb, bt = math.random(0, nb - 1), math.random(0, 127)
+local bb, bt = math.random(0, nb - 1), math.random(0, 127)
 ok, err = pcall(m.asserting.launch, m.asserting, nb, 128, out, bb, bt)
 t.ok(not ok and err:find("assertion failed", 1, true) and
      err:find(("in block (%d, 0, 0), thread (%d, 0, 0)"):format(bb, bt), 1, true),
