@@ -105,12 +105,11 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
     free(data);
     hkc_strbuf_free(&warn);
     hkc_strbuf_free(&out);
-    /* "loops 1": loop mode is on (HIPKIT_HOST_MODE=loops), and the version
-     * of its transform (host_loops.c), whose output is part of every module
-     * with barriers. */
-    const char *mode = getenv("HIPKIT_HOST_MODE");
+    /* "loops 2": the loop-mode transform runs (every HIPKIT_HOST_MODE but
+     * fibers), and its version (host_loops*.c): its output is part of
+     * every module with barriers. */
     snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh, mode && !strcmp(mode, "loops") ? " loops 1" : "");
+             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 2");
     return h->toolchain;
 }
 
@@ -309,11 +308,9 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     /* The loop versions of kernels with barriers, and how each runs. */
     char inc[4200];
     snprintf(inc, sizeof inc, "%s/include", h->workdir);
-    /* Off by default until it passes the whole suite: HIPKIT_HOST_MODE=loops. */
-    const char *hmode = getenv("HIPKIT_HOST_MODE");
+    /* On unless HIPKIT_HOST_MODE=fibers (then nothing is parsed). */
     hkc_host_loops_job lj = {job->name, tu.data, tu.len, inc, (const char *const *)job->flags,
-                             job->nflags, job->kernels, job->nkernels,
-                             !(hmode && !strcmp(hmode, "loops"))};
+                             job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced()};
     hkc_strbuf full;
     hkc_strbuf_init(&full);
     r = hkc_host_loops_apply(&lj, &full);

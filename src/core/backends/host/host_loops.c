@@ -41,6 +41,7 @@
 #include "pp_text.h"
 
 #if HKC_HAVE_LIBCLANG
+#include "host_fault.h"
 #include "host_loops_ast.h"
 
 typedef struct found {
@@ -137,17 +138,13 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
     CXIndex idx = NULL;
     CXTranslationUnit tu = NULL;
     if (need && job->off)
-        snprintf(global, sizeof global, "loop mode is off (HIPKIT_HOST_MODE=loops turns it on)");
+        snprintf(global, sizeof global, "HIPKIT_HOST_MODE=fibers");
     else if (need && !hkc_loops_clang_ready())
         snprintf(global, sizeof global, "%s", hkc_host_loops_status());
     else if (need && !(idx = LC(clang_createIndex)(0, 0)))
         snprintf(global, sizeof global, "libclang cannot create an index");
     else if (need) {
-        /* clang_createIndex puts LLVM's crash-recovery signal handlers in
-         * front of hipkit's: a kernel's fault would then reach hipkit's
-         * handler re-raised by LLVM's (SI_TKILL, no address). Off again,
-         * which gives the signals back to the handlers before them. */
-        LC(clang_toggleCrashRecovery)(0);
+        hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */
         tu = hkc_loops_parse(job, idx, global, sizeof global);
     }
     if (tu) {

@@ -19,7 +19,7 @@ static int is_barrier_name(const char *s) { return !strcmp(s, "__syncthreads") |
 int hkc_loops_is_warp_name(const char *s)
 {
     static const char *const exact[] = {"__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
-                                        "__ballot", "__ballot_sync", "__any", "__any_sync", "__all",
+                                        "__ballot", "__ballot_sync", "__ballot64", "__any", "__any_sync", "__all",
                                         "__all_sync", "__activemask"};
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
         if (!strcmp(s, exact[i]))
