@@ -82,6 +82,10 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
                          hkc_strbuf *err);
 void hkc_host_module_unload(hkc_backend *be, void *bmod);
 int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas, int *count);
+/* HIPKIT_HOST_MODE=fibers: no loop versions are written or run (the
+ * default, auto, runs a kernel split at its barriers where the transform
+ * proves it safe). */
+int hkc_host_fibers_forced(void);
 int hkc_host_module_global(hkc_backend *be, void *bmod, const char *name, void **kptr,
                            void **hptr, size_t *bytes, hkc_strbuf *err);
 int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **bfn,

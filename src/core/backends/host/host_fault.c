@@ -62,7 +62,7 @@ static void handler(int signo, siginfo_t *si, void *uctx)
     signal(signo, SIG_DFL);
 }
 
-static void install(void)
+static void set_handlers(struct sigaction *old)
 {
     for (int i = 0; i < NSIG_FAULT; i++) {
         struct sigaction sa;
@@ -70,11 +70,19 @@ static void install(void)
         sa.sa_sigaction = handler;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        sigaction(fault_signals[i], &sa, &previous[i]);
+        sigaction(fault_signals[i], &sa, old ? &old[i] : NULL);
     }
 }
 
+static void install(void) { set_handlers(previous); }
+
 void hkc_fault_install(void) { pthread_once(&install_once, install); }
+
+void hkc_fault_reclaim(void)
+{
+    hkc_fault_install();
+    set_handlers(NULL); /* previous[] keeps the handlers from before hipkit */
+}
 
 void hkc_fault_set_point(hkc_fault_point *p)
 {

@@ -18,6 +18,13 @@ typedef struct hkc_fault_point {
 /* Installs the handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL once per
  * process; faults outside a kernel go to whatever handler was there before. */
 void hkc_fault_install(void);
+/* Puts hipkit's handlers back in front after a library replaced them:
+ * libclang (loop mode) enables LLVM's crash recovery when it creates an
+ * index, whose handlers, on a fault outside LLVM, restore the previous
+ * handler and raise the signal again, so that it arrives with the raiser's
+ * pid where the faulting address should be. The handlers from before
+ * hipkit stay the fallback. */
+void hkc_fault_reclaim(void);
 /* Makes p the calling thread's recovery point (NULL: none) and gives the
  * thread an alternate signal stack if it has none, so a fiber's stack
  * overflow can be reported too. */

@@ -1,11 +1,13 @@
-/* What host_loops.c (the analysis) and host_loops_emit.c (the output) share:
- * libclang's functions, loaded at run time, and one kernel's AST as a flat
- * tree with the facts the analysis found. */
+/* What the files of loop mode share: libclang's functions, loaded at run
+ * time (host_loops_clang.c), and one kernel's AST as a flat tree with the
+ * facts the analysis (host_loops_uniform.c, host_loops_regions.c) found,
+ * which host_loops_emit.c writes out and host_loops.c drives. */
 #ifndef HKC_HOST_LOOPS_AST_H
 #define HKC_HOST_LOOPS_AST_H
 
 #include <clang-c/Index.h>
 
+#include "host_loops.h"
 #include "strbuf.h"
 
 /* libclang is opened with dlopen: hipkit runs without it (kernels with
@@ -102,8 +104,40 @@ typedef struct lkernel {
     char why[256]; /* the first reason not to split */
 } lkernel;
 
+/* host_loops_clang.c: libclang and the tree. */
+int hkc_loops_clang_ready(void); /* loaded; else hkc_host_loops_status() says why */
+CXTranslationUnit hkc_loops_parse(const hkc_host_loops_job *job, CXIndex idx, char *why, size_t cap);
+void hkc_loops_tree(lkernel *k, CXCursor fn); /* fn's subtree into k->n; k->fn, k->body */
+char *hkc_loops_spell(CXString s); /* a copy (malloc), disposing of s */
+int hkc_loops_name_is(CXCursor c, const char *want);
 /* The line (as #line directives number it) of an offset of the unit. */
 unsigned hkc_loops_line_at(const lkernel *k, unsigned off);
+/* Sets k->why (fmt with what, and node's line) unless a reason is set. */
+void hkc_loops_refuse(lkernel *k, int node, const char *fmt, const char *what);
+int hkc_loops_nth_child(const lkernel *k, int node, int i);
+int hkc_loops_nchildren(const lkernel *k, int node);
+int hkc_loops_unwrap(const lkernel *k, int node);
+void hkc_loops_op_of(const lkernel *k, int node, char *out, size_t cap);
+
+/* host_loops_uniform.c: calls, variables, uniformity. */
+int hkc_loops_is_warp_name(const char *s);
+int hkc_loops_fn_syncs(CXCursor fn, int depth);
+const char *hkc_loops_callee(const lkernel *k, int node, char *buf, size_t cap);
+int hkc_loops_is_barrier_stmt(const lkernel *k, int node);
+int hkc_loops_contains_barrier(const lkernel *k, int node);
+int hkc_loops_add_var(lkernel *k, int node, int param);
+int hkc_loops_type_kind(const lkernel *k, int node);
+int hkc_loops_is_static(const lkernel *k, int node);
+void hkc_loops_find_init(lkernel *k, lvar *v);
+void hkc_loops_find_modifications(lkernel *k);
+/* U_TID: may depend on the thread index too; U_LVALUE: a reference is bound
+ * to it; U_INC: a loop increment, which may change loop variables. */
+enum { U_TID = 1, U_LVALUE = 2, U_INC = 4 };
+int hkc_loops_uniform(lkernel *k, int node, int flags);
+
+/* host_loops_regions.c: the split and the locals across barriers. */
+void hkc_loops_analyze(lkernel *k); /* sets k->why, or the regions and variables */
+void hkc_loops_kernel_free(lkernel *k);
 /* Writes the loop version of k (analysed, no why) for kernel `name` into out. */
 void hkc_loops_emit(const lkernel *k, const char *name, const char *module, hkc_strbuf *out);
 

@@ -81,6 +81,16 @@ static void put_decl(const lkernel *k, int stmt, int unused, const char *module,
         hkc_strbuf_puts(out, ";");
 }
 
+/* Whether a declaration statement declares a variable recomputed in
+ * later regions. */
+static int remat_stmt(const lkernel *k, int stmt)
+{
+    for (int c = k->n[stmt].child; c >= 0; c = k->n[c].next)
+        if (k->n[c].var >= 0 && k->v[k->n[c].var].kind == V_REMAT)
+            return 1;
+    return 0;
+}
+
 /* What region r's text needs changed: hoisted declarations removed,
  * variables kept per thread turned into their arrays, returns into a mark
  * and a jump to the region's next thread. */
@@ -107,6 +117,9 @@ static void region_subs(const lkernel *k, int r, subs *ss)
                 add_sub(ss, d->beg, k->n[v->init].beg, t);
             } else if (v->kind == V_STORE) {
                 add_sub(ss, d->beg, d->end, ";");
+            } else if (d->child == i && remat_stmt(k, v->stmt)) {
+                /* recomputed where it is read: here it may be unread (-Wextra) */
+                add_sub(ss, d->beg, d->beg, "[[maybe_unused]] ");
             }
         }
     }

@@ -13,12 +13,12 @@
 
 /* --------------------------------------------------------------- modules */
 
-/* HIPKIT_HOST_MODE: how kernels with barriers run. "loops" makes the
- * compile write loop versions (host_compile.c) and runs them wherever the
- * module has one (a kernel the transform refused has none: it runs on
- * fibers); "fibers" keeps every kernel on fibers, read when a module is
- * loaded. Loop mode is off by default until it passes the whole suite. */
-static int fibers_forced(void)
+/* HIPKIT_HOST_MODE: how kernels with barriers run. Unset, "auto" or
+ * "loops": the compile writes loop versions where the transform proves
+ * them safe (host_compile.c) and they run wherever the module has one (a
+ * kernel the transform refused has none: it runs on fibers); "fibers"
+ * keeps every kernel on fibers, read when a module is compiled or loaded. */
+int hkc_host_fibers_forced(void)
 {
     const char *e = getenv("HIPKIT_HOST_MODE");
     return e && !strcmp(e, "fibers");
@@ -117,7 +117,7 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
         free(m);
         return HK_ENOMEM;
     }
-    int fibers = fibers_forced();
+    int fibers = hkc_host_fibers_forced();
     for (uint32_t i = 0; i < m->count; i++) {
         m->kernels[i] = kernels[i];
         if (!fibers && m->modes && m->modes[i].run_loops)
