@@ -43,6 +43,54 @@ __device__ inline void hkc_put(double *p, double v) { *p = v; }
 template <typename T> __device__ inline T hkc_zero() { return (T)0; }
 template <> __device__ inline __half hkc_zero<__half>() { return __float2half(0.0f); }
 template <> __device__ inline __hip_bfloat16 hkc_zero<__hip_bfloat16>() { return __float2bfloat16(0.0f); }
+// The column kernels (im2col, unfold) only move elements: they run on the
+// unsigned integer of the element's size, plain copies with no class
+// type's conversions (unfold_tiled's shifts become byte permutes), and
+// zero is all-zero bits for every float type.
+template <int N> struct hkc_raw;
+template <> struct hkc_raw<2> { typedef unsigned short type; };
+template <> struct hkc_raw<4> { typedef unsigned type; };
+template <> struct hkc_raw<8> { typedef unsigned long long type; };
+// The bytes of v (4, 8, 16 or a multiple of 16 of them) stored at p, which
+// is aligned to them, as native vector stores. A store of a struct of
+// elements was split into one store per element wherever the compiler
+// merged it with the unaligned path's element stores (it kept their
+// alignment of one element): the columns, pools and upsampling stored 2 or
+// 4 bytes an instruction. On NVIDIA the vector store is spelled in PTX,
+// which no pass splits (a uint4 store was split the same way).
+template <int B> struct hkc_native;
+template <> struct hkc_native<4> { typedef unsigned type; };
+template <> struct hkc_native<8> { typedef uint2 type; };
+template <> struct hkc_native<16> { typedef uint4 type; };
+__device__ inline void hkc_store_native(void *p, unsigned v) { *(unsigned *)p = v; }
+__device__ inline void hkc_store_native(void *p, uint2 v)
+{
+#ifdef __CUDA_ARCH__
+    asm("st.v2.u32 [%0], {%1, %2};" : : "l"(p), "r"(v.x), "r"(v.y) : "memory");
+#else
+    *(uint2 *)p = v;
+#endif
+}
+__device__ inline void hkc_store_native(void *p, uint4 v)
+{
+#ifdef __CUDA_ARCH__
+    asm("st.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+#else
+    *(uint4 *)p = v;
+#endif
+}
+template <typename V> __device__ inline void hkc_store_bits(void *p, const V &v)
+{
+    constexpr int B = sizeof(V) > 16 ? 16 : (int)sizeof(V);
+    typedef typename hkc_native<B>::type N;
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(V) / B; i++) {
+        N n;
+        memcpy(&n, (const char *)&v + i * B, B);
+        hkc_store_native((char *)p + i * B, n);
+    }
+}
+
 // Four consecutive elements stored as one vector when p is aligned to it
 // (left: how many of them lie inside the row).
 template <typename T> struct alignas(4 * sizeof(T)) hkc_quad { T e[4]; };
@@ -53,7 +101,7 @@ template <typename T> __device__ inline void hkc_put4(T *p, const T *v, unsigned
 #pragma unroll
         for (int k = 0; k < 4; k++)
             q.e[k] = v[k];
-        *(hkc_quad<T> *)p = q;
+        hkc_store_bits(p, q);
     } else {
         for (unsigned k = 0; k < 4 && k < left; k++)
             p[k] = v[k];
@@ -322,59 +370,322 @@ __device__ void hkc_unfold(const T *x, T *col, const hkc_geom g)
     }
 }
 
-// im2col through shared memory (GPUs): a block takes a tile of up to
-// HKC_I2C_TILE consecutive output pixels of one output row, loads the r
-// input rows of every channel that tile reads (coalesced, zeros where the
-// padding is), then writes the tile's part of col, which is contiguous,
-// with 16-byte stores. Dynamic shared memory: c x r x span elements, span
-// = (tile - 1) sw + (s - 1) dw + 1. Any grid (a grid stride over tiles)
-// and any block shape.
-#define HKC_I2C_TILE 32
+// Mixed-radix counters: a position (d0, d1, d2, d3) of a row-major index
+// space with radices (unbounded, n1, n2, n3), advanced by a fixed step
+// that was split into digits once, so a grid-stride loop finds its next
+// element's coordinates with compares and subtracts instead of integer
+// divisions (a digit plus a digit plus a carry stays below twice its
+// radix).
+struct hkc_digits {
+    int d0, d1, d2, d3;
+};
+__device__ inline hkc_digits hkc_split(long long v, int n1, int n2, int n3)
+{
+    long long r3 = v / n3, r2 = r3 / n2;
+    return {(int)(r2 / n1), (int)(r2 % n1), (int)(r3 % n2), (int)(v % n3)};
+}
+__device__ inline void hkc_advance(hkc_digits &d, const hkc_digits &by, int n1, int n2, int n3)
+{
+    d.d3 += by.d3;
+    int c = d.d3 >= n3;
+    d.d3 -= c ? n3 : 0;
+    d.d2 += by.d2 + c;
+    c = d.d2 >= n2;
+    d.d2 -= c ? n2 : 0;
+    d.d1 += by.d1 + c;
+    c = d.d1 >= n1;
+    d.d1 -= c ? n1 : 0;
+    d.d0 += by.d0 + c;
+}
+
+// E consecutive elements stored as one vector when p is aligned to it and
+// all lie before the end (left: how many do), else one by one.
+template <typename T, int E> struct alignas(E * sizeof(T)) hkc_vec { T e[E]; };
+template <typename T, int E> __device__ inline void hkc_putn(T *p, const hkc_vec<T, E> &v, unsigned left)
+{
+    if (left >= E && (unsigned long long)p % sizeof(hkc_vec<T, E>) == 0) {
+        hkc_store_bits(p, v);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < E; k++)
+        if ((unsigned)k < left)
+            p[k] = v.e[k];
+}
+
+// v = elements S .. S + E - 1 of the run a, b (2E elements) for the S
+// that equals s: a shift by a constant in each case, which the compiler
+// turns into register moves (byte permutes for 2-byte types).
+template <typename T, int E, int S> struct hkc_shift {
+    __device__ static inline void take(hkc_vec<T, E> &v, const hkc_vec<T, E> &a, const hkc_vec<T, E> &b, int s)
+    {
+        if (s != S)
+            return hkc_shift<T, E, S + 1>::take(v, a, b, s);
+#pragma unroll
+        for (int k = 0; k < E; k++)
+            v.e[k] = k + S < E ? a.e[k + S] : b.e[k + S - E];
+    }
+};
+template <typename T, int E> struct hkc_shift<T, E, E> {
+    __device__ static inline void take(hkc_vec<T, E> &, const hkc_vec<T, E> &, const hkc_vec<T, E> &, int) {}
+};
+
+// im2col through shared memory (GPUs): a block takes a tile of up to TILE
+// consecutive output pixels of one output row, loads the r input rows of
+// every channel that tile reads (coalesced, zeros where the padding is),
+// then writes the tile's part of col, which is contiguous, with 16-byte
+// stores. Dynamic shared memory: c x r x span elements, span = (TILE - 1)
+// sw + (s - 1) dw + 1. Any grid (a grid stride over tiles) and any block
+// shape. Both phases walk their elements with carried digits (hkc_advance)
+// instead of three integer divisions a 4-element chunk and two an element
+// loaded.
+//
+// The window's 4- and 8-byte elements are copied with cp.async on NVIDIA
+// sm_80+: all of a thread's in flight at once, no registers held (f32 on
+// the H100: 0.70x of the copy rate with HKC_LOADS = 4 register loads in
+// flight, waited for in turn; 0.78-0.82x with cp.async and tiles of 28
+// pixels; docs/families/conv-notes.md); HKC_LOADS at a time elsewhere.
+// Tiles of 32 pixels measured as fast as 28, of 8 to 16 slower; blocks
+// taking several tiles slower, also when copying the next tile's window
+// during the current one's writes (two windows).
+#define HKC_I2C_TILE 28 // plugins/conv/conv.c: I2C_TILE
+// Registers: the plugin's sm_90 build of im2col_tiled_f32 uses 47, so 5
+// blocks of 256 an SM; the bench's variants at 5 blocks an SM ran at 0.82x
+// of the copy rate, at 4 (56 registers) 0.79x, at 6 and 7 (launch bounds
+// that made them spill) 0.75x and 0.65x (scripts-lua/bench/im2col.lua).
+#define HKC_I2C_OFFS 1024
+#define HKC_LOADS 4
+
+// Where a tile of im2col_tiled reads x and writes col.
+struct hkc_i2c_at {
+    long long xoff, row; // the image's first element of x; img * oh + oy
+    int ox0, npix, ih0, iw0;
+};
+template <int TILE> __device__ inline hkc_i2c_at hkc_i2c_tile(long long tile, const hkc_geom &g)
+{
+    const int tiles_row = (g.ow + TILE - 1) / TILE;
+    hkc_i2c_at a;
+    a.row = tile / tiles_row;
+    a.ox0 = (int)(tile - a.row * tiles_row) * TILE;
+    a.npix = g.ow - a.ox0 < TILE ? g.ow - a.ox0 : TILE;
+    const long long img = a.row / g.oh;
+    a.ih0 = (int)(a.row - img * g.oh) * g.sh - g.ph;
+    a.iw0 = a.ox0 * g.sw - g.pw;
+    a.xoff = img * g.c * g.h * g.wd;
+    return a;
+}
+
+// Asynchronous copies into shared memory (NVIDIA sm_80+, elements of 4 or
+// 8 bytes: cp.async, zeros where !in, nothing held in registers, so all of
+// a thread's copies are in flight at once); else a plain load and store.
+// hkc_async_wait_all(): this thread's copies have landed.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define HKC_ASYNC 1
+#else
+#define HKC_ASYNC 0
+#endif
+template <typename T> __device__ inline void hkc_copy_async(T *s, const T *p, bool in)
+{
+#if HKC_ASYNC
+    if (sizeof(T) == 4 || sizeof(T) == 8) {
+        asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %0; cp.async.ca.shared.global [a], [%1], %2, %3; }"
+                     :
+                     : "l"(s), "l"(p), "n"((int)sizeof(T)), "r"(in ? (int)sizeof(T) : 0)
+                     : "memory");
+        return;
+    }
+#endif
+    *s = in ? *p : hkc_zero<T>();
+}
+__device__ inline void hkc_async_wait_all()
+{
+#if HKC_ASYNC
+    asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+}
+
+// A tile's window (c x r x span) into shared memory w, zeros in the
+// padding: asynchronous copies where there are (4- and 8-byte elements on
+// NVIDIA sm_80+), else HKC_LOADS loads a thread in flight, each batch
+// waited for before the next (d.d0 > 0: past the window's end).
 template <typename T>
+__device__ inline void hkc_i2c_copy(T *w, const T *x, const hkc_geom &g, const hkc_i2c_at &a, hkc_digits d,
+                                    const hkc_digits &step, int span, unsigned e0, unsigned loaded, unsigned stride)
+{
+    if (HKC_ASYNC && (sizeof(T) == 4 || sizeof(T) == 8)) {
+#pragma unroll 1
+        for (unsigned e = e0; e < loaded; e += stride) {
+            int ih = a.ih0 + d.d2 * g.dh, iw = a.iw0 + d.d3;
+            bool in = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+            hkc_copy_async(w + e, in ? x + a.xoff + ((long long)d.d1 * g.h + ih) * g.wd + iw : x, in);
+            hkc_advance(d, step, g.c, g.r, span);
+        }
+    } else {
+        for (unsigned e = e0; e < loaded; e += HKC_LOADS * stride) {
+            T v[HKC_LOADS];
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++) {
+                int ih = a.ih0 + d.d2 * g.dh, iw = a.iw0 + d.d3;
+                bool in = d.d0 == 0 && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+                v[u] = in ? x[a.xoff + ((long long)d.d1 * g.h + ih) * g.wd + iw] : hkc_zero<T>();
+                hkc_advance(d, step, g.c, g.r, span);
+            }
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++)
+                if (e + u * stride < loaded)
+                    w[e + u * stride] = v[u];
+        }
+    }
+}
+
+// The write phase of a tile: total = npix cols elements of col from the
+// window in shared memory, 4 a chunk (a 16-byte store when aligned). With
+// a table (rows of at most HKC_I2C_OFFS taps, a multiple of 4), tap j's
+// shared offset (ci r + rr) span + ss dw comes from it: one 16-byte table
+// read and four shared reads a chunk instead of a carry chain an element
+// (0.50x -> 0.62x of the copy rate on the H100). q: the thread's first
+// chunk (pixel, tap) with the table, (pixel, ci, rr, ss) without.
+template <typename T>
+__device__ inline void hkc_i2c_write(T *out, const T *sm, const int *off, unsigned total, unsigned cols,
+                                     const hkc_geom &g, int span, hkc_digits q, const hkc_digits &step, unsigned e0,
+                                     unsigned stride)
+{
+    if (off) { // 4 taps a chunk, never across pixels
+#pragma unroll 1
+        for (unsigned e = e0; e < total; e += stride) {
+            const hkc_vec<int, 4> o = *(const hkc_vec<int, 4> *)(off + q.d3);
+            const int at = q.d0 * g.sw;
+            T v[4] = {sm[o.e[0] + at], sm[o.e[1] + at], sm[o.e[2] + at], sm[o.e[3] + at]};
+            hkc_put4(out + e, v, total - e);
+            hkc_advance(q, step, 1, 1, (int)cols);
+        }
+        return;
+    }
+    for (unsigned e = e0; e < total; e += stride) {
+        int pp = q.d0, ci = q.d1, rr = q.d2, ss = q.d3;
+        T v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
+            if (++ss == g.s) {
+                ss = 0;
+                if (++rr == g.r) {
+                    rr = 0;
+                    if (++ci == g.c)
+                        ci = 0, pp++;
+                }
+            }
+        }
+        hkc_put4(out + e, v, total - e);
+        hkc_advance(q, step, g.c, g.r, g.s);
+    }
+}
+
+template <typename T, int TILE = HKC_I2C_TILE>
 __device__ void hkc_im2col_tiled(const T *x, T *col, const hkc_geom g)
 {
     extern __shared__ __align__(16) unsigned char hkc_i2c_dyn[];
+    __shared__ __align__(16) int hkc_i2c_off[HKC_I2C_OFFS];
     T *sm = (T *)hkc_i2c_dyn;
-    const int tiles_row = (g.ow + HKC_I2C_TILE - 1) / HKC_I2C_TILE;
-    const int span = (HKC_I2C_TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
-    const unsigned cols = (unsigned)(g.c * g.r * g.s), rs = (unsigned)(g.r * g.s);
+    const int span = (TILE - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const unsigned cols = (unsigned)(g.c * g.r * g.s), loaded = (unsigned)(g.c * g.r * span);
     const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-    const long long tiles = (long long)g.n * g.oh * tiles_row;
+    // load phase: element (-, ci, rr, i) of c x r x span
+    const hkc_digits ld0 = hkc_split(tid, g.c, g.r, span), ldstep = hkc_split(nt, g.c, g.r, span);
+    const bool table = cols <= HKC_I2C_OFFS && cols % 4 == 0;
+    for (unsigned j = tid; table && j < cols; j += nt) {
+        int ci = (int)j / (g.r * g.s), t = (int)j - ci * g.r * g.s, rr = t / g.s;
+        hkc_i2c_off[j] = (ci * g.r + rr) * span + (t - rr * g.s) * g.dw;
+    }
+    // write phase: chunk start (pixel, tap) with the table, else (pixel, ci, rr, ss)
+    const hkc_digits q0 = table ? hkc_split(4ll * tid, 1, 1, (int)cols) : hkc_split(4ll * tid, g.c, g.r, g.s);
+    const hkc_digits qstep = table ? hkc_split(4ll * nt, 1, 1, (int)cols) : hkc_split(4ll * nt, g.c, g.r, g.s);
+    const long long tiles = (long long)g.n * g.oh * ((g.ow + TILE - 1) / TILE);
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        long long row = tile / tiles_row; // img * oh + oy
-        int ox0 = (int)(tile - row * tiles_row) * HKC_I2C_TILE;
-        int npix = g.ow - ox0 < HKC_I2C_TILE ? g.ow - ox0 : HKC_I2C_TILE;
-        long long img = row / g.oh;
-        int oy = (int)(row - img * g.oh), iw0 = ox0 * g.sw - g.pw;
-        const T *xi = x + img * g.c * g.h * g.wd;
+        const hkc_i2c_at a = hkc_i2c_tile<TILE>(tile, g);
         __syncthreads(); // the previous tile's reads are done
-        for (unsigned e = tid; e < (unsigned)(g.c * g.r * span); e += nt) {
-            unsigned cr = e / span;
-            int iw = iw0 + (int)(e - cr * span), ci = (int)(cr / g.r), rr = (int)(cr - ci * g.r);
-            int ih = oy * g.sh - g.ph + rr * g.dh;
-            sm[e] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd ? xi[((long long)ci * g.h + ih) * g.wd + iw]
-                                                              : hkc_zero<T>();
+        hkc_i2c_copy(sm, x, g, a, ld0, ldstep, span, tid, loaded, nt);
+        hkc_async_wait_all();
+        __syncthreads();
+        hkc_i2c_write(col + (a.row * g.ow + a.ox0) * cols, sm, table ? hkc_i2c_off : (const int *)0,
+                      (unsigned)a.npix * cols, cols, g, span, q0, qstep, tid * 4, nt * 4);
+    }
+}
+
+// unfold through shared memory (GPUs; the GEMM route's columns): a block
+// takes one input plane (img, ci) at a time, copies the window its taps
+// read, the plane with its padding (hp = (oh - 1) sh + (r - 1) dh + 1 rows
+// of wp = (ow - 1) sw + (s - 1) dw + 1, zeros outside x), into shared
+// memory at a row pitch of wp rounded up to E (16 bytes), then writes the
+// plane's r s rows of oh ow pixels, one contiguous run of col, 16 bytes
+// (E elements) a lane. With stride 1 along w and rows of a multiple of E
+// pixels, a chunk is E consecutive window elements at a shift of (b dw) %
+// E: two 16-byte shared reads and a constant shift (hkc_shift) instead of
+// E shared reads with their index arithmetic; otherwise element by
+// element. Positions are carried digits (hkc_advance).
+// Dynamic shared memory: (hp pitch + E) elements; any grid and block shape.
+template <typename T>
+__device__ void hkc_unfold_tiled(const T *x, T *col, const hkc_geom g)
+{
+    constexpr int E = 16 / sizeof(T);
+    extern __shared__ __align__(16) unsigned char hkc_unf_dyn[];
+    T *sm = (T *)hkc_unf_dyn;
+    const int hp = (g.oh - 1) * g.sh + (g.r - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + (g.s - 1) * g.dw + 1;
+    const int pitch = (wp + E - 1) / E * E, rs = g.r * g.s, pix = g.oh * g.ow;
+    const unsigned tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    const unsigned window = (unsigned)(hp * pitch + E), total = (unsigned)(rs * pix);
+    const bool fast = g.sw == 1 && g.ow % E == 0 && (unsigned long long)col % 16 == 0;
+    // load: (past the rows, -, iy, ix) of hp x pitch; write: chunk start (a, b, oy, ox)
+    const hkc_digits ld0 = hkc_split(tid, 1, hp, pitch), ldstep = hkc_split(nt, 1, hp, pitch);
+    const hkc_digits st0 = hkc_split((long long)E * tid, g.s, g.oh, g.ow);
+    const hkc_digits ststep = hkc_split((long long)E * nt, g.s, g.oh, g.ow);
+    const long long planes = (long long)g.n * g.c;
+    for (long long plane = blockIdx.x; plane < planes; plane += gridDim.x) {
+        const T *xp = x + plane * g.h * g.wd;
+        __syncthreads(); // the previous plane's reads are done
+        hkc_digits d = ld0;
+        for (unsigned e = tid; e < window; e += HKC_LOADS * nt) { // HKC_LOADS loads in flight
+            T v[HKC_LOADS];
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++) {
+                int ih = d.d2 - g.ph, iw = d.d3 - g.pw;
+                bool in = d.d0 == 0 && d.d3 < wp && ih >= 0 && ih < g.h && iw >= 0 && iw < g.wd;
+                v[u] = in ? xp[(long long)ih * g.wd + iw] : hkc_zero<T>();
+                hkc_advance(d, ldstep, 1, hp, pitch);
+            }
+#pragma unroll
+            for (int u = 0; u < HKC_LOADS; u++)
+                if (e + u * nt < window)
+                    sm[e + u * nt] = v[u];
         }
         __syncthreads();
-        T *out = col + (row * g.ow + ox0) * cols;
-        const unsigned total = (unsigned)npix * cols;
-        for (unsigned e = tid * 4; e < total; e += nt * 4) {
-            unsigned pp = e / cols, j = e - pp * cols;
-            unsigned ci = j / rs, t = j - ci * rs, rr = t / g.s, ss = t - rr * g.s;
-            T v[4];
+        T *out = col + plane * total;
+        hkc_digits q = st0;
+        for (unsigned e = tid * E; e < total; e += nt * E) {
+            int a = q.d0, b = q.d1, oy = q.d2, ox = q.d3;
+            hkc_advance(q, ststep, g.s, g.oh, g.ow);
+            hkc_vec<T, E> v;
+            if (fast) {
+                int src = (oy * g.sh + a * g.dh) * pitch + ox + b * g.dw, base = src & ~(E - 1);
+                const hkc_vec<T, E> *run = (const hkc_vec<T, E> *)(sm + base);
+                const hkc_vec<T, E> lo = run[0], hi = run[1]; // two 16-byte reads into registers
+                hkc_shift<T, E, 0>::take(v, lo, hi, src - base);
+                hkc_store_bits(out + e, v);
+                continue;
+            }
 #pragma unroll
-            for (int k = 0; k < 4; k++) {
-                v[k] = e + k < total ? sm[(ci * g.r + rr) * span + pp * g.sw + ss * g.dw] : hkc_zero<T>();
-                if (++ss == (unsigned)g.s) {
-                    ss = 0;
-                    if (++rr == (unsigned)g.r) {
-                        rr = 0;
-                        if (++ci == (unsigned)g.c)
-                            ci = 0, pp++;
+            for (int k = 0; k < E; k++) {
+                v.e[k] = e + k < total ? sm[(oy * g.sh + a * g.dh) * pitch + ox * g.sw + b * g.dw] : hkc_zero<T>();
+                if (++ox == g.ow) {
+                    ox = 0;
+                    if (++oy == g.oh) {
+                        oy = 0;
+                        if (++b == g.s)
+                            b = 0, a++;
                     }
                 }
             }
-            hkc_put4(out + e, v, total - e);
+            hkc_putn<T, E>(out + e, v, total - e);
         }
     }
 }
@@ -504,6 +815,9 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
         int dw, int groups
 #define HKC_GEOM {n, c, h, wd, k, r, s, oh, ow, sh, sw, ph, pw, dh, dw, groups}
 
+// The column kernels' element type: the unsigned integer of T's size.
+#define HKC_RAW(T) hkc_raw<sizeof(T)>::type
+
 #define HKC_DTYPE(t, T, A)                                                                                    \
     extern "C" __global__ void __launch_bounds__(256) conv2d_##t(const T *x, const T *w, T *y, HKC_GEOM_ARGS) \
     {                                                                                                         \
@@ -525,17 +839,26 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
     extern "C" __global__ void im2col_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
-        hkc_im2col<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+        hkc_im2col<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                      \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void unfold_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,      \
                                           int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)     \
     {                                                                                                         \
-        hkc_unfold<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});             \
+        hkc_unfold<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                      \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
+    }                                                                                                         \
+    extern "C" __global__ void unfold_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
+                                                int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
+    {                                                                                                         \
+        hkc_unfold_tiled<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void im2col_tiled_##t(const T *x, T *col, int n, int c, int h, int wd, int r, int s,\
                                                 int oh, int ow, int sh, int sw, int ph, int pw, int dh, int dw)\
     {                                                                                                         \
-        hkc_im2col_tiled<T>(x, col, hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});       \
+        hkc_im2col_tiled<HKC_RAW(T)>((const HKC_RAW(T) *)x, (HKC_RAW(T) *)col,                                \
+                           hkc_geom{n, c, h, wd, 0, r, s, oh, ow, sh, sw, ph, pw, dh, dw, 1});                \
     }                                                                                                         \
     extern "C" __global__ void col2im1d_##t(const T *x, T *y, int n, int lin, int c, int k, int lout,         \
                                             int stride)                                                       \
@@ -562,7 +885,12 @@ __device__ void hkc_copy2d(const T *src, T *dst, int d1, int d2, long long ss, l
         hkc_copy2d<T>(src, dst, d1, d2, ss, ds);                                                              \
     }
 
+// A bench that compiles variants of the device functions above defines
+// HKC_FUNCTIONS_ONLY (scripts-lua/bench/im2col.lua): its compile then skips
+// the plugin's kernels.
+#ifndef HKC_FUNCTIONS_ONLY
 HKC_DTYPE(f32, float, float)
 HKC_DTYPE(f64, double, double)
 HKC_DTYPE(f16, __half, float)
 HKC_DTYPE(bf16, __hip_bfloat16, float)
+#endif

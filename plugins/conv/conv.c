@@ -171,18 +171,21 @@ static void patch_args(hk_plugin_arg *a, const geom *g)
         a[2 + i] = iarg(ints[i]);
 }
 
-/* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of 32 pixels
- * through shared memory when the rows they read fit in 48 KiB
- * (im2col_tiled); the CPU and larger cases: rows. */
+/* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of I2C_TILE
+ * pixels (the kernel's HKC_I2C_TILE) through shared memory when the rows
+ * they read fit in 44 KiB (the kernel adds a 4 KiB table; 48 in all)
+ * (im2col_tiled), a block a tile (fewer blocks taking several tiles each
+ * measured slower on the H100); the CPU and larger cases: rows. */
+#define I2C_TILE 28
 static int launch_im2col(const hk_plugin_host *host, const hk_plugin_call *call, int d, const geom *g,
                          hk_plugin_arg x, hk_plugin_arg col)
 {
     hk_plugin_arg a[16] = {x, col};
     patch_args(a, g);
-    long long span = 31 * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
+    long long span = (I2C_TILE - 1) * g->sw + (g->s - 1) * g->dw + 1, smem = g->c * g->r * span * dtypes[d].size;
     int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
-    if (!cpu && smem <= 48 * 1024) {
-        long long tiles = g->n * g->oh * ((g->ow + 31) / 32);
+    if (!cpu && smem <= 44 * 1024) { /* with its 4 KiB table of tap offsets, within 48 KiB */
+        long long tiles = g->n * g->oh * ((g->ow + I2C_TILE - 1) / I2C_TILE);
         hk_plugin_config cfg = {{(unsigned)(tiles > (1 << 20) ? (1 << 20) : tiles), 1, 1}, {THREADS, 1, 1},
                                 (unsigned)smem};
         char kernel[64];
@@ -190,6 +193,28 @@ static int launch_im2col(const hk_plugin_host *host, const hk_plugin_call *call,
         return host->launch_config(call, kernel, &cfg, a, 16);
     }
     return launch_rows(host, call, "im2col", d, a, 16, g->n * g->oh * g->ow, g->c * g->r * g->s);
+}
+
+/* unfold of x into col ({n, c, r, s, oh, ow}). GPUs: a block a plane
+ * through shared memory (unfold_tiled) when the padded window its taps read
+ * fits in 48 KiB; the CPU and larger planes: rows. */
+static int launch_unfold(const hk_plugin_host *host, const hk_plugin_call *call, int d, const geom *g,
+                         hk_plugin_arg x, hk_plugin_arg col)
+{
+    hk_plugin_arg a[16] = {x, col};
+    patch_args(a, g);
+    long long hp = (g->oh - 1) * g->sh + (g->r - 1) * g->dh + 1, wp = (g->ow - 1) * g->sw + (g->s - 1) * g->dw + 1;
+    long long e = 16 / dtypes[d].size, pitch = (wp + e - 1) / e * e; /* rows padded to 16 bytes, and 16 past */
+    long long smem = (hp * pitch + e) * dtypes[d].size, planes = g->n * g->c;
+    int cpu = HK_PLUGIN_HOST_HAS(host, backend) && !strcmp(host->backend(call), "host");
+    if (!cpu && smem <= 48 * 1024) {
+        hk_plugin_config cfg = {{(unsigned)(planes > (1 << 20) ? (1 << 20) : planes), 1, 1}, {THREADS, 1, 1},
+                                (unsigned)smem};
+        char kernel[64];
+        snprintf(kernel, sizeof kernel, "unfold_tiled_%s", dtypes[d].name);
+        return host->launch_config(call, kernel, &cfg, a, 16);
+    }
+    return launch_rows(host, call, "unfold", d, a, 16, g->n * g->c * g->r * g->s, g->oh * g->ow);
 }
 
 /* Output extent of a convolution along one dimension, or -1. */
@@ -266,9 +291,7 @@ static int conv_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, 
     col.v.buf = host->scratch_raw(call, dtypes[d].name, (size_t)(g->n * pix * taps)); /* unfold writes it all */
     if (!col.v.buf)
         return -1; /* the call is failed already */
-    hk_plugin_arg a[16] = {args[1], col};
-    patch_args(a, g);
-    int r = launch_rows(host, call, "unfold", d, a, 16, g->n * taps, pix);
+    int r = launch_unfold(host, call, d, g, args[1], col);
     if (r != 0)
         return r;
     hk_plugin_arg m[17] = {args[0], args[2], col, iarg(g->k), iarg(pix), iarg(taps), iarg(0), iarg(0)};
@@ -572,11 +595,16 @@ static int add_kernels(const hk_plugin_api *api)
          "(any grid)"},
         {"im2col_tiled", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, "
                          "int sw, int ph, int pw, int dh, int dw",
-         "im2col through shared memory: a block per tile of 32 pixels of an output row (grid stride), shared = "
-         "c r ((32 - 1) sw + (s - 1) dw + 1) elements"},
+         "im2col through shared memory: a block per tile of 28 pixels of an output row (grid stride), shared = "
+         "c r ((28 - 1) sw + (s - 1) dw + 1) elements"},
         {"unfold", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, int sw, "
                    "int ph, int pw, int dh, int dw",
          "patches of x as col n c r s (oh ow) (PyTorch's unfold; conv's GEMM route); rows as im2col"},
+        {"unfold_tiled", "const T *x, T *col, int n, int c, int h, int wd, int r, int s, int oh, int ow, int sh, "
+                         "int sw, int ph, int pw, int dh, int dw",
+         "unfold through shared memory: a block per input plane (grid stride), shared = (hp pitch + E) elements, "
+         "hp = (oh - 1) sh + (r - 1) dh + 1, pitch = (ow - 1) sw + (s - 1) dw + 1 rounded up to E = 16 bytes; "
+         "16-byte stores"},
         {"col2im1d", "const T *x, T *y, int n, int lin, int c, int k, int lout, int stride",
          "x n lin c k summed into y n c lout, grid stride"},
         {"avg_pool2d", "const T *x, T *y, long long planes, int h, int wd, int kh, int kw, int sh, int sw, int oh, "

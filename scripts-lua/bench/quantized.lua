@@ -47,6 +47,18 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local r8 = hk.bench(step8, {bytes = bytes + 36 * cols // 32 + 4 * rows, reps = 20, warmup = 3, print = false})
     print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy"):format("matvec " .. fmt .. " q8_1 x", r8.median,
         r8.gbps, r8.gbps / copy.gbps))
+    -- The rows above time each call alone: the events around it also hold
+    -- the host's dispatch of the op (a few us against a kernel of 10-30).
+    -- Back to back: one timing around a call on each of the copies, the
+    -- launches queued while the previous kernels run (as in a model's
+    -- forward pass); the per-call time is the total over `copies`.
+    for _, form in ipairs{{"f32 x", x, 4 * cols}, {"q8_1 x", xq, 36 * cols // 32}} do
+        local rb = hk.bench(function()
+            for j = 1, copies do Q.matvec(y, ws[j], form[2]) end
+        end, {bytes = copies * (bytes + form[3] + 4 * rows), reps = 10, warmup = 2, print = false})
+        print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy  (back to back, per call)"):format(
+            "matvec " .. fmt .. " " .. form[1], rb.median / copies, rb.gbps, rb.gbps / copy.gbps))
+    end
     local yh = hk.alloc(n, "f16")
     Q.dequantize(yh, w1)
     local d = hk.bench(function() Q.dequantize(yh, w1) end,

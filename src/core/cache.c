@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -499,15 +500,21 @@ static void total_sub(hkc_cache *c, uint64_t n)
     c->total = c->total > n ? c->total - n : 0;
 }
 
-int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
-                  size_t *size, hkc_strbuf *warn)
+/* hkc_cache_get, or with out >= 0 hkc_cache_get_into: the payload mapped
+ * (a page-cache file needs no copy into fresh memory to be checked) and
+ * written to out. */
+static int cache_get(hkc_cache *c, const hkc_cache_entry_id *id, int out, void **data,
+                     size_t *size, hkc_strbuf *warn)
 {
-    *data = NULL;
+    if (data)
+        *data = NULL;
     *size = 0;
     if (!on_disk(c))
         return 0;
     int hit = 0, fd = -1;
     uint8_t *payload = NULL;
+    void *map = MAP_FAILED;
+    size_t map_len = 0;
     const char *bad = NULL;
     struct stat st;
     hkc_strbuf path;
@@ -557,21 +564,36 @@ int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
         bad = "length disagrees with the file size (truncated)";
     if (bad)
         goto done;
-    payload = malloc(len ? len : 1);
-    if (!payload)
-        goto done;
-    if (read_full(fd, payload, len) < 0) {
-        bad = "short read (truncated)";
+    const uint8_t *bytes;
+    if (out >= 0) {
+        map_len = (size_t)st.st_size;
+        map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (map == MAP_FAILED)
+            goto done;
+        bytes = (const uint8_t *)map + HDR_SIZE;
+    } else {
+        payload = malloc(len ? len : 1);
+        if (!payload)
+            goto done;
+        if (read_full(fd, payload, len) < 0) {
+            bad = "short read (truncated)";
+            goto done;
+        }
+        bytes = payload;
+    }
+    if (XXH3_64bits(bytes, len) != get_le64(h + 24)) {
+        bad = "checksum mismatch";
         goto done;
     }
-    if (XXH3_64bits(payload, len) != get_le64(h + 24)) {
-        bad = "checksum mismatch";
+    if (out >= 0 && write_full(out, bytes, len) < 0) {
+        warnf(warn, "compile cache: cannot copy %s out: %s", path.data, strerror(errno));
         goto done;
     }
     /* The mtime is the LRU clock; a read-only user leaves it alone. */
     if (c->mode == HKC_CACHE_RW)
         futimens(fd, NULL);
-    *data = payload;
+    if (data)
+        *data = payload;
     *size = len;
     payload = NULL;
     hit = 1;
@@ -588,9 +610,23 @@ done:
     }
     if (fd >= 0)
         close(fd);
+    if (map != MAP_FAILED)
+        munmap(map, map_len);
     free(payload);
     hkc_strbuf_free(&path);
     return hit;
+}
+
+int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
+                  size_t *size, hkc_strbuf *warn)
+{
+    return cache_get(c, id, -1, data, size, warn);
+}
+
+int hkc_cache_get_into(hkc_cache *c, const hkc_cache_entry_id *id, int fd, size_t *size,
+                       hkc_strbuf *warn)
+{
+    return cache_get(c, id, fd, NULL, size, warn);
 }
 
 /* ---------------------------------------------------------------- scanning */

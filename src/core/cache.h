@@ -75,6 +75,12 @@ typedef struct hkc_cache_entry_id {
  * NULL (no cache: a miss, and put stores nothing). */
 int hkc_cache_get(hkc_cache *c, const hkc_cache_entry_id *id, void **data,
                   size_t *size, hkc_strbuf *warn);
+/* hkc_cache_get for a large payload that goes to a file: on a hit (1) it is
+ * written to fd (at its offset) without a copy in memory first, and its
+ * length set in size; 0 otherwise (a write that fails: a warning, and 0;
+ * fd may then hold part of it). */
+int hkc_cache_get_into(hkc_cache *c, const hkc_cache_entry_id *id, int fd, size_t *size,
+                       hkc_strbuf *warn);
 /* Stores a payload (no-op unless mode is rw); write failures become a
  * warning. After writing, evicts least recently used entries (by mtime)
  * until the total is under the cap. */

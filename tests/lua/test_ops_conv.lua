@@ -131,6 +131,9 @@ for _, dt in ipairs(dtypes) do
     end
     conv_case(dt, G(3, 5, 1, 13, 4, 1, 3, {1, 2}, {0, 1}, {1, 2}, 1), 3, 3)
     conv_case(dt, G(2, 3, 7, 6, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 0, 4)
+    -- rows of 16 output pixels, stride 1: on a GPU the route's columns take
+    -- unfold_tiled's 16-byte runs (every shift of a 3-tap row)
+    conv_case(dt, G(2, 3, 6, 16, 5, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1), 3, 4)
 end
 -- algo 0 picks the GEMM route for f32 when 128 or more output channels
 -- fill the gemm's tiles (a conv1d, as issue 14's)
@@ -341,8 +344,40 @@ for _, dt in ipairs({"f32", "f16", "f64"}) do
     t.ok(good, "unfold " .. dt .. " (the GEMM route's columns) equals a Lua loop under odd blocks and grids")
 end
 
+-- unfold_tiled (the GPU's unfold, a plane at a time through shared memory)
+-- against the row kernel unfold, odd blocks and grids (a grid stride over
+-- the planes). Element by element: stride 2 and dilation 2 along h,
+-- padding on both sides, 6 x 7 output pixels (16-byte chunks that cross
+-- output rows, taps and planes, stores unaligned on most planes). 16-byte
+-- runs (stride 1 along w, 16 pixels a row): 9 taps along w, so the shifts
+-- 0..8 mod 16 bytes all occur, stride 2 along h.
+for _, case in ipairs({{2, 3, 12, 7, 2, 3, 2, 1, 1, 1, 2, 1}, {2, 2, 5, 16, 2, 9, 2, 1, 1, 4, 1, 1}}) do
+for _, dt in ipairs({"f32", "f16", "f64"}) do
+    local n, c, h, w, r, s, sh, sw, ph, pw, dh, dw = table.unpack(case)
+    local oh, ow = (h + 2 * ph - dh * (r - 1) - 1) // sh + 1, (w + 2 * pw - dw * (s - 1) - 1) // sw + 1
+    local x = rand(n * c * h * w, dt)
+    local want = poisoned(n * c * r * s * oh * ow, dt)
+    C.kernels["unfold_" .. dt]{grid = 4, block = {8, 2}}(x, want, n, c, h, w, r, s, oh, ow, sh, sw, ph, pw, dh, dw)
+    local size = dt == "f64" and 8 or dt == "f32" and 4 or 2
+    local e = 16 // size
+    local pitch = ((ow - 1) * sw + (s - 1) * dw + 1 + e - 1) // e * e
+    local shared = (((oh - 1) * sh + (r - 1) * dh + 1) * pitch + e) * size
+    local wv, good = want:totable(), true
+    for _, launch in ipairs({{1, {256, 1}}, {2, {3, 5}}, {{4, 1, 1}, {32, 4}}, {9, {1, 1}}}) do
+        local y = poisoned(#wv, dt)
+        C.kernels["unfold_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = shared}(x, y, n, c, h, w,
+            r, s, oh, ow, sh, sw, ph, pw, dh, dw)
+        local g = y:totable()
+        for i = 1, #wv do good = good and g[i] == wv[i] end
+    end
+    t.ok(good and wv[1] == wv[1], ("unfold_tiled %s equals unfold: %d x %d pixels, strides, dilation, padding, "
+        .. "odd launches"):format(dt, oh, ow))
+end
+end
+
 -- im2col_tiled (the GPU's im2col, through shared memory) against the op
--- (the row kernel on the CPU): tiles of 32 pixels, a row of 34 pixels
+-- (the row kernel on the CPU): tiles of 28 pixels (shared memory sized for
+-- 32, more than they need), a row of 34 pixels
 -- split in two, stride 2 and dilation 2 along w, odd blocks and grids
 for _, dt in ipairs({"f32", "f16"}) do
     local x = rand(1 * 2 * 4 * 70, dt)
@@ -360,6 +395,27 @@ for _, dt in ipairs({"f32", "f16"}) do
         for i = 1, #w do good = good and g[i] == w[i] end
     end
     t.ok(good, "im2col_tiled " .. dt .. " equals im2col: 2 tiles a row, stride and dilation 2, odd launches")
+end
+
+-- im2col_tiled (tiles of 28 pixels, a row of 61 in three: 28, 28, 5) with
+-- grids of 1, 3, 7 and 5 blocks, each taking several tiles; f64 too
+-- (8-byte copies: cp.async on NVIDIA); 3 channels (27 taps a pixel: no
+-- offset table) and 4 (36: the table)
+for _, case in ipairs({{"f32", 3}, {"f32", 4}, {"f16", 3}, {"f16", 4}, {"f64", 4}}) do
+    local dt, n, c, h, w = case[1], 2, case[2], 5, 61
+    local x = rand(n * c * h * w, dt)
+    local want = poisoned(n * h * w * c * 9, dt)
+    C.im2col(want, x, {n, c, h, w}, 3, 1, 1, 1)
+    local size = ({f32 = 4, f16 = 2, f64 = 8})[dt]
+    local wv, good = want:totable(), true
+    for _, launch in ipairs({{1, 256}, {3, 64}, {7, {8, 4}}, {5, 96}}) do
+        local y = poisoned(#wv, dt)
+        C.kernels["im2col_tiled_" .. dt]{grid = launch[1], block = launch[2], shared = c * 3 * (27 + 3) * size}(x, y,
+            n, c, h, w, 3, 3, h, w, 1, 1, 1, 1, 1, 1)
+        local g = y:totable()
+        for i = 1, #wv do good = good and g[i] == wv[i] end
+    end
+    t.ok(good, ("im2col_tiled %s c%d equals im2col: several tiles a block"):format(dt, c))
 end
 
 -- max_pool2d propagates NaN

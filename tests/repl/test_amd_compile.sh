@@ -28,14 +28,16 @@ if [ -z "$hipcc_dir" ] && [ -z "${HIPKIT_HIPCC:-}" ]; then
     echo "1..0 # SKIP hipcc not found"
     exit 0
 fi
-# Inspection needs the AMD backend module (comgr); a hipkit built without
-# it still compiles, and says why it cannot list kernels.
+# Compiling for AMD goes through the AMD backend module (its compile
+# driver, then comgr for inspection): a hipkit built without it has nothing
+# here to test (test_compile.sh checks its refusal).
 "$hipkit" info >"$T/info" 2>&1
 nomodule=
 grep -q "no hip backend module" "$T/info" && nomodule="this hipkit has no AMD backend module"
-check() { # check STATUS NAME: a point that reads code objects
-    if [ -n "$nomodule" ]; then skip "$2" "$nomodule"; else ok "$1" "$2"; fi
-}
+if [ -n "$nomodule" ]; then
+    echo "1..0 # SKIP $nomodule"
+    exit 0
+fi
 
 cat >"$T/k.hip" <<'HIP'
 #include <hip/hip_runtime.h>
@@ -55,34 +57,29 @@ ok $([ $rc -eq 0 ] && grep -q "^wrote $T/k.co: AMDGPU code object for gfx90a, [0
 m=$(magic "$T/k.co")
 ok $([ "$m" = 7f454c46 ]; echo $?) "it is a raw ELF ($m)"
 ok $(nm "$T/k.co" 2>/dev/null | grep -q ' vector_add$'; echo $?) "nm finds vector_add in it"
-if [ -n "$nomodule" ]; then
-    ok $(grep -q "^hipkit compile: the hip backend is not loaded" "$T/err"; echo $?) \
-        "without the AMD backend module (which runs hipcc), compile says why"
-else
-    ok $(grep -q "^  kernel vector_add$" "$T/out"; echo $?) "compile lists the kernel"
-fi
+ok $(grep -q "^  kernel vector_add$" "$T/out"; echo $?) "compile lists the kernel"
 
 run inspect "$T/k.co"
 cp "$T/out" "$T/inspect1"
-check $([ $rc -eq 0 ] && grep -q "AMDGPU code object (amdgpu-elf), 1 entry" "$T/out"; echo $?) \
+ok $([ $rc -eq 0 ] && grep -q "AMDGPU code object (amdgpu-elf), 1 entry" "$T/out"; echo $?) \
     "inspect: exit 0, the format" || show
 p=$(params "$T/inspect1")
-check $([ "$p" = "0:8 8:8 16:8 24:4 " ]; echo $?) "inspect: four parameters at offsets 0, 8, 16, 24, sizes 8, 8, 8, 4 ($p)"
+ok $([ "$p" = "0:8 8:8 16:8 24:4 " ]; echo $?) "inspect: four parameters at offsets 0, 8, 16, 24, sizes 8, 8, 8, 4 ($p)"
 p=$(names "$T/inspect1")
-check $([ "$p" = "a b c n " ]; echo $?) "inspect: their names ($p)"
-check $(grep -q "  0  *0  *8  global_buffer  *global  *a" "$T/out" && grep -q "  3  *24  *4  by_value  *-  *n" "$T/out"; echo $?) \
+ok $([ "$p" = "a b c n " ]; echo $?) "inspect: their names ($p)"
+ok $(grep -q "  0  *0  *8  global_buffer  *global  *a" "$T/out" && grep -q "  3  *24  *4  by_value  *-  *n" "$T/out"; echo $?) \
     "inspect: value kinds and address spaces"
-check $(grep -q "entry 1: target gfx90a," "$T/out" && grep -q "kernel vector_add (symbol vector_add.kd)" "$T/out";
+ok $(grep -q "entry 1: target gfx90a," "$T/out" && grep -q "kernel vector_add (symbol vector_add.kd)" "$T/out";
         echo $?) "inspect: the target and the kernel with its symbol"
-check $(grep -q "wavefront 64$" "$T/out" && grep -q "kernarg segment: [0-9]* bytes, align [0-9]*" "$T/out" &&
+ok $(grep -q "wavefront 64$" "$T/out" && grep -q "kernarg segment: [0-9]* bytes, align [0-9]*" "$T/out" &&
         grep -q "registers: [0-9]* SGPRs, [0-9]* VGPRs, [0-9]* AGPRs" "$T/out"; echo $?) \
     "inspect: wavefront 64, kernarg segment, registers with AGPRs (gfx90a)"
 
 run inspect "$T/k.co" --disasm
-check $([ $rc -eq 0 ] && grep -q "vector_add" "$T/out" && grep -q "s_endpgm" "$T/out"; echo $?) \
+ok $([ $rc -eq 0 ] && grep -q "vector_add" "$T/out" && grep -q "s_endpgm" "$T/out"; echo $?) \
     "--disasm: vector_add's code, ending in s_endpgm"
 run inspect "$T/k.co" --kernel nope
-check $([ $rc -eq 1 ] && grep -q "no kernel 'nope'" "$T/err" && grep -q "vector_add" "$T/err"; echo $?) \
+ok $([ $rc -eq 1 ] && grep -q "no kernel 'nope'" "$T/err" && grep -q "vector_add" "$T/err"; echo $?) \
     "--kernel nope: exit 1 listing vector_add"
 
 # Several targets: a clang offload bundle (.hipfb), each entry extracted.
@@ -90,29 +87,29 @@ run compile "$T/k.hip" --offload-arch gfx90a,gfx1030 -DWITH_SCALE -O2
 ok $([ $rc -eq 0 ] && grep -q "offload bundle with 2 entries" "$T/out" && [ -s "$T/k.hipfb" ] &&
      [ "$(head -c 24 "$T/k.hipfb")" = __CLANG_OFFLOAD_BUNDLE__ ]; echo $?) \
     "two targets: an offload bundle with 2 entries beside the source" || show
-check $(grep -q "^  kernel scale (" "$T/out"; echo $?) "-D reaches the compiler (kernel scale)"
+ok $(grep -q "^  kernel scale (" "$T/out"; echo $?) "-D reaches the compiler (kernel scale)"
 run inspect "$T/k.hipfb"
-check $([ $rc -eq 0 ] && grep -q "clang offload bundle (offload-bundle), 2 entries" "$T/out" &&
+ok $([ $rc -eq 0 ] && grep -q "clang offload bundle (offload-bundle), 2 entries" "$T/out" &&
         grep -q "target gfx90a, id hipv4-amdgcn-amd-amdhsa--gfx90a" "$T/out" &&
         grep -q "target gfx1030, id hipv4-amdgcn-amd-amdhsa--gfx1030" "$T/out"; echo $?) \
     "inspect: the bundle's 2 entries with target and bundle id"
 for t in gfx90a gfx1030; do
     run inspect "$T/k.hipfb" --extract $t -o "$T/$t.co"
     m=$(magic "$T/$t.co")
-    check $([ $rc -eq 0 ] && [ "$m" = 7f454c46 ]; echo $?) "--extract $t: a raw ELF ($m)"
+    ok $([ $rc -eq 0 ] && [ "$m" = 7f454c46 ]; echo $?) "--extract $t: a raw ELF ($m)"
     run inspect "$T/$t.co"
     wave=64
     [ $t = gfx1030 ] && wave=32
-    check $([ $rc -eq 0 ] && grep -q "entry 1: target $t," "$T/out" && grep -q "kernel vector_add " "$T/out" &&
+    ok $([ $rc -eq 0 ] && grep -q "entry 1: target $t," "$T/out" && grep -q "kernel vector_add " "$T/out" &&
             grep -q "wavefront $wave$" "$T/out"; echo $?) "the $t entry: its target, vector_add, wavefront $wave"
 done
 run inspect "$T/k.hipfb" --extract hipv4-amdgcn-amd-amdhsa--gfx1030 -o "$T/byid.co"
-check $([ $rc -eq 0 ] && cmp -s "$T/byid.co" "$T/gfx1030.co"; echo $?) "--extract by bundle id gives the same bytes"
+ok $([ $rc -eq 0 ] && cmp -s "$T/byid.co" "$T/gfx1030.co"; echo $?) "--extract by bundle id gives the same bytes"
 run inspect "$T/k.hipfb" --extract gfx942 -o "$T/none.co"
-check $([ $rc -eq 1 ] && grep -q "^hipkit inspect: " "$T/err" && [ ! -e "$T/none.co" ]; echo $?) \
+ok $([ $rc -eq 1 ] && grep -q "^hipkit inspect: " "$T/err" && [ ! -e "$T/none.co" ]; echo $?) \
     "--extract of an entry the bundle lacks: exit 1, nothing written"
 run inspect "$T/k.hipfb" --kernel scale --disasm
-check $([ $rc -eq 0 ] && grep -q "kernel scale" "$T/out" && ! grep -q "kernel vector_add" "$T/out" &&
+ok $([ $rc -eq 0 ] && grep -q "kernel scale" "$T/out" && ! grep -q "kernel vector_add" "$T/out" &&
         grep -q "s_endpgm" "$T/out"; echo $?) "--kernel scale --disasm: that kernel only"
 
 # Mistakes.
@@ -131,7 +128,7 @@ run compile "$T/k.hip" --offload-arch gfx90a -O0 -o "$T/o0.co"
 ok $([ $rc -eq 0 ] && [ "$(magic "$T/o0.co")" = 7f454c46 ]; echo $?) "-O0 and -o OUT"
 echo 'just some text' >"$T/notes.txt"
 run inspect "$T/notes.txt"
-check $([ $rc -eq 1 ] && grep -q "^hipkit inspect: .*text" "$T/err"; echo $?) "inspect of a text file: exit 1 saying it is text" || show
+ok $([ $rc -eq 1 ] && grep -q "^hipkit inspect: .*text" "$T/err"; echo $?) "inspect of a text file: exit 1 saying it is text" || show
 run inspect "$T/missing.co"
 ok $([ $rc -eq 1 ] && grep -q "^hipkit inspect: cannot read" "$T/err"; echo $?) "inspect of a missing file: exit 1"
 run inspect "$T/k.co" --extract gfx90a
@@ -163,7 +160,7 @@ assert(not okp and err:find("text"), err)
 print("lua ok")
 LUA
 run "$T/t.lua" "$T/k.co"
-check $([ $rc -eq 0 ] && grep -q "lua ok" "$T/out"; echo $?) "hk.inspect(path) and hk.inspect{bytes=}: the same table" ||
+ok $([ $rc -eq 0 ] && grep -q "lua ok" "$T/out"; echo $?) "hk.inspect(path) and hk.inspect{bytes=}: the same table" ||
     show
 
 # A bare clang works too (-x hip, the ROCm folder found from its own).

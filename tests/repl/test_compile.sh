@@ -42,6 +42,9 @@ rc=$?
 if [ $rc -eq 0 ]; then
     ok $(grep -q "wrote $T/k.co: AMDGPU code object for gfx90a" "$T/out"; echo $?) \
         "an AMD target: an AMDGPU code object beside the source"
+elif grep -q "no hip backend module" "$T/err"; then
+    ok $([ $rc -eq 1 ] && [ ! -e "$T/k.co" ]; echo $?) \
+        "an AMD target without the AMD backend module: exit 1 naming the module, nothing written"
 else
     ok $([ $rc -eq 1 ] && grep -q "no AMD compiler found" "$T/err" && [ ! -e "$T/k.co" ]; echo $?) \
         "an AMD target without ROCm: exit 1 saying so, nothing written"

@@ -196,6 +196,37 @@ static int has_opt_flag(const hkc_compile_job *job)
     return 0;
 }
 
+/* The compiler's options for job (mode[], at most 16; returns how many):
+ * those of the compile, or with preprocess those of its `-E` for kernel
+ * discovery, which are the compile's own (minus the link's) so that the
+ * precompiled header built for the compile is valid for it too
+ * (-fpch-preprocess: GCC reads it under -E, and writes a pragma where the
+ * header was). */
+static int compile_mode(const hkc_compile_job *job, int preprocess, const char **mode)
+{
+    /* Device code has neither exceptions nor RTTI; without them the module
+     * needs no libstdc++, whose loading would cost a cache hit a millisecond.
+     * A kernel may take 32-byte vectors (double4) by value, and GCC then
+     * notes that its ABI for passing them changed in 4.6: nothing here
+     * crosses that line, the kernels and their block runners being compiled
+     * together (-Wno-psabi). */
+    static const char *const shared_object[] = {
+        "-fPIC", "-shared", "-fvisibility=hidden", "-Wl,-Bsymbolic", "-fno-exceptions",
+        "-fno-rtti", "-Wl,--as-needed", "-pthread", "-Wno-psabi", NULL};
+    int nm = 0;
+    if (preprocess) {
+        mode[nm++] = "-E";
+        mode[nm++] = "-fpch-preprocess";
+    }
+    mode[nm++] = "-std=c++17";
+    if (!has_opt_flag(job))
+        mode[nm++] = "-O3";
+    for (int i = 0; shared_object[i]; i++)
+        if (!preprocess || (strcmp(shared_object[i], "-shared") && strncmp(shared_object[i], "-Wl,", 4)))
+            mode[nm++] = shared_object[i];
+    return nm;
+}
+
 /* Runs the C++ compiler on src with the mode's options, hipkit's headers,
  * the job's flags, writing out, and reads out back (malloc'd). Its messages
  * go to log: all of them on failure, warnings on success. */
@@ -300,21 +331,8 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         return HK_EIO;
     }
 
-    /* Device code has neither exceptions nor RTTI; without them the module
-     * needs no libstdc++, whose loading would cost a cache hit a millisecond.
-     * A kernel may take 32-byte vectors (double4) by value, and GCC then
-     * notes that its ABI for passing them changed in 4.6: nothing here
-     * crosses that line, the kernels and their block runners being compiled
-     * together (-Wno-psabi). */
-    static const char *const shared_object[] = {
-        "-fPIC", "-shared", "-fvisibility=hidden", "-Wl,-Bsymbolic", "-fno-exceptions",
-        "-fno-rtti", "-Wl,--as-needed", "-pthread", "-Wno-psabi", NULL};
-    const char *mode[16] = {"-std=c++17"};
-    int nm = 1;
-    if (!has_opt_flag(job))
-        mode[nm++] = "-O3";
-    for (int i = 0; shared_object[i]; i++)
-        mode[nm++] = shared_object[i];
+    const char *mode[16];
+    int nm = compile_mode(job, 0, mode);
     char *data;
     size_t size;
     r = run_compiler(h, job, mode, nm, 1, src, out, &data, &size, log);
@@ -374,7 +392,11 @@ int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     snprintf(ours, sizeof ours, "%s/include/", h->workdir);
     hkc_strbuf tu;
     hkc_strbuf_init(&tu);
-    hkc_strbuf_puts(&tu, "#include <hip/hip_runtime.h>\n");
+    /* The header as the compile sees it (so its precompiled form serves),
+     * then the words discovery looks for made words again, as the header
+     * leaves them under __HIPKIT_DISCOVER__. */
+    hkc_strbuf_puts(&tu, "#include <hip/hip_runtime.h>\n#undef __global__\n#undef __device__\n"
+                         "#undef __constant__\n#undef __managed__\n#define __HIPKIT_DISCOVER__ 1\n");
     hkc_pp_line_directive(&tu, 1, job->name);
     hkc_strbuf_puts(&tu, job->source);
     hkc_strbuf_puts(&tu, "\n");
@@ -384,9 +406,10 @@ int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
         hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
         return HK_EIO;
     }
-    static const char *const mode[] = {"-E", "-std=c++17", "-D__HIPKIT_DISCOVER__"};
+    const char *mode[16];
+    int nm = compile_mode(job, 1, mode);
     char *text = NULL;
-    r = run_compiler(h, job, mode, 3, 0, src, out, &text, NULL, log);
+    r = run_compiler(h, job, mode, nm, 1, src, out, &text, NULL, log);
     if (r != 0)
         return r;
     hkc_strbuf_clear(log); /* a preprocessor's warnings come again from the compile */

@@ -70,10 +70,13 @@ typedef struct worker {
     void *closure;
     int interrupted; /* the block stopped at a safe point for hk_interrupt() */
     /* loop mode: the per-thread values of the block, and where the module
-     * keeps the running thread's index (hk_host_runtime.loop_begin) */
+     * keeps the running thread's index (hk_host_runtime.loop_begin; set
+     * while a block runs in loop mode, its value not kept up to date: see
+     * find_loop_thread) */
     void *loop_mem;
     size_t loop_cap;
     const volatile uint32_t *loop_tid;
+    int rerun; /* running a faulted loop-mode block again on fibers (find_loop_thread) */
     char fail_msg[768];
 } worker;
 
@@ -342,7 +345,8 @@ static uint64_t rt_activemask(void) { return warp_op(OP_ACTIVEMASK, 0, 0, "__act
 
 static void rt_print(const char *text, size_t n)
 {
-    fwrite(text, 1, n, stdout);
+    if (!self->rerun) /* printed once already, by the run that faulted */
+        fwrite(text, 1, n, stdout);
 }
 
 /* Completes a warp operation every live lane of warp [lo, hi) waits at. */
@@ -551,6 +555,19 @@ static const hk_host_runtime runtime_table = {
     .loop_poll = rt_loop_poll,
 };
 
+/* The same without loop mode: a module given it runs its split kernels on
+ * fibers (hk_host_runtime.loop_poll NULL), as a runtime older than loop
+ * mode. find_loop_thread's second run. */
+static hk_host_runtime fiber_table;
+static pthread_once_t fiber_table_once = PTHREAD_ONCE_INIT;
+
+static void fiber_table_init(void)
+{
+    fiber_table = runtime_table;
+    fiber_table.loop_begin = NULL;
+    fiber_table.loop_poll = NULL;
+}
+
 /* ---------------------------------------------------------------- blocks */
 
 static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
@@ -562,11 +579,7 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
         hk_host_uint3 t = w->threads[w->current].t.idx;
         size_t len = strlen(where);
         snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", t.x, t.y, t.z);
-    } else if (w->loop_tid) {
-        size_t len = strlen(where);
-        snprintf(where + len, sizeof where - len, ", thread (%u, %u, %u)", w->loop_tid[0],
-                 w->loop_tid[1], w->loop_tid[2]);
-    }
+    } /* loop mode: find_loop_thread put the thread on a fiber, or it is not known */
     w->loop_tid = NULL;
     w->fibers_active = 0;
     (void)linear;
@@ -606,7 +619,8 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
 
 /* Runs w->block; a fault or rt->fail inside it jumps back here. Kept apart
  * so no local of the block loop lives across the jump. */
-static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w)
+static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w,
+                                                   const hk_host_runtime *rt)
 {
     w->fault.signo = 0;
     w->st.hk_n = 0;
@@ -615,7 +629,7 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
     w->loop_tid = NULL;
     if (sigsetjmp(w->fault.jmp, 0) == 0) {
         w->fault.armed = 1;
-        L->desc->run_block(&runtime_table, &w->block, L->kernarg);
+        L->desc->run_block(rt, &w->block, L->kernarg);
         w->fault.armed = 0;
         if (w->st.hk_n && hkc_host_checked() && check_static_canaries(w) != 0) {
             w->fault.signo = -1;
@@ -631,6 +645,36 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
     if (self->fault.signo > 0)
         hkc_fault_recovered();
     return -1;
+}
+
+/* Loop mode keeps no thread index per iteration (a store per thread keeps
+ * the compiler from vectorising a region), so a fault there (a signal; a
+ * failure the module reports names its thread itself) is found again by
+ * running the block once more on fibers, which know their thread. The
+ * launch has failed and its outputs are undefined already; the second run's
+ * printf output is dropped. The thread is named when that run faults with
+ * the same signal on the same page, with the address it met there (the
+ * first access past the end, where a vectorised loop may fault on a wider
+ * one); else the report names the block only. */
+static void find_loop_thread(hkc_host_launch *L, worker *w)
+{
+    int signo = w->fault.signo;
+    void *addr = w->fault.addr;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    pthread_once(&fiber_table_once, fiber_table_init);
+    w->rerun = 1;
+    int r = run_protected(L, w, &fiber_table);
+    w->rerun = 0;
+    int same = r != 0 && !w->interrupted && w->fault.signo == signo && w->fibers_active &&
+               w->current < w->block.nthreads &&
+               (uintptr_t)w->fault.addr / pg == (uintptr_t)addr / pg;
+    if (!same) {
+        w->fault.signo = signo;
+        w->fault.addr = addr;
+        w->fibers_active = 0;
+        w->interrupted = 0; /* hk_interrupt() stays set: the next block stops */
+    }
+    w->loop_tid = NULL;
 }
 
 void hkc_host_exec_blocks(void *arg)
@@ -676,7 +720,9 @@ void hkc_host_exec_blocks(void *arg)
             b->idx.z = (uint32_t)(i / gxy);
             b->idx.y = (uint32_t)(i % gxy / gx);
             b->idx.x = (uint32_t)(i % gx);
-            if (run_protected(L, w) != 0) {
+            if (run_protected(L, w, &runtime_table) != 0) {
+                if (w->loop_tid && w->fault.signo > 0 && !w->interrupted)
+                    find_loop_thread(L, w);
                 record_failure(L, w, i);
                 stop = 1;
                 break;

@@ -72,19 +72,24 @@ void hkc_fiber_switch_asm(void **save_sp, void *load_sp);
 void hkc_fiber_start_asm(void **save_sp, void *top, void (*entry)(void *), void *arg);
 void hkc_fiber_trampoline(void);
 
+/* Both entry points save the callee-saved registers on the current stack,
+ * store rsp through rdi and take rsi as the new stack. */
+#define HKC_FIBER_SAVE_AND_SWITCH_SP \
+        "  pushq %rbp\n" \
+        "  pushq %rbx\n" \
+        "  pushq %r12\n" \
+        "  pushq %r13\n" \
+        "  pushq %r14\n" \
+        "  pushq %r15\n" \
+        "  movq %rsp, (%rdi)\n" \
+        "  movq %rsi, %rsp\n"
+
 __asm__(".text\n"
         ".globl hkc_fiber_switch_asm\n"
         ".hidden hkc_fiber_switch_asm\n"
         ".type hkc_fiber_switch_asm,@function\n"
         "hkc_fiber_switch_asm:\n"
-        "  pushq %rbp\n"
-        "  pushq %rbx\n"
-        "  pushq %r12\n"
-        "  pushq %r13\n"
-        "  pushq %r14\n"
-        "  pushq %r15\n"
-        "  movq %rsp, (%rdi)\n"
-        "  movq %rsi, %rsp\n"
+        HKC_FIBER_SAVE_AND_SWITCH_SP
         "  popq %r15\n"
         "  popq %r14\n"
         "  popq %r13\n"
@@ -100,14 +105,7 @@ __asm__(".text\n"
         ".hidden hkc_fiber_start_asm\n"
         ".type hkc_fiber_start_asm,@function\n"
         "hkc_fiber_start_asm:\n"
-        "  pushq %rbp\n"
-        "  pushq %rbx\n"
-        "  pushq %r12\n"
-        "  pushq %r13\n"
-        "  pushq %r14\n"
-        "  pushq %r15\n"
-        "  movq %rsp, (%rdi)\n"
-        "  movq %rsi, %rsp\n"
+        HKC_FIBER_SAVE_AND_SWITCH_SP
         "  movq %rcx, %rdi\n"
         "  xorl %ebp, %ebp\n"
         "  callq *%rdx\n"

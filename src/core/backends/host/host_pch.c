@@ -14,6 +14,7 @@
  * compiles to build and is worth it only when kept), nor kept when it would
  * fill more than a quarter of the cache's cap. HIPKIT_HOST_PCH=0 turns it
  * off. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +47,15 @@ static void pch_build(host_impl *h, const char **argv, int argc);
 void hkc_host_pch_ensure(host_impl *h, const char *const *argv, int argc)
 {
     /* the options of the compile without those of its link, which would
-     * make the output a shared object instead of a precompiled header */
+     * make the output a shared object instead of a precompiled header, nor
+     * those that stop it early (discovery's -E shares the header) */
     const char **cargv = calloc((size_t)argc + 6, sizeof *cargv);
     if (!cargv)
         return;
     int n = 0;
     for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "-shared") && strncmp(argv[i], "-Wl,", 4))
+        if (strcmp(argv[i], "-shared") && strncmp(argv[i], "-Wl,", 4) && strcmp(argv[i], "-E") &&
+            strcmp(argv[i], "-fpch-preprocess") && strcmp(argv[i], "-c"))
             cargv[n++] = argv[i];
     cargv[n] = NULL;
     pch_build(h, cargv, n);
@@ -77,15 +80,19 @@ static void pch_build(host_impl *h, const char **argv, int argc)
     hkc_strbuf_init(&warn);
     char *data = NULL;
     size_t size = 0;
-    if (hkc_cache_get(h->cache, &id, (void **)&data, &size, &warn)) {
-        if (hkc_host_write_file(path, data, size) != 0)
-            unlink(path);
+    /* written or built beside, renamed into place: a half-written one must
+     * never be found by a compile */
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s/pch-%s.tmp", h->workdir, hex);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int hit = fd >= 0 && hkc_cache_get_into(h->cache, &id, fd, &size, &warn);
+    if (fd >= 0 && (close(fd) != 0 || !hit || rename(tmp, path) != 0))
+        unlink(tmp);
+    if (hit || fd < 0) {
+        /* in place, or no place for it */
     } else if (hkc_cache_mode_get(h->cache) == HKC_CACHE_RW) {
-        char header[4300], tmp[4400];
+        char header[4300];
         snprintf(header, sizeof header, "%s/include/hip/hip_runtime.h", h->workdir);
-        /* built beside, renamed into place: a half-written one must never
-         * be found by a compile */
-        snprintf(tmp, sizeof tmp, "%s/pch-%s.tmp", h->workdir, hex);
         int a = argc;
         argv[a++] = "-x";
         argv[a++] = "c++-header";

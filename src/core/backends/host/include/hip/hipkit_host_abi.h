@@ -105,8 +105,9 @@ typedef struct hk_host_runtime {
      * called once at the block's start; returns 64-byte aligned memory of
      * `bytes` for the values that live across a barrier, the worker's own,
      * valid until the block ends, and records where the module keeps the
-     * running thread's index (`tid`, three uint32_t), so that a fault names
-     * the thread. Fails the launch when out of memory. */
+     * running thread's index (`tid`, three uint32_t; stored only where the
+     * compiler keeps it, so a fault's thread is found by running the block
+     * again on fibers). Fails the launch when out of memory. */
     void *(*loop_begin)(uint64_t __bytes, const volatile uint32_t *__tid);
     /* Loop mode, at each barrier (between two regions, each turn of a loop
      * with barriers): ends the block when hk_interrupt() was called, as a

@@ -265,6 +265,9 @@ struct __hk_state {
     const hk_host_runtime *__rt;
     const hk_host_block *__blk;
     int __loop; /* the block runs as a plain loop: no barriers, no warp ops */
+    /* the span of the static __shared__ storage this OS thread was handed
+     * (hk_host_static_shared): its worker's own, for every block it runs */
+    uintptr_t __sh_lo, __sh_hi;
 };
 
 static thread_local __hk_state __hk_tls;
@@ -320,7 +323,13 @@ static inline void *hk_host_static_shared(const char *__key, size_t __size, size
     for (uint32_t __i = 0; __i < __v->hk_n; __i++)
         if (__v->hk_var[__i].hk_key == __key)
             return __v->hk_var[__i].hk_p;
-    return __hk_tls.__rt->static_shared(__key, __size, __align);
+    char *__p = (char *)__hk_tls.__rt->static_shared(__key, __size, __align);
+    __hk_state &__s = __hk_tls;
+    if (!__s.__sh_lo || (uintptr_t)__p < __s.__sh_lo)
+        __s.__sh_lo = (uintptr_t)__p;
+    if ((uintptr_t)(__p + __size) > __s.__sh_hi)
+        __s.__sh_hi = (uintptr_t)(__p + __size);
+    return __p;
 }
 
 #define HIP_DYNAMIC_SHARED(type, __var) type *__var = (type *)hk_host_dynamic_shared()
@@ -616,9 +625,30 @@ __HK_SHFL_(double)
 
 #define __HK_MO_ __ATOMIC_SEQ_CST
 
+/* Shared memory is the block's, and a block runs on one OS thread from its
+ * start to its end (fibers switch only at barriers and warp operations), so
+ * an atomic on it needs no lock: a plain read-modify-write is atomic for
+ * every GPU thread that can see the variable. The check is a few loads next
+ * to a locked instruction (a shared-memory histogram runs about twice as
+ * fast). */
+static inline bool __hk_block_private(const void *__p)
+{
+    const __hk_state &__s = __hk_tls;
+    uintptr_t __a = (uintptr_t)__p;
+    if (__a - __s.__sh_lo < __s.__sh_hi - __s.__sh_lo)
+        return true;
+    const hk_host_block *__b = __s.__blk;
+    return __b && __a - (uintptr_t)__b->dynamic_shared < __b->dynamic_shared_bytes;
+}
+
 template <typename _Hk_T, typename _Hk_F>
 static inline _Hk_T __hk_atomic_update(_Hk_T *__p, _Hk_F __f)
 {
+    if (__hk_block_private(__p)) {
+        _Hk_T __o = *__p;
+        *__p = __f(__o);
+        return __o;
+    }
     _Hk_T __old;
     __atomic_load(__p, &__old, __ATOMIC_RELAXED);
     _Hk_T __nv;
@@ -628,12 +658,23 @@ static inline _Hk_T __hk_atomic_update(_Hk_T *__p, _Hk_F __f)
     return __old;
 }
 
+/* A fetch-and-op: plain on the block's shared memory (__hk_block_private). */
+#define __HK_FETCH_(__p, __v, __op, __builtin)                                             \
+    do {                                                                                 \
+        if (__hk_block_private(__p)) {                                                   \
+            auto __o = *(__p);                                                           \
+            *(__p) = __o __op(__v);                                                      \
+            return __o;                                                                  \
+        }                                                                                \
+        return __builtin(__p, __v, __HK_MO_);                                            \
+    } while (0)
+
 #define __HK_ATOMIC_INT_(_Hk_T)                                                           \
-    static inline _Hk_T atomicAdd(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_add(__p, __v, __HK_MO_); } \
-    static inline _Hk_T atomicSub(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_sub(__p, __v, __HK_MO_); } \
-    static inline _Hk_T atomicAnd(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_and(__p, __v, __HK_MO_); } \
-    static inline _Hk_T atomicOr(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_or(__p, __v, __HK_MO_); }   \
-    static inline _Hk_T atomicXor(_Hk_T *__p, _Hk_T __v) { return __atomic_fetch_xor(__p, __v, __HK_MO_); } \
+    static inline _Hk_T atomicAdd(_Hk_T *__p, _Hk_T __v) { __HK_FETCH_(__p, __v, +, __atomic_fetch_add); } \
+    static inline _Hk_T atomicSub(_Hk_T *__p, _Hk_T __v) { __HK_FETCH_(__p, __v, -, __atomic_fetch_sub); } \
+    static inline _Hk_T atomicAnd(_Hk_T *__p, _Hk_T __v) { __HK_FETCH_(__p, __v, &, __atomic_fetch_and); } \
+    static inline _Hk_T atomicOr(_Hk_T *__p, _Hk_T __v) { __HK_FETCH_(__p, __v, |, __atomic_fetch_or); }   \
+    static inline _Hk_T atomicXor(_Hk_T *__p, _Hk_T __v) { __HK_FETCH_(__p, __v, ^, __atomic_fetch_xor); } \
     static inline _Hk_T atomicExch(_Hk_T *__p, _Hk_T __v) { return __atomic_exchange_n(__p, __v, __HK_MO_); } \
     static inline _Hk_T atomicCAS(_Hk_T *__p, _Hk_T __cmp, _Hk_T __v)                                          \
     {                                                                                    \
@@ -1470,9 +1511,14 @@ static inline _Hk_T __hk_lw_xor(const uint64_t *__w, uint32_t __t, uint32_t __n,
                             (const volatile uint32_t *)&__hk_s.__tid), __hk_n};         \
     (void)__hk_m
 
-/* One region: every thread of the block, x fastest, each with its
- * threadIdx stored where a fault report reads it (the empty asm keeps the
- * store in each iteration); threads that returned are skipped. */
+/* One region: every thread of the block, x fastest; threads that returned
+ * are skipped. threadIdx is stored for the region's code to read, and the
+ * store after the loop (as in the plain loop) makes the ones inside it dead
+ * where nothing in between can read them: the compiler keeps the index in a
+ * register and may vectorise the region. A call that may read it (a failing
+ * assert, printf) keeps its store, so such messages name their thread; a
+ * fault (a signal) is found again on fibers to name it (host_exec.c,
+ * find_loop_thread). */
 #define __HK_REGION_BEGIN                                                               \
     __hk_s.__rt->loop_poll();                                                            \
     for (uint32_t __hk_z = 0, __hk_t = 0; __hk_z < __hk_dz; __hk_z++) {                   \
@@ -1481,14 +1527,14 @@ static inline _Hk_T __hk_lw_xor(const uint64_t *__w, uint32_t __t, uint32_t __n,
             __hk_s.__tid.y = __hk_y;                                                     \
             for (uint32_t __hk_x = 0; __hk_x < __hk_dx; __hk_x++, __hk_t++) {            \
                 __hk_s.__tid.x = __hk_x;                                                 \
-                __asm__ volatile("" : : "m"(__hk_s.__tid));                              \
                 if (__hk_ret && __hk_ret[__hk_t])                                        \
                     continue;
 #define __HK_REGION_END(__label)                                                        \
     __label : __attribute__((unused));                                                   \
     }                                                                                    \
     }                                                                                    \
-    }
+    }                                                                                    \
+    __hk_loop_done(__hk_s);
 
 template <typename _Hk_Fn, _Hk_Fn _Hk_K, _Hk_Fn _Hk_L>
 struct __hk_loops_impl;

@@ -1,0 +1,162 @@
+-- Variants of the quantized matvec kernels side by side on one device, for
+-- docs/families/quantized-notes.md: kernels/quantized/quantized.hip (arg[1])
+-- compiled by hk.compile with each variant's defines, only the matvec
+-- kernels of q4_0, q8_0, q4_K and q6_K instantiated (a compile of seconds),
+-- launched directly on several grids (256 threads; HKQ_PROBE_GRIDS="264,528"
+-- picks them, HKQ_PROBE_ONLY a Lua pattern the variants' names must match).
+-- Next to them a kernel that only reads the same bytes: the ceiling of a
+-- launch of this size. Each figure: hk.bench of `copies` back-to-back
+-- launches over rotating weight copies (together > 200 MB, beyond the 50
+-- MB L2), GB/s of the matrix bytes, ratio to the 256 MiB device copy of
+-- the same run; each result is checked against the op's y.
+-- Usage: hipkit quantized_probe.lua path/to/quantized.hip [rows] [cols]
+local path = assert(arg and arg[1], "usage: quantized_probe.lua quantized.hip [rows] [cols]")
+local rows = tonumber(arg[2]) or 14336
+local cols = tonumber(arg[3]) or 4096
+local Q = hk.ops.quantized
+local f = assert(io.open(path, "r"))
+local text = f:read("a")
+f:close()
+local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
+-- the x-in-registers experiment (v8/v9): quantized_xr.hip beside this script
+local xf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_xr.hip", "r"))
+base = base .. xf:read("a")
+xf:close()
+local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
+local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
+local kern = {}
+for _, q in ipairs(order) do
+    kern[#kern + 1] = ([[
+extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkq_matvec<%s>(w, x, y, rows, cols); }
+extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
+{ hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
+mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
+end
+local src = base .. table.concat(kern)
+-- Each variant: a name and the defines it compiles with. Commit 6da6004
+-- (branch quant2) also had the cp.async ring (HKQ_RING 1, HKQ_MAXSTAGES,
+-- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
+-- Each variant runs the kernels its third field names: mv_ (the op's f32
+-- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
+local variants = {
+    {"register path (v4)", {}, {"mv_", "mv8_"}},
+    {"v9", {}, {"mvx_"}},
+    {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
+    {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
+    {"v9 R2", {HKQ_XR_R = 2}, {"mvx_"}},
+}
+local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
+if only then
+    local keep = {}
+    for _, v in ipairs(variants) do if v[1]:find(only) then keep[#keep + 1] = v end end
+    variants = keep
+end
+local grids = {}
+for g in (os.getenv("HKQ_PROBE_GRIDS") or "264,528,896,1792"):gmatch("%d+") do
+    grids[#grids + 1] = tonumber(g)
+end
+local big = 256 << 20
+local csrc, cdst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
+local copy = hk.bench(function() cdst:copy(csrc) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
+print(("probe %d x %d on %s: copy 256 MiB %.0f GB/s"):format(rows, cols, hk.device().name or "?", copy.gbps))
+-- The ceiling at this size: a kernel that only reads the matrix's bytes
+-- (16-byte loads, U of them issued before any use, grid-stride), timed
+-- like the matvecs (back to back over the same rotating copies).
+local rsrc = [[
+#include <hip/hip_runtime.h>
+template <int U> __device__ void readall(const void *w, long long n16, unsigned *out)
+{
+    const uint4 *p = (const uint4 *)w;
+    unsigned a = 0;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += U * step) {
+        uint4 v[U];
+        for (int u = 0; u < U; u++)
+            v[u] = i + u * step < n16 ? p[i + u * step] : make_uint4(0, 0, 0, 0);
+        for (int u = 0; u < U; u++)
+            a ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    if (a == 0x9e3779b9u)
+        out[0] = a;
+}
+extern "C" __global__ void read1(const void *p, long long n16, unsigned *out) { readall<1>(p, n16, out); }
+extern "C" __global__ void read4(const void *p, long long n16, unsigned *out) { readall<4>(p, n16, out); }
+]]
+local rmod = hk.compile(rsrc, {name = "qprobe_read"})
+local sink = hk.alloc(1, "u32")
+local x = hk.alloc(cols, "f32"):rand{seed = 1, lo = -1, hi = 1}
+local xq = hk.alloc(cols, "q8_1")
+Q.quantize(xq, x)
+local y = hk.alloc(rows, "f32")
+local mods = {}
+for i, v in ipairs(variants) do
+    mods[i] = hk.compile(src, {name = "qprobe" .. i, defines = v[2]})
+    for _, q in ipairs(order) do
+        for _, k in ipairs(v[3]) do
+            local inf = mods[i][k .. q]:info()
+            io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
+                tostring(inf.static_shared), tostring(inf.local_bytes)))
+        end
+    end
+    print(("\n  compiled %s"):format(v[1]))
+end
+for _, q in ipairs(order) do
+    local n = rows * cols
+    local w1 = hk.alloc(n, q)
+    local bytes = #w1:view("u8")
+    local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
+    local ws = {w1}
+    for i = 2, copies do ws[i] = hk.alloc(n, q) end
+    for i, w in ipairs(ws) do w:view("u8"):rand{seed = i, lo = 0, hi = 255} end
+    for _, kn in ipairs{"read1", "read4"} do
+        local line = {}
+        for _, g in ipairs{528, 1056, 2112} do
+            local r = hk.bench(function()
+                for j = 1, copies do rmod[kn]{grid = g, block = 256}(ws[j]:view("u8"), bytes // 16, sink) end
+            end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+            line[#line + 1] = ("%d:%.2f"):format(g, r.gbps / copy.gbps)
+        end
+        print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
+    end
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
+        local want = hk.alloc(rows, "f32")
+        Q.matvec(want, w1, form[2])
+        local wv = want:totable()
+        local scale = 0
+        for _, v in ipairs(wv) do
+            if math.abs(v) < math.huge then scale = math.max(scale, math.abs(v)) end
+        end
+        for i, v in ipairs(variants) do
+            local runs = false
+            for _, kn in ipairs(v[3]) do runs = runs or kn == form[1] end
+            if not runs then goto next end
+            local k = mods[i][form[1] .. q]
+            local line = {}
+            for _, g in ipairs(grids) do
+                y:fill(0 / 0)
+                k{grid = g, block = 256}(w1, form[2], y, rows, cols)
+                local got, bad = y:totable(), 0
+                for r = 1, rows do
+                    local d = math.abs(got[r] - wv[r])
+                    -- random bytes make some f16 scales inf or NaN: those rows are skipped
+                    if wv[r] == wv[r] and math.abs(wv[r]) < math.huge and not (d <= 1e-4 * scale) then
+                        bad = bad + 1
+                    end
+                end
+                local r = hk.bench(function()
+                    for j = 1, copies do k{grid = g, block = 256}(ws[j], form[2], y, rows, cols) end
+                end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+                local flag = bad > 0 and ("!BAD" .. bad) or ""
+                line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
+            end
+            print(("  %-5s %-7s %-24s %s"):format(q, form[3], v[1], table.concat(line, "  ")))
+            ::next::
+        end
+    end
+    ws = nil
+    collectgarbage()
+end
