@@ -130,6 +130,11 @@ void hkc_host_compile_cleanup(host_impl *h);
  * command argv (argc words: compiler, options, no input or output) in the
  * work folder, from the disk cache or built and stored there; best effort. */
 void hkc_host_pch_ensure(host_impl *h, const char *const *argv, int argc);
+/* host_pch.c: the path (written into path) of libclang's precompiled
+ * hip_runtime.h for the user's flags in the work folder, from the disk
+ * cache or built and stored there; NULL when there is none. */
+const char *hkc_host_loops_pch(host_impl *h, const char *include, const char *const *flags,
+                               int nflags, char *path, size_t cap);
 /* The source preprocessed for kernel discovery: the user's lines. */
 int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *out,
                         hkc_strbuf *log);

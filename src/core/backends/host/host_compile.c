@@ -310,7 +310,13 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     snprintf(inc, sizeof inc, "%s/include", h->workdir);
     /* On unless HIPKIT_HOST_MODE=fibers (then nothing is parsed). */
     hkc_host_loops_job lj = {job->name, tu.data, tu.len, inc, (const char *const *)job->flags,
-                             job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced()};
+                             job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced(), NULL};
+    int parse = 0;
+    for (int i = 0; i < job->nkernels; i++)
+        parse |= job->kernels[i].uses_sync;
+    char lpch[4300];
+    if (parse && !lj.off) /* (without libclang: none is built, nothing parsed) */
+        lj.pch = hkc_host_loops_pch(h, inc, lj.flags, lj.nflags, lpch, sizeof lpch);
     hkc_strbuf full;
     hkc_strbuf_init(&full);
     r = hkc_host_loops_apply(&lj, &full);

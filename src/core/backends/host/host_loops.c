@@ -209,6 +209,13 @@ const char *hkc_host_loops_status(void)
     return "hipkit was built without libclang's header (clang-c/Index.h, Debian libclang-15-dev)";
 }
 
+int hkc_host_loops_build_pch(const char *include, const char *const *flags, int nflags,
+                             const char *out)
+{
+    (void)include, (void)flags, (void)nflags, (void)out;
+    return -1; /* no libclang: nothing is parsed */
+}
+
 int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
 {
     hkc_strbuf_append(out, job->tu, job->tu_len);

@@ -17,6 +17,7 @@ typedef struct hkc_host_loops_job {
     const struct hkc_source_kernel *kernels; /* in kernel table order */
     int nkernels;
     int off; /* loop mode is off: only the modes table, saying so */
+    const char *pch; /* libclang's precompiled hip_runtime.h for these flags, or NULL */
 } hkc_host_loops_job;
 
 /* Writes into out the translation unit with a loop-mode version after each
@@ -25,6 +26,13 @@ typedef struct hkc_host_loops_job {
  * kernel it cannot split: that kernel keeps its fibers and the reason. 0,
  * or HK_ENOMEM. */
 int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out);
+
+/* Writes at out libclang's precompiled hip_runtime.h (from the folder
+ * include, with the user's -D/-U/-I among flags), the headers' text
+ * embedded so that it outlives that folder. 0, or -1 (libclang missing, a
+ * parse or save failure). */
+int hkc_host_loops_build_pch(const char *include, const char *const *flags, int nflags,
+                             const char *out);
 
 /* "libclang-15.so.1", or why loop mode is unavailable ("not found ..."). */
 const char *hkc_host_loops_status(void);

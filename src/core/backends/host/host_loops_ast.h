@@ -28,7 +28,8 @@
     X(clang_getDiagnosticSpelling) X(clang_disposeDiagnostic) X(clang_getCursorLocation)      \
     X(clang_getNullCursor) X(clang_Cursor_isNull) X(clang_Cursor_getTranslationUnit)             \
     X(clang_isExpression) X(clang_getCursorTLSKind) X(clang_getPointeeType)                  \
-    X(clang_getLocationForOffset) X(clang_getFile)
+    X(clang_getLocationForOffset) X(clang_getFile) X(clang_saveTranslationUnit)             \
+    X(clang_defaultSaveOptions)
 
 typedef struct hkc_clang {
 #define HKC_CLANG_FIELD(f) __typeof__(f) *f;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_fault.h"
 #include "host_loops.h"
 
 #if HKC_HAVE_LIBCLANG
@@ -234,27 +235,81 @@ void hkc_loops_op_of(const lkernel *k, int node, char *out, size_t cap)
 
 /* ---------------------------------------------------------- parsing */
 
-CXTranslationUnit hkc_loops_parse(const hkc_host_loops_job *job, CXIndex idx, char *why, size_t cap)
+/* The arguments of a parse: the language, hipkit's headers and the user's
+ * -D/-U/-I (argv has room for nflags + 12 words); the count. */
+static int parse_args(const char **argv, const char *include, const char *const *flags, int nflags)
 {
-    const char **argv = calloc((size_t)job->nflags + 8, sizeof *argv);
-    if (!argv) {
-        snprintf(why, cap, "out of memory");
-        return NULL;
-    }
     int a = 0;
     argv[a++] = "-x";
     argv[a++] = "c++";
     argv[a++] = "-std=c++17";
     argv[a++] = "-isystem";
-    argv[a++] = job->include;
+    argv[a++] = include;
     argv[a++] = "-w";
-    for (int i = 0; i < job->nflags; i++) {
-        const char *f = job->flags[i];
+    for (int i = 0; i < nflags; i++) {
+        const char *f = flags[i];
         if (strncmp(f, "-D", 2) && strncmp(f, "-U", 2) && strncmp(f, "-I", 2))
             continue;
         argv[a++] = f;
-        if (!f[2] && i + 1 < job->nflags) /* -D NAME */
-            argv[a++] = job->flags[++i];
+        if (!f[2] && i + 1 < nflags) /* -D NAME */
+            argv[a++] = flags[++i];
+    }
+    return a;
+}
+
+int hkc_host_loops_build_pch(const char *include, const char *const *flags, int nflags,
+                             const char *out)
+{
+    if (!hkc_loops_clang_ready())
+        return -1;
+    const char **argv = calloc((size_t)nflags + 12, sizeof *argv);
+    CXIndex idx = argv ? LC(clang_createIndex)(0, 0) : NULL;
+    if (!idx) {
+        free(argv);
+        return -1;
+    }
+    hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */
+    int a = parse_args(argv, include, flags, nflags);
+    argv[1] = "c++-header";
+    /* the headers' text goes into the file: the folder include is a
+     * temporary one, gone when a later process reads this */
+    argv[a++] = "-Xclang";
+    argv[a++] = "-fmodules-embed-all-files";
+    char header[4300];
+    snprintf(header, sizeof header, "%s/hip/hip_runtime.h", include);
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode e = LC(clang_parseTranslationUnit2)(
+        idx, header, argv, a, NULL, 0, CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete,
+        &tu);
+    int r = -1;
+    if (e == CXError_Success && tu) {
+        int bad = 0;
+        for (unsigned i = 0; i < LC(clang_getNumDiagnostics)(tu); i++) {
+            CXDiagnostic d = LC(clang_getDiagnostic)(tu, i);
+            bad |= LC(clang_getDiagnosticSeverity)(d) >= CXDiagnostic_Error;
+            LC(clang_disposeDiagnostic)(d);
+        }
+        if (!bad && LC(clang_saveTranslationUnit)(tu, out, LC(clang_defaultSaveOptions)(tu)) == 0)
+            r = 0;
+        LC(clang_disposeTranslationUnit)(tu);
+    }
+    LC(clang_disposeIndex)(idx);
+    free(argv);
+    return r;
+}
+
+static CXTranslationUnit parse_with(const hkc_host_loops_job *job, CXIndex idx, const char *pch,
+                                    char *why, size_t cap)
+{
+    const char **argv = calloc((size_t)job->nflags + 12, sizeof *argv);
+    if (!argv) {
+        snprintf(why, cap, "out of memory");
+        return NULL;
+    }
+    int a = parse_args(argv, job->include, job->flags, job->nflags);
+    if (pch) {
+        argv[a++] = "-include-pch";
+        argv[a++] = pch;
     }
     struct CXUnsavedFile file = {"hipkit-loops.cpp", job->tu, (unsigned long)job->tu_len};
     CXTranslationUnit tu = NULL;
@@ -280,6 +335,14 @@ CXTranslationUnit hkc_loops_parse(const hkc_host_loops_job *job, CXIndex idx, ch
         }
     }
     return tu;
+}
+
+CXTranslationUnit hkc_loops_parse(const hkc_host_loops_job *job, CXIndex idx, char *why, size_t cap)
+{
+    /* the precompiled header saves most of the parse; a damaged or foreign
+     * one is a failed parse, and the text header is parsed instead */
+    CXTranslationUnit tu = job->pch ? parse_with(job, idx, job->pch, why, cap) : NULL;
+    return tu ? tu : parse_with(job, idx, NULL, why, cap);
 }
 
 #endif
