@@ -34,7 +34,7 @@ local ncol = n * h * w * c * 9
 local ref, col = hk.alloc(ncol, "f32"), hk.alloc(ncol, "f32")
 local bytes = (n * c * h * w + ncol) * 4
 local function copy_ms()
-    local a, b = hk.alloc(bytes // 8, "f32"), hk.alloc(bytes // 8, "f32")
+    local a, b = hk.alloc(bytes // 8, "f32"):rand{seed = 5}, hk.alloc(bytes // 8, "f32")
     local ms = bench(function() b:copy(a) end)
     a:free(); b:free()
     return ms
