@@ -713,6 +713,7 @@ template <typename TA> struct hkg_wgmma {
     // other paths comes first)
     static const unsigned SA = 128 * HKW_BK * 2, SB = 256 * HKW_BK * 2;
     static const unsigned SHARED = HKW_STAGES * (SA + SB) + 1024;
+    static_assert(HKW_STAGES * (SA + SB) >= 128 * (256 + 4) * 4, "the ring holds C's tile in f32 (store)");
     static const int NA = 128 * HKW_BK / 8 / HKG_THREADS, NB = 256 * HKW_BK / 8 / HKG_THREADS;
     float d[128];
 
@@ -789,16 +790,46 @@ template <typename TA> struct hkg_wgmma {
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         asm volatile("cp.async.wait_group 0;\n" ::);
         hkw_fence_acc(d);
-        // accumulator i of lane l in warp w of the warpgroup: row 16 w + l / 4
-        // + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (l % 4) + i % 2
-        const int w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
-        const int ri = i0 + wg * 64 + w * 16 + l / 4, cj = j0 + 2 * (l % 4);
+        store(c, ldc, alpha, beta, hkg_dyn + (sbase - hkg_smem(hkg_dyn)));
+    }
+
+    // C = alpha D + beta C for the tile. Accumulator i of lane l in warp w
+    // of warpgroup g: row 64 g + 16 w + l / 4 + 8 ((i / 2) % 2), column
+    // 8 (i / 4) + 2 (l % 4) + i % 2. Written straight from there, a warp's
+    // store covers 8 rows with 16 bytes each; so the tile goes through the
+    // (now idle) ring first, rows padded by 4 floats, and each warp then
+    // stores whole runs of a row (HKW_DIRECT_C: straight, for comparison).
+    template <typename TC, typename S>
+    __device__ void store(TC *c, long long ldc, S alpha, S beta, unsigned char *ring)
+    {
+        const int i0 = blockIdx.y * 128, j0 = blockIdx.x * 256;
+        const int wg = threadIdx.x / 128, w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
+        const int ri = wg * 64 + w * 16 + l / 4, cj = 2 * (l % 4);
+#ifdef HKW_DIRECT_C
 #pragma unroll
         for (int jn = 0; jn < 32; jn++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                hkg_store_run<2>(c, ldc, 0x7fffffff, 0x7fffffff, ri + 8 * h, cj + 8 * jn, &d[jn * 4 + 2 * h], alpha,
-                                 beta);
+                hkg_store_run<2>(c, ldc, 0x7fffffff, 0x7fffffff, i0 + ri + 8 * h, j0 + cj + 8 * jn,
+                                 &d[jn * 4 + 2 * h], alpha, beta);
+#else
+        const int LD = 256 + 4;
+        float *cs = (float *)ring;
+        __syncthreads(); // every warp is done reading the ring
+#pragma unroll
+        for (int jn = 0; jn < 32; jn++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                *(float2 *)&cs[(ri + 8 * h) * LD + cj + 8 * jn] = make_float2(d[jn * 4 + 2 * h], d[jn * 4 + 2 * h + 1]);
+        __syncthreads();
+#pragma unroll 4
+        for (int pass = 0; pass < 32; pass++) { // 4 rows a pass, 64 threads a row, 4 columns each
+            const int r = pass * 4 + threadIdx.x / 64, cc = (threadIdx.x % 64) * 4;
+            const float4 v = *(const float4 *)&cs[r * LD + cc];
+            const float run[4] = {v.x, v.y, v.z, v.w};
+            hkg_store_run<4>(c, ldc, 0x7fffffff, 0x7fffffff, i0 + r, j0 + cc, run, alpha, beta);
+        }
+#endif
     }
 };
 #endif // HKG_WGMMA

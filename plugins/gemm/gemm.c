@@ -247,10 +247,13 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     unsigned nv = nvidia_shared(host, call, ta, bm, bn);
     if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128)
         bm = bn = 64;
-    /* a shallow product on the tensor cores is bound by writing C: the
+    /* a shallow product on the mma.sync path is bound by writing C: the
      * 64 x 64 tile (two blocks an SM) overlaps one block's stores with
-     * another's loads, 0.60x cuBLAS at 4096 x 4096 x 64 against 0.45x */
-    if (nv && v.k <= 128)
+     * another's loads, 0.60x cuBLAS at 4096 x 4096 x 64 against 0.45x. The
+     * wgmma path (k a multiple of 64) stores C in whole rows and beats both
+     * there (72.5 TFLOP/s against 45.1, gemm-notes.md v8) */
+    int wg = nv && bm == 128 && v.k > 0 && v.k % 64 == 0;
+    if (nv && v.k <= 128 && !wg)
         bm = bn = 64;
     /* at most 64 rows (a convolution's output channels): the 128-row
      * tile would run every block on its bounds-checked loads */
@@ -271,12 +274,20 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     a[15].v.f = q.beta;
     hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
                             {THREADS, 1, 1}, nv ? nvidia_shared(host, call, ta, bm, bn) : 0};
-    if (nv && bm == 128 && v.k > 0 && v.k % 64 == 0) {
+    if (wg && bm == 128) {
         cfg.shared_bytes = WG_SHARED;
         r = host->launch_config(call, kernel, &cfg, a, 16);
         if (r == 0)
             return 0;
-        cfg.shared_bytes = nvidia_shared(host, call, ta, bm, bn); /* a GPU with less than 193 KiB */
+        /* a GPU with less than 193 KiB: the mma.sync path, shallow products
+         * on the 64 x 64 tile as above */
+        if (v.k <= 128) {
+            bm = bn = 64;
+            snprintf(kernel, sizeof kernel, "gemm64_%s_%s", ta, tc);
+            cfg.grid[0] = (unsigned)((v.n + bn - 1) / bn);
+            cfg.grid[1] = (unsigned)((v.m + bm - 1) / bm);
+        }
+        cfg.shared_bytes = nvidia_shared(host, call, ta, bm, bn);
     }
     r = host->launch_config(call, kernel, &cfg, a, 16);
     if (r != 0 && cfg.shared_bytes) { /* a GPU with less (before sm_80: no tensor cores to feed) */

@@ -2,7 +2,8 @@
 -- kernels/gemm/gemm.hip launched directly (hk.compile{path = ...}): the
 -- 128 x 256 f16/bf16 kernel given the wgmma ring (193 KiB of dynamic shared
 -- memory: hkg_wgmma, sm_90a) or the mma.sync pipeline's 96 KiB (hkg_mma),
--- with HKW_STAGES variants, on C = A B row-major (and the transposed
+-- and wgmma storing C straight from its registers (HKW_DIRECT_C; with
+-- HKW_STAGES3 set, 3 stages too), on C = A B row-major (and the transposed
 -- layouts for 4096^3). Each result is checked against double dot products
 -- in Lua on an 8 x 8 block of C at a random place. TFLOP/s = 2MNK / median of 20.
 -- arg[1]: the kernels/gemm/gemm.hip to compile (default: that path);
@@ -13,7 +14,8 @@ print(("gemm wgmma variants on %s"):format(hk.device().name or "?"))
 local function variant(defs)
     return hk.compile{path = path, defines = defs}
 end
-local mods = {{"stages 4", variant({})}, {"stages 3", variant({HKW_STAGES = 3})}}
+local mods = {{"stages 4", variant({})}, {"direct C", variant({HKW_DIRECT_C = 1})}}
+if os.getenv("HKW_STAGES3") then mods[#mods + 1] = {"stages 3", variant({HKW_STAGES = 3})} end
 local MMA = 4 * (128 + 256) * 32 * 2
 local function shared_for(name, stages)
     if name == "mma" then return MMA end
@@ -100,5 +102,6 @@ local n = 0
 for _ in dis:gmatch("HGMMA") do n = n + 1 end
 local h = 0
 for _ in dis:gmatch("HMMA") do h = h + 1 end
-print(("gemm_f16_f16 (JIT): %d HGMMA and %d HMMA instructions in its SASS; info: %s"):format(n, h,
-    (function() local i = k:info(); return ("%s registers, %s static shared"):format(i.registers, i.static_shared) end)()))
+local i = k:info()
+print(("gemm_f16_f16 (JIT, target %s): %d HGMMA and %d HMMA instructions in its SASS; %s registers, %s bytes "
+    .. "static shared"):format(tostring(i.target), n, h, tostring(i.registers), tostring(i.static_shared)))
