@@ -837,25 +837,6 @@ static void set_int_or_nil(lua_State *L, const char *field, int64_t v)
     lua_setfield(L, -2, field);
 }
 
-/* info.target: what the module's code object is for, as hipkit inspect
- * reads it (a cubin's sm_90 or sm_90a, an AMD code object's target id); left
- * out for a plugin kernel (no module here) or a code object with no one
- * target (a fatbin, PTX). */
-static void push_code_target(lua_State *L, const hkl_kernel *uk)
-{
-    const void *code = NULL;
-    size_t size = 0;
-    hk_code_info *ci = NULL;
-    if (!uk->owner || !uk->owner->m || hk_module_code(uk->owner->m, &code, &size) != 0 ||
-        hk_code_inspect(hkl_ctx(L), code, size, &ci) != 0)
-        return;
-    if (ci->nentries == 1) {
-        lua_pushstring(L, ci->entries[0].target);
-        lua_setfield(L, -2, "target");
-    }
-    hk_code_info_free(ci);
-}
-
 static int kernel_info(lua_State *L)
 {
     hkl_kernel *uk = check_kernel(L, 1);
@@ -906,7 +887,8 @@ static int kernel_info(lua_State *L)
     set_int_or_nil(L, "local_bytes", info.local_bytes);
     lua_pushstring(L, hk_code_origin_name(info.origin));
     lua_setfield(L, -2, "origin");
-    push_code_target(L, uk);
+    if (uk->owner && uk->owner->m)
+        hkl_set_code_target(L, uk->owner->m);
     lua_pushnumber(L, info.compile_ms);
     lua_setfield(L, -2, "compile_ms");
     lua_pushboolean(L, info.uses_barriers);
