@@ -6,6 +6,7 @@
 -- HKW_STAGES3 set, 3 stages too), on C = A B row-major (and the transposed
 -- layouts for 4096^3). Each result is checked against double dot products
 -- in Lua on an 8 x 8 block of C at a random place. TFLOP/s = 2MNK / median of 20.
+-- For a 9.0 device (H100): other GPUs refuse the 193 KiB or lack wgmma.
 -- arg[1]: the kernels/gemm/gemm.hip to compile (default: that path);
 -- arg[2] "small": two small cases only (the CPU backend).
 local path = arg and arg[1] or "kernels/gemm/gemm.hip"
