@@ -780,8 +780,10 @@ template <typename TA> struct hkg_wgmma {
 #pragma unroll
             for (int j = 0; j < HKW_BK / 16; j++) {
                 // a k16 step: 32 bytes along a K-major row, 16 rows (2 KiB) of an MN-major tile
-                const unsigned long long da = AK ? hkw_desc(pa + 32 * j, 16, 1024) : hkw_desc(pa + 2048 * j, 8192, 1024);
-                const unsigned long long db = BK ? hkw_desc(pb + 32 * j, 16, 1024) : hkw_desc(pb + 2048 * j, 8192, 1024);
+                const unsigned long long da =
+                    AK ? hkw_desc(pa + 32 * j, 16, 1024) : hkw_desc(pa + 2048 * j, 8192, 1024);
+                const unsigned long long db =
+                    BK ? hkw_desc(pb + 32 * j, 16, 1024) : hkw_desc(pb + 2048 * j, 8192, 1024);
                 hkw_mma<AK ? 0 : 1, BK ? 0 : 1>(d, da, db, (TA *)0);
             }
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
