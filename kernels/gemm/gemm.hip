@@ -33,6 +33,9 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define HKG_MMA 1
 #endif
+#if defined(HKG_MMA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define HKG_WGMMA 1 // sm_90a: Hopper's wgmma (hkg_wgmma)
+#endif
 #if defined(__gfx908__) || defined(__gfx90a__)
 #define HKG_MFMA 1
 #endif
@@ -596,6 +599,242 @@ template <typename TA, int BM, int BN> struct hkg_mma {
                                      beta);
     }
 };
+
+#ifdef HKG_WGMMA
+// ---------------------------------------------------------------------------
+// Hopper's warpgroup MMA (sm_90a only: __CUDA_ARCH_FEAT_SM90_ALL, which the
+// cuda backend's JIT and the sm_90a AOT images define). A block of 256
+// threads is two warpgroups; each owns 64 rows of the 128 x 256 tile of C
+// (128 f32 accumulators a thread) and issues wgmma.m64n256k16, whose
+// operands the tensor cores read from shared memory themselves (no ldmatrix,
+// no operand registers). Tiles are 64 deep, HKW_STAGES of them in a ring
+// filled by cp.async (one commit group a tile); wgmma's own commit/wait
+// groups keep one tile's products in flight while the next tile's are
+// issued. An operand tile is stored as wgmma's 128-byte-swizzle layout:
+// either K-major (rows of the operand, m or n, of 64 k = 128 bytes, for A
+// or B stored with unit stride along k) or MN-major (rows of k, each 64
+// consecutive m or n = 128 bytes, 64 x 64 blocks 8 KiB apart, for unit
+// stride along m or n); in both, the 16-byte chunk c of row r sits at
+// c ^ (r % 8), the swizzle the hardware applies to address bits 4..6 from
+// bits 7..9, so every 8-row atom starts 1024-byte aligned. A block takes
+// this path only when it lies wholly inside C, k is a multiple of 64 and
+// each operand has a unit stride with 16-byte aligned rows (hkw_fits);
+// every other block, and every other target, runs the mma.sync path.
+#define HKW_BK 64
+#ifndef HKW_STAGES
+#define HKW_STAGES 4
+#endif
+
+// A matrix descriptor: shared address s, leading and stride byte offsets,
+// 128-byte swizzle (mode 1 in bits 62..63).
+__device__ inline unsigned long long hkw_desc(unsigned s, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((s & 0x3ffff) >> 4) | (unsigned long long)((lbo & 0x3ffff) >> 4) << 16 |
+           (unsigned long long)((sbo & 0x3ffff) >> 4) << 32 | 1ull << 62;
+}
+
+#define HKW_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define HKW_D16(i) HKW_D4(i), HKW_D4(i + 4), HKW_D4(i + 8), HKW_D4(i + 12)
+#define HKW_D128                                                                                             \
+    HKW_D16(0), HKW_D16(16), HKW_D16(32), HKW_D16(48), HKW_D16(64), HKW_D16(80), HKW_D16(96), HKW_D16(112)
+#define HKW_REGS                                                                                             \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                 \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                       \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                        \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "                        \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "                        \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "                        \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "            \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+
+// d (64 x 256 of C, this warpgroup's) += A (64 x 16) B (16 x 256); TA and
+// TB: the operand is MN-major (wgmma's transpose bit).
+template <int TA, int TB>
+__device__ inline void hkw_mma(float *d, unsigned long long da, unsigned long long db, __half *)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" HKW_REGS "}, %128, %129, p, 1, 1, %130, "
+                 "%131;\n}\n"
+                 : HKW_D128
+                 : "l"(da), "l"(db), "n"(TA), "n"(TB));
+}
+template <int TA, int TB>
+__device__ inline void hkw_mma(float *d, unsigned long long da, unsigned long long db, __hip_bfloat16 *)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" HKW_REGS "}, %128, %129, p, 1, 1, "
+                 "%130, %131;\n}\n"
+                 : HKW_D128
+                 : "l"(da), "l"(db), "n"(TA), "n"(TB));
+}
+
+// The compiler must neither read nor move the accumulators while wgmma
+// writes them asynchronously: an empty asm that "changes" each one orders
+// the reads after the wait.
+__device__ inline void hkw_fence_acc(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// 16-byte chunk ch of an operand tile of R rows (m or n) x 64 k: its element
+// offset in global memory from the tile's corner (sr: stride along the
+// rows' index, sk: along k) and its byte offset in the stage. K-major (kmaj:
+// unit stride along k): row r holds 8 chunks of k. MN-major: row kk holds
+// R / 8 chunks of m or n, in 64-wide blocks 8 KiB apart.
+__device__ inline void hkw_chunk(int R, bool kmaj, int ch, long long sr, long long sk, long long *g, unsigned *s)
+{
+    if (kmaj) {
+        const int r = ch / 8, c = ch % 8;
+        *g = r * sr + 8 * c;
+        *s = (unsigned)(r * 128 + ((c ^ (r & 7)) << 4));
+    } else {
+        const int kk = ch / (R / 8), c = ch % (R / 8);
+        *g = kk * sk + 8 * c;
+        *s = (unsigned)((c / 8) * 8192 + kk * 128 + (((c % 8) ^ (kk & 7)) << 4));
+    }
+}
+
+// Whether this block can take the wgmma path (see above): inside C, k a
+// multiple of 64, A and B each with a unit stride and 16-byte aligned rows.
+__device__ inline bool hkw_fits(const void *a, const void *b, int m, int n, int k, long long sam, long long sak,
+                                long long sbk, long long sbn, int i0, int j0)
+{
+    const bool ra = (sak == 1 && sam % 8 == 0) || (sam == 1 && sak % 8 == 0);
+    const bool rb = (sbk == 1 && sbn % 8 == 0) || (sbn == 1 && sbk % 8 == 0);
+    return ra && rb && k > 0 && k % HKW_BK == 0 && i0 + 128 <= m && j0 + 256 <= n &&
+           (((unsigned long long)a | (unsigned long long)b) & 15) == 0;
+}
+
+template <typename TA> struct hkg_wgmma {
+    // bytes of A (128 x 64) and B (64 x 256) in one stage; all stages, plus
+    // room to align the ring to 1024 bytes (static shared memory of the
+    // other paths comes first)
+    static const unsigned SA = 128 * HKW_BK * 2, SB = 256 * HKW_BK * 2;
+    static const unsigned SHARED = HKW_STAGES * (SA + SB) + 1024;
+    static_assert(HKW_STAGES * (SA + SB) >= 128 * (256 + 4) * 4, "the ring holds C's tile in f32 (store)");
+    static const int NA = 128 * HKW_BK / 8 / HKG_THREADS, NB = 256 * HKW_BK / 8 / HKG_THREADS;
+    float d[128];
+
+    // AK: A runs along k (sak == 1), else along m; BK: B along k, else n.
+    template <bool AK, bool BK, typename TC, typename S>
+    __device__ void run(const TA *a, const TA *b, TC *c, int k, long long sam, long long sak, long long sbk,
+                        long long sbn, long long ldc, S alpha, S beta)
+    {
+        extern __shared__ __align__(128) unsigned char hkg_dyn[];
+        const unsigned sbase = (hkg_smem(hkg_dyn) + 1023u) & ~1023u;
+        const unsigned sa0 = sbase, sb0 = sbase + HKW_STAGES * SA;
+        const int i0 = blockIdx.y * 128, j0 = blockIdx.x * 256, kts = k / HKW_BK;
+        const int wg = threadIdx.x / 128;
+        // this thread's chunks: global addresses of tile 0, shared offsets
+        const TA *ga[NA], *gb[NB];
+        unsigned oa[NA], ob[NB];
+        const TA *const a0 = a + (long long)i0 * sam, *const b0 = b + (long long)j0 * sbn;
+#pragma unroll
+        for (int q = 0; q < NA; q++) {
+            long long g;
+            hkw_chunk(128, AK, threadIdx.x + q * HKG_THREADS, sam, sak, &g, &oa[q]);
+            ga[q] = a0 + g;
+        }
+#pragma unroll
+        for (int q = 0; q < NB; q++) {
+            long long g;
+            hkw_chunk(256, BK, threadIdx.x + q * HKG_THREADS, sbn, sbk, &g, &ob[q]);
+            gb[q] = b0 + g;
+        }
+        const long long step_a = AK ? HKW_BK : HKW_BK * sak, step_b = BK ? HKW_BK : HKW_BK * sbk;
+        // tile t into stage t % HKW_STAGES (an empty group past the end)
+        auto issue = [&](int t) {
+            if (t < kts) {
+                const unsigned st = (unsigned)(t % HKW_STAGES);
+#pragma unroll
+                for (int q = 0; q < NA; q++)
+                    hkg_cp16(sa0 + st * SA + oa[q], ga[q] + t * step_a, 16);
+#pragma unroll
+                for (int q = 0; q < NB; q++)
+                    hkg_cp16(sb0 + st * SB + ob[q], gb[q] + t * step_b, 16);
+            }
+            asm volatile("cp.async.commit_group;\n" ::);
+        };
+#pragma unroll
+        for (int i = 0; i < 128; i++)
+            d[i] = 0.0f;
+        hkw_fence_acc(d);
+#pragma unroll
+        for (int t = 0; t < HKW_STAGES - 2; t++)
+            issue(t);
+        // Per tile: it has landed (cp.async wait, then fence.proxy.async so
+        // the tensor cores' reads see what the copies wrote, then a barrier
+        // for everyone's copies); the barrier also means both warpgroups
+        // passed the wgmma wait of the tile before, so the products of tile
+        // kt - 2 are done and its stage takes tile kt + HKW_STAGES - 2.
+        for (int kt = 0; kt < kts; kt++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(HKW_STAGES - 3));
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            __syncthreads();
+            issue(kt + HKW_STAGES - 2);
+            const unsigned st = (unsigned)(kt % HKW_STAGES);
+            const unsigned pa = sa0 + st * SA + wg * 8192, pb = sb0 + st * SB;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int j = 0; j < HKW_BK / 16; j++) {
+                // a k16 step: 32 bytes along a K-major row, 16 rows (2 KiB) of an MN-major tile
+                const unsigned long long da =
+                    AK ? hkw_desc(pa + 32 * j, 16, 1024) : hkw_desc(pa + 2048 * j, 8192, 1024);
+                const unsigned long long db =
+                    BK ? hkw_desc(pb + 32 * j, 16, 1024) : hkw_desc(pb + 2048 * j, 8192, 1024);
+                hkw_mma<AK ? 0 : 1, BK ? 0 : 1>(d, da, db, (TA *)0);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        hkw_fence_acc(d);
+        store(c, ldc, alpha, beta, hkg_dyn + (sbase - hkg_smem(hkg_dyn)));
+    }
+
+    // C = alpha D + beta C for the tile. Accumulator i of lane l in warp w
+    // of warpgroup g: row 64 g + 16 w + l / 4 + 8 ((i / 2) % 2), column
+    // 8 (i / 4) + 2 (l % 4) + i % 2. Written straight from there, a warp's
+    // store covers 8 rows with 16 bytes each; so the tile goes through the
+    // (now idle) ring first, rows padded by 4 floats, and each warp then
+    // stores whole runs of a row (HKW_DIRECT_C: straight, for comparison).
+    template <typename TC, typename S>
+    __device__ void store(TC *c, long long ldc, S alpha, S beta, unsigned char *ring)
+    {
+        const int i0 = blockIdx.y * 128, j0 = blockIdx.x * 256;
+        const int wg = threadIdx.x / 128, w = (threadIdx.x % 128) / 32, l = threadIdx.x % 32;
+        const int ri = wg * 64 + w * 16 + l / 4, cj = 2 * (l % 4);
+#ifdef HKW_DIRECT_C
+#pragma unroll
+        for (int jn = 0; jn < 32; jn++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                hkg_store_run<2>(c, ldc, 0x7fffffff, 0x7fffffff, i0 + ri + 8 * h, j0 + cj + 8 * jn,
+                                 &d[jn * 4 + 2 * h], alpha, beta);
+#else
+        const int LD = 256 + 4;
+        float *cs = (float *)ring;
+        __syncthreads(); // every warp is done reading the ring
+#pragma unroll
+        for (int jn = 0; jn < 32; jn++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                *(float2 *)&cs[(ri + 8 * h) * LD + cj + 8 * jn] = make_float2(d[jn * 4 + 2 * h], d[jn * 4 + 2 * h + 1]);
+        __syncthreads();
+#pragma unroll 4
+        for (int pass = 0; pass < 32; pass++) { // 4 rows a pass, 64 threads a row, 4 columns each
+            const int r = pass * 4 + threadIdx.x / 64, cc = (threadIdx.x % 64) * 4;
+            const float4 v = *(const float4 *)&cs[r * LD + cc];
+            const float run[4] = {v.x, v.y, v.z, v.w};
+            hkg_store_run<4>(c, ldc, 0x7fffffff, 0x7fffffff, i0 + r, j0 + cc, run, alpha, beta);
+        }
+#endif
+    }
+};
+#endif // HKG_WGMMA
 #endif
 
 // The path for this target and input type.
@@ -612,6 +851,24 @@ __device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, l
     // (hk.ops.gemm.matmul does); a direct launch without it gets the SIMT
     // tiles below, slow but right.
     if constexpr (hkg_half<TA>::v) {
+#if defined(HKG_WGMMA)
+        // wgmma when the launch brought its ring and this block fits it
+        if constexpr (BM == 128 && BN == 256) {
+            if (hkg_dyn_smem() >= hkg_wgmma<TA>::SHARED &&
+                hkw_fits(a, b, m, n, k, sam, sak, sbk, sbn, blockIdx.y * BM, blockIdx.x * BN)) {
+                hkg_wgmma<TA> p;
+                if (sak == 1 && sbk == 1)
+                    p.template run<true, true>(a, b, c, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+                else if (sak == 1)
+                    p.template run<true, false>(a, b, c, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+                else if (sbk == 1)
+                    p.template run<false, true>(a, b, c, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+                else
+                    p.template run<false, false>(a, b, c, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+                return;
+            }
+        }
+#endif
         if (hkg_dyn_smem() >= hkg_mma<TA, BM, BN>::SHARED) {
             hkg_mma<TA, BM, BN> p;
             p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);

@@ -200,6 +200,18 @@ static unsigned nvidia_shared(const hk_plugin_host *host, const hk_plugin_call *
     return (unsigned)(NV_STAGES * (bm + bn) * 32 * 2);
 }
 
+/* Hopper's wgmma path (kernels/gemm/gemm.hip's hkg_wgmma, in the sm_90a
+ * image and the JIT for 9.0 devices) takes the 128 x 256 tile when the
+ * launch brings its ring: HKW_STAGES (4) stages of 128 x 64 of A and 64 x
+ * 256 of B, 2 bytes an element, and 1024 bytes to align it (193 KiB). Asked
+ * only where k is a multiple of its 64-deep tiles; the kernel itself checks
+ * the rest block by block (inside C, unit strides, aligned rows) and runs
+ * the mma.sync path for any block that does not fit, as it does on every
+ * other NVIDIA target. A GPU with less shared memory (sm_80: 163 KiB)
+ * refuses the launch, which is then made with the mma.sync size. */
+#define WG_STAGES 4
+#define WG_SHARED (WG_STAGES * (128 + 256) * 64 * 2 + 1024)
+
 /* matmul(c, a, b, m, n, k, [transa, transb, alpha, beta, lda, ldb, ldc,
  * batch, stride_a, stride_b, stride_c, colmajor]) */
 static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -235,10 +247,13 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     unsigned nv = nvidia_shared(host, call, ta, bm, bn);
     if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128)
         bm = bn = 64;
-    /* a shallow product on the tensor cores is bound by writing C: the
+    /* a shallow product on the mma.sync path is bound by writing C: the
      * 64 x 64 tile (two blocks an SM) overlaps one block's stores with
-     * another's loads, 0.60x cuBLAS at 4096 x 4096 x 64 against 0.45x */
-    if (nv && v.k <= 128)
+     * another's loads, 0.60x cuBLAS at 4096 x 4096 x 64 against 0.45x. The
+     * wgmma path (k a multiple of 64) stores C in whole rows and beats both
+     * there (72.5 TFLOP/s against 45.1, gemm-notes.md v8) */
+    int wg = nv && bm == 128 && v.k > 0 && v.k % 64 == 0;
+    if (nv && v.k <= 128 && !wg)
         bm = bn = 64;
     /* at most 64 rows (a convolution's output channels): the 128-row
      * tile would run every block on its bounds-checked loads */
@@ -259,6 +274,21 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     a[15].v.f = q.beta;
     hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
                             {THREADS, 1, 1}, nv ? nvidia_shared(host, call, ta, bm, bn) : 0};
+    if (wg && bm == 128) {
+        cfg.shared_bytes = WG_SHARED;
+        r = host->launch_config(call, kernel, &cfg, a, 16);
+        if (r == 0)
+            return 0;
+        /* a GPU with less than 193 KiB: the mma.sync path, shallow products
+         * on the 64 x 64 tile as above */
+        if (v.k <= 128) {
+            bm = bn = 64;
+            snprintf(kernel, sizeof kernel, "gemm64_%s_%s", ta, tc);
+            cfg.grid[0] = (unsigned)((v.n + bn - 1) / bn);
+            cfg.grid[1] = (unsigned)((v.m + bm - 1) / bm);
+        }
+        cfg.shared_bytes = nvidia_shared(host, call, ta, bm, bn);
+    }
     r = host->launch_config(call, kernel, &cfg, a, 16);
     if (r != 0 && cfg.shared_bytes) { /* a GPU with less (before sm_80: no tensor cores to feed) */
         cfg.shared_bytes = 0;

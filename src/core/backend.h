@@ -262,8 +262,10 @@ struct hkc_backend_ops {
 
     /* Optional: how well a code object built ahead of time for `target` fits
      * a device whose target id is `dev` (both as device_info reports them),
-     * when they differ: 0 not at all, else 1..999, higher closer. NULL: only
-     * an exact match fits. The vendor's compatibility rule lives here, so the
+     * when they differ: 0 not at all, else 1..999, higher closer; for an
+     * identical name, above 1000 to rank the image over the exact match
+     * (CUDA's sm_90a on an sm_90 device), else anything. NULL: only an
+     * exact match fits. The vendor's compatibility rule lives here, so the
      * core ranks plugin images without knowing any vendor. */
     int (*image_rank)(const char *target, const char *dev);
 

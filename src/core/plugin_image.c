@@ -83,12 +83,14 @@ static void warn_stale(hk_context *ctx, const pl_family *f, const pl_source *src
 
 /* How well an image for `target` fits a device whose target id is `dev`: 0
  * not at all, 1000 exactly, else the backend's rank among compatible ones
- * (higher is closer). */
+ * (higher is closer). A backend may rank an image above the exact name (a
+ * CUDA sm_90a cubin on an sm_90 device: what its JIT makes there). */
 static int image_fit(const hkc_backend *be, const char *target, const char *dev)
 {
+    int rank = be->ops->image_rank ? be->ops->image_rank(target, dev) : 0;
     if (!strcmp(target, dev))
-        return 1000;
-    return be->ops->image_rank ? be->ops->image_rank(target, dev) : 0;
+        return rank > 1000 ? rank : 1000;
+    return rank;
 }
 
 /* image_fit by backend name, for tests: -1 when that backend's module is

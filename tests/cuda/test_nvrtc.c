@@ -358,6 +358,73 @@ static void test_name_expressions(void)
     hkc_strbuf_free(&log);
 }
 
+/* sm_90a, Hopper's architecture-specific target: a named compile makes an
+ * sm_90a cubin (wgmma compiles only there, under the feature macro), a
+ * 9.0 device's JIT does too, an 8.0 device's does not; the cubin says
+ * which (.nv.compat), inspect names it, and the names are checked. */
+static void test_arch_specific(void)
+{
+    static const char src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "extern \"C\" __global__ void feat(int *y) {\n"
+        "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
+        "  asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+        "  y[0] = 90;\n"
+        "#else\n"
+        "  y[0] = 1;\n"
+        "#endif\n"
+        "}\n";
+    hkc_compile_job job = {.name = "feat.hip", .source = src};
+    char norm[32];
+    hkc_strbuf log;
+    hkc_strbuf_init(&log);
+    tap_ok(hkc_cuda_target_normalize(&be, "sm_90a", norm, sizeof norm, &log) == 0 &&
+               !strcmp(norm, "sm_90a"),
+           "sm_90a is a target (%s)", norm);
+    tap_ok(hkc_cuda_target_normalize(&be, "sm_80a", norm, sizeof norm, &log) == HK_EINVAL &&
+               hkc_cuda_target_normalize(&be, "sm_90b", norm, sizeof norm, &log) == HK_EINVAL,
+           "sm_80a and sm_90b are not");
+    hkc_strbuf_clear(&log);
+    void *code = NULL;
+    size_t size = 0;
+    int r = hkc_cuda_compile_target(&be, "sm_90a", &job, &code, &size, &log);
+    if (tap_ok(r == 0, "a wgmma kernel compiles for sm_90a%s%s", r ? ": " : "", log.data)) {
+        hk_code_info *info = NULL;
+        hkc_strbuf err;
+        hkc_strbuf_init(&err);
+        int ri = hkc_cuda_code_inspect(&be, code, size, &info, &err);
+        tap_ok(hkc_cuda_cubin_arch(code, size) == 90 && hkc_cuda_cubin_arch_specific(code, size) == 1 &&
+                   ri == 0 && !strcmp(info->entries[0].target, "sm_90a"),
+               "its cubin reads as sm_90a (%s)", ri == 0 ? info->entries[0].target : err.data);
+        if (ri == 0) { /* as hkc_cuda_code_inspect allocated it (no libhipkit here) */
+            free(info->entries[0].kernels);
+            free(info->entries);
+            free(info);
+        }
+        hkc_strbuf_free(&err);
+    }
+    free(code);
+    code = NULL;
+    hkc_strbuf_clear(&log);
+    r = hkc_cuda_compile_target(&be, "sm_90", &job, &code, &size, &log);
+    tap_ok(r == 0 && hkc_cuda_cubin_arch(code, size) == 90 && hkc_cuda_cubin_arch_specific(code, size) == 0,
+           "for sm_90 the cubin is plain sm_90 (the feature macro is not defined)");
+    free(code);
+    code = NULL;
+    r = hkc_cuda_compile(&be, 0, &job, &code, &size, &log);
+    tap_ok(r == 0 && hkc_cuda_cubin_arch_specific(code, size) == 1, "the JIT for a 9.0 device makes sm_90a");
+    free(code);
+    code = NULL;
+    r = hkc_cuda_compile(&be, 1, &job, &code, &size, &log);
+    tap_ok(r == 0 && hkc_cuda_cubin_arch(code, size) == 80 && hkc_cuda_cubin_arch_specific(code, size) == 0,
+           "the JIT for an 8.0 device makes plain sm_80");
+    free(code);
+    hkc_strbuf_free(&log);
+    tap_ok(hkc_cuda_image_rank("sm_90a", "sm_90") > 1000 && hkc_cuda_image_rank("sm_90a", "sm_80") == 0 &&
+               hkc_cuda_image_rank("sm_90a", "sm_100") == 0 && hkc_cuda_image_rank("sm_90", "sm_90a") == 0,
+           "an sm_90a image ranks above the exact name on sm_90 and fits nothing else");
+}
+
 int main(void)
 {
     tap_init();
@@ -400,6 +467,7 @@ int main(void)
     test_kernel_files();
     test_cxx_linkage();
     test_name_expressions();
+    test_arch_specific();
     test_errors();
     return tap_done();
 }

@@ -8,7 +8,8 @@
 -- On a GPU (HIPKIT_TEST_BACKEND) or with HIPKIT_TEST_HEAVY=1 the sizes
 -- 300x257x129, 1024x1024x64, 2049x1031x130 (64 x 64 tiles), 2048x2048x40 and
 -- 2050x2056x72 (the big tiles: blocks inside C, a partial last k tile, blocks
--- on the edges; 3000 random elements of C checked) run too.
+-- on the edges; 3000 random elements of C checked) run too, and on a GPU
+-- four shapes of Hopper's wgmma path (2048x2048x192 and the like).
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
@@ -141,6 +142,19 @@ if heavy then
     check("f16", "f16", {m = 130, n = 200, k = 100, batch = 5, ta = true, tb = true, beta = 1},
         "batch 5, both transposed, beta 1")
     check("f32", "f32", {m = 256, n = 384, k = 96, pad = 8, col = true}, "col-major, ld+8, 128x128 tiles")
+end
+
+-- On a GPU: shapes Hopper's wgmma path takes (k a multiple of 64, at least
+-- 128 of the 128 x 256 tiles, unit strides with 16-byte rows) in each
+-- operand layout, and one whose edge blocks take the mma.sync path; on other
+-- GPUs the same products through their own paths.
+if gpu then
+    check("f16", "f16", {m = 2048, n = 2048, k = 192, alpha = -1.5, beta = 0.5}, "wgmma shape, alpha -1.5 beta 0.5")
+    check("bf16", "f32", {m = 1024, n = 2048, k = 256, batch = 2, col = true, ta = true},
+        "wgmma shape, batch 2, col-major, transa")
+    check("f16", "f32", {m = 2048, n = 2048, k = 320, ta = true, tb = true, pad = 8},
+        "wgmma shape, both transposed, ld+8")
+    check("bf16", "bf16", {m = 2050, n = 2056, k = 192, tb = true}, "wgmma inside, mma.sync on the edges, transb")
 end
 
 -- a broadcast operand: stride_b 0 shares one B across the batch

@@ -68,6 +68,9 @@ ok $([ "$magic" = 7f454c46 ]; echo $?) "it wrote an ELF cubin ($magic)"
 ok $(grep -q "cubin for sm_90" "$T/out"; echo $?) "it says which architecture"
 ok $(grep -q "kernel axpb$" "$T/out" && grep -q "kernel reduce (symbol _Z6reducePf)" "$T/out"; echo $?) \
     "it lists the kernels, a C++ one with its symbol"
+"$hipkit" compile "$T/k.hip" --cuda-arch sm_90a -o "$T/k90a.cubin" >"$T/out" 2>"$T/err"
+ok $([ $? -eq 0 ] && grep -q "cubin for sm_90a," "$T/out" && "$hipkit" inspect "$T/k90a.cubin" |
+    grep -q "target sm_90a"; echo $?) "sm_90a (Hopper's architecture-specific target): a cubin inspect reads as sm_90a"
 
 "$hipkit" compile "$T/k.hip" --cuda-arch sm_80,sm_90 >"$T/out" 2>"$T/err"
 rc=$?

@@ -494,3 +494,15 @@ int hkl_open(lua_State *L, const hk_context_options *opts)
     hkl_stream_register(L);
     return 1;
 }
+
+void hkl_set_code_target(lua_State *L, const hk_module *m)
+{
+    const void *code = NULL;
+    size_t size = 0;
+    hk_code_info *ci = NULL;
+    if (hk_module_code(m, &code, &size) != 0 || hk_code_inspect(hkl_ctx(L), code, size, &ci) != 0)
+        return;
+    if (ci->nentries == 1)
+        hkl_set_str(L, "target", ci->entries[0].target);
+    hk_code_info_free(ci);
+}

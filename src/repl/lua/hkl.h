@@ -192,6 +192,12 @@ void hkl_format_bytes(double n, char *out, size_t cap);
  * `help`. */
 void hkl_help_register(lua_State *L);
 
+/* Sets field "target" of the table on top to what module m's code object
+ * is for, as hk.inspect reads it (a cubin's sm_90 or sm_90a, an AMD code
+ * object's target id); sets nothing for code with no one target (the CPU
+ * backend's shared objects, fatbins, PTX) (hk.c). */
+void hkl_set_code_target(lua_State *L, const hk_module *m);
+
 /* Long work: a progress line on stderr after about a second, when stderr is
  * a terminal (progress.c). end() erases it. */
 void hkl_progress_begin(const char *what);

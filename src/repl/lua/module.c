@@ -887,6 +887,8 @@ static int kernel_info(lua_State *L)
     set_int_or_nil(L, "local_bytes", info.local_bytes);
     lua_pushstring(L, hk_code_origin_name(info.origin));
     lua_setfield(L, -2, "origin");
+    if (uk->owner && uk->owner->m)
+        hkl_set_code_target(L, uk->owner->m);
     lua_pushnumber(L, info.compile_ms);
     lua_setfield(L, -2, "compile_ms");
     lua_pushboolean(L, info.uses_barriers);

@@ -193,7 +193,10 @@ typedef enum cuda_image_kind { CUDA_IMAGE_CUBIN, CUDA_IMAGE_PTX, CUDA_IMAGE_FATB
 cuda_image_kind hkc_cuda_image_kind(const void *data, size_t size);
 /* For a cubin: its sm architecture (e.g. 90), 0 if unknown. */
 int hkc_cuda_cubin_arch(const void *data, size_t size);
-/* The backend's image_rank slot: a cubin for sm_XY runs on sm_XZ, Z >= Y. */
+/* 1 when a cubin is for an architecture-specific target (sm_90a), else 0. */
+int hkc_cuda_cubin_arch_specific(const void *data, size_t size);
+/* The backend's image_rank slot: a cubin for sm_XY runs on sm_XZ, Z >= Y;
+ * one for sm_XYa on sm_XY only, ranked above the plain sm_XY (1001). */
 int hkc_cuda_image_rank(const char *target, const char *dev);
 /* Kernel entry names in a cubin (symbols as stored, mangled for C++);
  * *names is malloc'd, an array of count NUL-terminated strings in one block. */

@@ -97,6 +97,53 @@ int hkc_cuda_cubin_arch(const void *data, size_t size)
     return d[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
 }
 
+/* Whether a cubin is for an architecture-specific target (sm_90a): e_flags
+ * do not say (above), its .nv.compat section does. Its entries are a format
+ * byte, an attribute byte and a value: formats 2 and 3 a 16-bit value
+ * (4 bytes in all), 4 a 16-bit size and that many bytes, 1 none (2 bytes).
+ * Attribute 9 is 1 in cubins that nvcc and NVRTC (CUDA 13.0) made for
+ * sm_90a, sm_100a and sm_120a and 0 for sm_90, sm_100 and sm_100f. */
+#define NV_COMPAT_ARCH_SPECIFIC 9
+int hkc_cuda_cubin_arch_specific(const void *data, size_t size)
+{
+    const unsigned char *d = data;
+    if (!d || !is_cubin(d, size))
+        return 0;
+    uint64_t shoff = rd64(d + 40);
+    uint16_t shentsize = rd16(d + 58), shnum = rd16(d + 60), shstrndx = rd16(d + 62);
+    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
+        shstrndx >= shnum)
+        return 0;
+    const unsigned char *strsh = d + shoff + (uint64_t)shstrndx * shentsize;
+    uint64_t stroff = rd64(strsh + 24), strsz = rd64(strsh + 32);
+    if (stroff > size || strsz > size - stroff)
+        return 0;
+    for (unsigned i = 0; i < shnum; i++) {
+        const unsigned char *sh = d + shoff + (uint64_t)i * shentsize;
+        uint32_t name = rd32(sh);
+        uint64_t off = rd64(sh + 24), sz = rd64(sh + 32);
+        if (name >= strsz || strsz - name < sizeof ".nv.compat" ||
+            memcmp(d + stroff + name, ".nv.compat", sizeof ".nv.compat") || off > size ||
+            sz > size - off)
+            continue;
+        for (uint64_t p = 0; p + 2 <= sz;) {
+            const unsigned char *e = d + off + p;
+            if (e[0] == 1) {
+                p += 2;
+            } else if ((e[0] == 2 || e[0] == 3) && p + 4 <= sz) {
+                if (e[1] == NV_COMPAT_ARCH_SPECIFIC)
+                    return rd16(e + 2) == 1;
+                p += 4;
+            } else if (e[0] == 4 && p + 4 <= sz) {
+                p += 4 + (uint64_t)rd16(e + 2);
+            } else {
+                break; /* padding at the end, or a format not known here */
+            }
+        }
+    }
+    return 0;
+}
+
 int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *count)
 {
     const unsigned char *d = data;
@@ -209,23 +256,35 @@ void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap)
     out[name_len] = '\0';
 }
 
-/* "sm_86" -> 86; 0 for anything else (sm_90a and the like are exact-only:
- * their features exist on that one architecture). */
-static int sm_arch(const char *t)
+/* "sm_86" -> 86, "sm_90a" -> 90 with *spec set; 0 for anything else. */
+static int sm_arch(const char *t, int *spec)
 {
+    *spec = 0;
     if (strncmp(t, "sm_", 3))
         return 0;
     char *end;
     long v = strtol(t + 3, &end, 10);
+    if (end[0] == 'a' && end[1] == '\0') {
+        *spec = 1;
+        end++;
+    }
     return *end || v < 10 || v > 9999 || end == t + 3 ? 0 : (int)v;
 }
 
 /* A cubin runs on devices of its major architecture with an equal or
- * higher minor; the closest minor ranks highest. */
+ * higher minor; the closest minor ranks highest. An architecture-specific
+ * cubin (sm_90a) runs on that architecture only (its features exist on no
+ * other), and there it ranks above the exact plain one (1000, the core's
+ * score for an identical name): it is what the JIT would make for the
+ * device. */
 int hkc_cuda_image_rank(const char *target, const char *dev)
 {
-    int t = sm_arch(target), d = sm_arch(dev);
-    return t && d && t / 10 == d / 10 && t % 10 <= d % 10 ? 100 + t % 10 : 0;
+    int ts, ds, t = sm_arch(target, &ts), d = sm_arch(dev, &ds);
+    if (!t || !d || ds)
+        return 0;
+    if (ts)
+        return t == d ? 1001 : 0;
+    return t / 10 == d / 10 && t % 10 <= d % 10 ? 100 + t % 10 : 0;
 }
 
 static int inspect_cubin(const void *code, size_t size, hk_code_info *info, hkc_strbuf *err)
@@ -246,7 +305,8 @@ static int inspect_cubin(const void *code, size_t size, hk_code_info *info, hkc_
         free(names);
         return HK_ENOMEM;
     }
-    snprintf(e->target, sizeof e->target, "sm_%d", hkc_cuda_cubin_arch(code, size));
+    snprintf(e->target, sizeof e->target, "sm_%d%s", hkc_cuda_cubin_arch(code, size),
+             hkc_cuda_cubin_arch_specific(code, size) ? "a" : "");
     e->size = size;
     for (int i = 0; i < count; i++) {
         hk_code_kernel *k = &ks[i];

@@ -41,9 +41,14 @@ static uint32_t fnv1a(uint32_t h, const void *data, size_t n)
     return h;
 }
 
+/* The rule that a 9.0 device's JIT cubins are sm_90a (jit_arch_specific)
+ * goes into the hash too: cache entries made before it (plain sm_90 cubins
+ * under the same target) are then not reused. */
+static const char jit_rule[] = "jit: sm_90a on 9.0";
+
 static uint32_t headers_hash(void)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = fnv1a(2166136261u, jit_rule, sizeof jit_rule - 1);
     for (const hkc_embedded_file *f = hkc_cuda_headers; f->path; f++) {
         h = fnv1a(h, f->path, strlen(f->path) + 1);
         h = fnv1a(h, f->data, f->size);
@@ -188,30 +193,47 @@ static int lean_needs(const char *src)
     return needs;
 }
 
-/* "sm_90" -> 90; 0 for anything else. */
-static int sm_number(const char *target)
+/* "sm_90" and "sm_90a" -> 90; 0 for anything else. *spec (may be NULL)
+ * says whether the name has the "a" of an architecture-specific target. */
+static int sm_number(const char *target, int *spec)
 {
-    int v = 0;
-    char tail;
-    return sscanf(target, "sm_%d%c", &v, &tail) == 1 && v >= 10 && v <= 9999 ? v : 0;
+    int v = 0, n = 0;
+    if (spec)
+        *spec = 0;
+    if (sscanf(target, "sm_%d%n", &v, &n) != 1 || v < 10 || v > 9999)
+        return 0;
+    if (target[n] == 'a' && target[n + 1] == '\0' && spec)
+        *spec = 1;
+    else if (target[n] != '\0')
+        return 0;
+    return v;
 }
+
+/* The architecture a device of compute capability `sm` gets from the JIT:
+ * sm_90a on a 9.0 device, whose architecture-specific features (wgmma,
+ * setmaxnreg, the tensor memory accelerator's multicast) exist on no other
+ * (__CUDA_ARCH_FEAT_SM90_ALL guards them in a source); the plain sm_XY
+ * elsewhere. Only 9.0 is listed: it is the one such target run here (an
+ * H100); a cubin for sm_90a runs only on 9.0 devices, which is what a JIT
+ * cubin is for. */
+static int jit_arch_specific(int sm) { return sm == 90; }
 
 int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
                               hkc_strbuf *err)
 {
     (void)be;
-    int v = sm_number(target);
-    if (v < 70) {
-        hkc_strbuf_printf(err, "'%s' is no NVIDIA architecture (sm_70 or newer, e.g. sm_90)",
-                          target);
+    int spec = 0, v = sm_number(target, &spec);
+    if (v < 70 || (spec && v < 90)) {
+        hkc_strbuf_printf(err, "'%s' is no NVIDIA architecture (sm_70 or newer, e.g. sm_90, or "
+                          "an architecture-specific sm_90a)", target);
         return HK_EINVAL;
     }
-    snprintf(out, cap, "sm_%d", v);
+    snprintf(out, cap, "sm_%d%s", v, spec ? "a" : "");
     return 0;
 }
 
-static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t *code_size,
-                        hkc_strbuf *log);
+static int compile_arch(int sm, int spec, const hkc_compile_job *job, void **code,
+                        size_t *code_size, hkc_strbuf *log);
 
 int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log)
@@ -224,8 +246,8 @@ int hkc_cuda_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
                           job->name && *job->name ? job->name : "kernel.hip", dev);
         return HK_ENODEV;
     }
-    return compile_arch(ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor, job, code,
-                        code_size, log);
+    int sm = ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor;
+    return compile_arch(sm, jit_arch_specific(sm), job, code, code_size, log);
 }
 
 int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compile_job *job,
@@ -234,13 +256,16 @@ int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compi
     (void)be;
     *code = NULL;
     *code_size = 0;
-    int sm = sm_number(target);
-    int r = compile_arch(sm, job, code, code_size, log);
+    int spec = 0, sm = sm_number(target, &spec);
+    int r = compile_arch(sm, spec, job, code, code_size, log);
     /* a cubin for another architecture would be embedded under the wrong
      * name (PTX, when the flags asked for compute_XY, is for any) */
     int got = r == 0 ? hkc_cuda_cubin_arch(*code, *code_size) : 0;
-    if (r == 0 && hkc_cuda_image_kind(*code, *code_size) == CUDA_IMAGE_CUBIN && got != sm) {
-        hkc_strbuf_printf(log, "NVRTC made a cubin for sm_%d, not the sm_%d asked for", got, sm);
+    int got_spec = r == 0 ? hkc_cuda_cubin_arch_specific(*code, *code_size) : 0;
+    if (r == 0 && hkc_cuda_image_kind(*code, *code_size) == CUDA_IMAGE_CUBIN &&
+        (got != sm || got_spec != spec)) {
+        hkc_strbuf_printf(log, "NVRTC made a cubin for sm_%d%s, not the %s asked for", got,
+                          got_spec ? "a" : "", target);
         free(*code);
         *code = NULL;
         *code_size = 0;
@@ -268,9 +293,9 @@ static void defines_as_lines(const hkc_compile_job *job, const char *name, hkc_s
     }
 }
 
-/* NVRTC for sm_<sm>, with no device or driver involved. */
-static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t *code_size,
-                        hkc_strbuf *log)
+/* NVRTC for sm_<sm> (sm_<sm>a when spec), with no device or driver involved. */
+static int compile_arch(int sm, int spec, const hkc_compile_job *job, void **code,
+                        size_t *code_size, hkc_strbuf *log)
 {
     const char *name = job->name && *job->name ? job->name : "kernel.hip";
 
@@ -305,7 +330,7 @@ static int compile_arch(int sm, const hkc_compile_job *job, void **code, size_t 
         }
 
     char arch[64], incdir[4200], incopt[4210];
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d", sm);
+    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%s", sm, spec ? "a" : "");
     toolkit_include(incdir, sizeof incdir);
     snprintf(incopt, sizeof incopt, "-I%s", incdir);
     int needs = lean_needs(job->source);
@@ -453,6 +478,8 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
         argv[a++] = "-D__CUDACC__";
         argv[a++] = "-D__CUDACC_RTC__";
         argv[a++] = arch;
+        if (jit_arch_specific(sm)) /* what NVRTC defines for sm_90a */
+            argv[a++] = "-D__CUDA_ARCH_FEAT_SM90_ALL";
         argv[a++] = inc;
         if (incdir[0])
             argv[a++] = tk;
