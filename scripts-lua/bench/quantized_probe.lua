@@ -43,7 +43,8 @@ mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 ]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
     if q ~= "q6_K" then -- v10 has no q6_K decoder
         kern[#kern + 1] = ([[
-extern "C" __global__ void mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
+extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
+mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkt_matvec_any<%s>(w, x, y, rows, cols); }
 ]]):format(q, fmts[q])
     end
@@ -68,6 +69,20 @@ local variants = {
     {"tc P1 D2", {HKT_P = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC1_GRIDS", "112,224"},
     -- diagnostics (wrong y: timings only): the chunk loops unrolled, x's
     -- staging skipped, the sums skipped
+    -- 8 warps a block (x's parts in dynamic shared memory), each a
+    -- 512-column part of a tile: 16 warps an SM doing one tile each
+    {"tc P8 D1 W8", {HKT_D = 1, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    {"tc P8 D2 W8", {HKT_D = 2, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    {"tc P4 D1 W8", {HKT_D = 1, HKT_P = 4, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    {"tc P4 D1 2 parts minb5", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 5}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
+     "224,448,528,896"},
+    {"tc P4 D1 2 parts minb6", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 6}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
+     "224,448,528,896"},
+    {"tc P4 D2 CH256 2 parts minb6", {HKT_CH4 = 256, HKT_PARTS = 2, HKT_MINB = 6}, {"mvt_"}, 128,
+     "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
     {"tc P4 D2 CH256", {HKT_CH4 = 256}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
     {"tc P4 D3 CH256", {HKT_CH4 = 256, HKT_D = 3}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
     {"tc P4 D4 CH256", {HKT_CH4 = 256, HKT_D = 4}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
@@ -190,7 +205,7 @@ for _, q in ipairs(order) do
             local bs = v[4] or 256
             for _, g in ipairs(v[5] and grid_list(v[5], v[6]) or grids) do
                 y:fill(0 / 0)
-                k{grid = g, block = bs}(w1, form[2], y, rows, cols)
+                k{grid = g, block = bs, shared = v[7]}(w1, form[2], y, rows, cols)
                 local got, bad = y:totable(), 0
                 for r = 1, rows do
                     local d = math.abs(got[r] - wv[r])
@@ -200,7 +215,7 @@ for _, q in ipairs(order) do
                     end
                 end
                 local r = hk.bench(function()
-                    for j = 1, copies do k{grid = g, block = bs}(ws[j], form[2], y, rows, cols) end
+                    for j = 1, copies do k{grid = g, block = bs, shared = v[7]}(ws[j], form[2], y, rows, cols) end
                 end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
                 local flag = bad > 0 and ("!BAD" .. bad) or ""
                 line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)

@@ -32,7 +32,18 @@
 // the next chunk's 16-byte loads in registers while this one is summed.
 #define HKT_RS 304            // bytes a row takes in a warp's segment
 #define HKT_G (HKQ_XMAX / 32) // x groups a block stages at most
-#define HKT_W 4               // warps of a block at most: 4 segments (19.5 KB) and x's parts (24.6 KB) fit 48 KB
+#ifndef HKT_W
+#define HKT_W 4 // warps of a block at most: 4 segments (19.5 KB) and x's parts (24.6 KB) fit 48 KB
+#endif
+#ifndef HKT_XDYN
+#define HKT_XDYN 0 // 1: x's parts in dynamic shared memory (launch with shared = 4096 * 2 * parts, up to 8 warps)
+#endif
+#ifndef HKT_MINB
+#define HKT_MINB 1 // __launch_bounds__(128, HKT_MINB) of the probe's mvt_ kernels
+#endif
+#ifndef HKT_PARTS
+#define HKT_PARTS 3 // x's f16 parts (2: 22 bits of x's 24, not exact: a probe variant for the shared memory it saves)
+#endif
 // Diagnostics for the probe: HKT_UNROLL_ON unrolls the chunk loops,
 // HKT_NOX skips x's staging, HKT_NOSUM the sums (timings only: wrong y).
 #if defined(HKT_UNROLL_ON)
@@ -67,6 +78,14 @@ __device__ inline float hkt_f(unsigned short h)
     asm("cvt.f32.f16 %0, %1;" : "=f"(v) : "h"(h));
     return v;
 }
+// (a & b) | c in one LOP3 (in C the compiler takes two: one immediate an
+// instruction)
+__device__ inline hkq_u32 hkt_andor(hkq_u32 a, hkq_u32 b, hkq_u32 c)
+{
+    hkq_u32 d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
 // c += A B for one m16n8k16 step (A rows g, g + 8; B column g)
 __device__ inline void hkt_mma(float *c, hkq_u32 a0, hkq_u32 a1, hkq_u32 a2, hkq_u32 a3, hkq_u32 b0, hkq_u32 b1)
 {
@@ -93,6 +112,7 @@ __device__ inline hkq_u32 hkt_op2(hkq_u32 a, hkq_u32 b, hkq_u32 c, int fma)
     return d;
 }
 __device__ inline hkq_u32 hkt_sub2(hkq_u32 a, hkq_u32 b) { return hkt_op2(a, b, 0, 0); }
+__device__ inline hkq_u32 hkt_andor(hkq_u32 a, hkq_u32 b, hkq_u32 c) { return (a & b) | c; }
 __device__ inline hkq_u32 hkt_fma2(hkq_u32 a, hkq_u32 b, hkq_u32 c) { return hkt_op2(a, b, c, 1); }
 __device__ inline void hkt_mma(float *c, hkq_u32 a0, hkq_u32 a1, hkq_u32 a2, hkq_u32 a3, hkq_u32 b0, hkq_u32 b1)
 {
@@ -132,13 +152,14 @@ struct hkt_a {
 };
 __device__ inline hkt_a hkt_lo4(hkq_u32 w, hkq_u32 bias2)
 {
-    return {hkt_sub2((w & 0x000F000Fu) | 0x64006400u, bias2), hkt_sub2(((w >> 8) & 0x000F000Fu) | 0x64006400u, bias2)};
+    return {hkt_sub2(hkt_andor(w, 0x000F000Fu, 0x64006400u), bias2),
+            hkt_sub2(hkt_andor(w >> 8, 0x000F000Fu, 0x64006400u), bias2)};
 }
 __device__ inline hkt_a hkt_hi4(hkq_u32 w, hkq_u32 nbias2)
 {
     const hkq_u32 s = 0x2C002C00u; // 1/16, 1/16
-    return {hkt_fma2((w & 0x00F000F0u) | 0x64006400u, s, nbias2),
-            hkt_fma2(((w >> 8) & 0x00F000F0u) | 0x64006400u, s, nbias2)};
+    return {hkt_fma2(hkt_andor(w, 0x00F000F0u, 0x64006400u), s, nbias2),
+            hkt_fma2(hkt_andor(w >> 8, 0x00F000F0u, 0x64006400u), s, nbias2)};
 }
 // signed bytes: (b ^ 0x80) under 0x64 is 1024 + 128 + b
 __device__ inline hkt_a hkt_i8(hkq_u32 w)
@@ -174,7 +195,7 @@ template <> struct hkt_fmt<HKQ_Q4_0> {
             float d[2][2] = {{hkt_f((unsigned short)p[0]), hkt_f((unsigned short)(p[4] >> 16))},
                              {hkt_f((unsigned short)q[0]), hkt_f((unsigned short)(q[4] >> 16))}};
             for (int b = 0; b < 2; b++) {
-                const uint4 xf = xp[12 * (2 * j + b)];
+                const uint4 xf = xp[4 * HKT_PARTS * (2 * j + b)];
                 float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 hkt_a a0 = hkt_lo4(u[0][b], lob), a1 = hkt_lo4(u[1][b], lob);
                 hkt_mma(c, a0.lo, a1.lo, a0.hi, a1.hi, xf.x, xf.y);
@@ -206,7 +227,7 @@ template <> struct hkt_fmt<HKQ_Q8_0> {
             float d[2][2] = {{hkt_f((unsigned short)p[0]), hkt_f((unsigned short)(p[8] >> 16))},
                              {hkt_f((unsigned short)q[0]), hkt_f((unsigned short)(q[8] >> 16))}};
             for (int b = 0; b < 2; b++) {
-                const uint4 xf = xp[12 * (2 * j + b)];
+                const uint4 xf = xp[4 * HKT_PARTS * (2 * j + b)];
                 float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 hkt_a a0 = hkt_i8(u[0][b][0]), a1 = hkt_i8(u[1][b][0]);
                 hkt_mma(c, a0.lo, a1.lo, a0.hi, a1.hi, xf.x, xf.y);
@@ -240,7 +261,7 @@ template <> struct hkt_fmt<HKQ_Q4_K> {
                 const hkq_u32 w0[2] = {p[4 + 8 * i + t], p[8 + 8 * i + t]}, w1[2] = {q[4 + 8 * i + t], q[8 + 8 * i + t]};
                 for (int h = 0; h < 2; h++) {
                     const int gi = 8 * k + 2 * i + h; // group of the chunk
-                    const uint4 xf = xp[12 * gi];
+                    const uint4 xf = xp[4 * HKT_PARTS * gi];
                     float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                     for (int e = 0; e < 2; e++) {
                         hkt_a a0 = h ? hkt_hi4(w0[e], hib) : hkt_lo4(w0[e], lob);
@@ -300,8 +321,8 @@ __device__ void hkt_stage_x(const float *x, int cols, uint4 *xp, float *xi, floa
                 r -= hkt_f(h[p][k]);
             }
         }
-        for (int p = 0; p < 3; p++)
-            xp[(3 * g + p) * 4 + t] = make_uint4(hkt_pack(h[p][0], h[p][1]), hkt_pack(h[p][2], h[p][3]),
+        for (int p = 0; p < HKT_PARTS; p++)
+            xp[(HKT_PARTS * g + p) * 4 + t] = make_uint4(hkt_pack(h[p][0], h[p][1]), hkt_pack(h[p][2], h[p][3]),
                                                  hkt_pack(h[p][4], h[p][5]), hkt_pack(h[p][6], h[p][7]));
     }
     __syncthreads();
@@ -326,7 +347,12 @@ __device__ void hkt_matvec(const void *w, const float *x, float *y, int rows, in
     enum { SEGB = T::CH / Q::BLOCK * Q::BYTES, P16 = SEGB / 16, RS16 = HKT_RS / 16, NL = (16 * P16 + 31) / 32 };
     static_assert(SEGB % 16 == 0 && SEGB <= HKT_RS - 16, "a chunk of a row: whole pieces within a padded row");
     __shared__ uint4 seg[HKT_W][16 * RS16];
-    __shared__ uint4 xp[HKT_G * 12];
+#if HKT_XDYN
+    extern __shared__ uint4 hkt_xdyn[];
+    uint4 *xp = hkt_xdyn;
+#else
+    __shared__ uint4 xp[HKT_G * 4 * HKT_PARTS];
+#endif
     __shared__ float xi[HKT_G], xs[HKT_G];
     __shared__ float red[2][HKT_W][16];
     const int nw = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -387,12 +413,12 @@ __device__ void hkt_matvec(const void *w, const float *x, float *y, int rows, in
 #ifdef HKT_NOSUM
             acc[0] += __uint_as_float(r0[t]);
 #else
-            T::chunk(r0, r1, xp + 12 * g0 + 4 * min(g, 2) + t, xi + g0, xs + g0, t, acc);
+            T::chunk(r0, r1, xp + 4 * HKT_PARTS * g0 + 4 * min(g, HKT_PARTS - 1) + t, xi + g0, xs + g0, t, acc);
 #endif
         }
         // rows g, g + 8: output columns 0, 1 (lane t = 0) and 2 (t = 1)
-        float s0 = t == 0 ? acc[0] + acc[1] : t == 1 ? acc[0] : 0.0f;
-        float s1 = t == 0 ? acc[2] + acc[3] : t == 1 ? acc[2] : 0.0f;
+        float s0 = t == 0 ? acc[0] + acc[1] : t == 1 && HKT_PARTS == 3 ? acc[0] : 0.0f;
+        float s1 = t == 0 ? acc[2] + acc[3] : t == 1 && HKT_PARTS == 3 ? acc[2] : 0.0f;
         s0 += __shfl_xor(s0, 1);
         s1 += __shfl_xor(s1, 1);
         acc[0] = acc[1] = acc[2] = acc[3] = 0.0f;

@@ -20,12 +20,21 @@ local order = {"q4_0", "q8_0", "q4_K"}
 local kern = {}
 for _, q in ipairs(order) do
     kern[#kern + 1] = ([[
-extern "C" __global__ void mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
+extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
+mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkt_matvec_any<%s>(w, x, y, rows, cols); }
 ]]):format(q, fmts[q])
 end
 local cpu = hk.device().backend == "host"
 local defines = cpu and {HKT_EMU = 1} or {}
+-- HKT_CHECK="P=8,W=8,XDYN=1": the kernel's defines (without HKT_), as the probe's variants
+local opt = {}
+for k, v in (os.getenv("HKT_CHECK") or ""):gmatch("(%w+)=(%w+)") do
+    defines["HKT_" .. k] = tonumber(v)
+    opt[k] = tonumber(v)
+end
+local block = 32 * (opt.W or 4)
+local shared = (opt.XDYN or 0) ~= 0 and 4096 * 2 * (opt.PARTS or 3) or nil
 local mod = hk.compile(base .. table.concat(kern), {name = "qtc_check", defines = defines})
 for _, q in ipairs(order) do
     local ok, dis = pcall(function() return mod["mvt_" .. q]:disasm() end)
@@ -77,7 +86,7 @@ for _, q in ipairs(order) do
             local line = {("op %.2e"):format(worst_err(wref, xr, cols, y:totable()))}
             for _, g in ipairs{1, 2, 5} do
                 y:fill(0 / 0)
-                mod["mvt_" .. q]{grid = g, block = 128}(w, x, y, rows, cols)
+                mod["mvt_" .. q]{grid = g, block = block, shared = shared}(w, x, y, rows, cols)
                 local e = worst_err(wref, xr, cols, y:totable())
                 all = math.max(all, e ~= e and math.huge or e)
                 line[#line + 1] = ("mvt grid %d %.2e"):format(g, e)
