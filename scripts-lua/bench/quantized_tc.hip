@@ -1,8 +1,11 @@
 // The f32-x matvec on tensor cores with exact operands (branch qtc, notes in
-// docs/families/quantized-notes.md, v10), compiled by quantized_probe.lua
-// after kernels/quantized/quantized.hip's shared code and launched as
-// mvt_<fmt>. NVIDIA sm_80+ only (mma.sync); elsewhere mvt_ takes the op's
-// path.
+// docs/families/quantized-notes.md, v10-v12), compiled by
+// quantized_probe.lua and quantized_tc_check.lua after
+// kernels/quantized/quantized.hip's shared code and launched as
+// mvt_<fmt> (q4_0, q8_0, q4_K). NVIDIA sm_80+ only (mma.sync); elsewhere
+// mvt_ takes the op's path. Measured on the H100 at best level with the
+// op's kernel for q4_0 and below it for q8_0 and q4_K, so not in the
+// family's kernels.
 //
 // Why: the op's f32-x kernels spend a PRMT, an FADD and an FFMA on every
 // weight (~3.5 instructions with the masks), which the notes count as half
@@ -20,6 +23,9 @@
 //    |x|). f16 products of 11-bit significands are exact in f32, so the
 //    only rounding is the tensor core's f32 accumulation, and the scale d
 //    (with the power of two undone) applied per 32-column group.
+// (f16 rather than bf16: q8_0's bytes need 8 significant bits under the
+// magic exponent, and a nibble in bits 4..7 stays inside f16's mantissa,
+// so no shifts; the price is the power-of-two scale of x.)
 // A dot product does not care about the order of k, so a lane's A and B
 // fragments only need the same permutation: lane (g = lane / 4, t = lane
 // % 4) takes the weights of rows g and g + 8 at the columns its 32-bit
@@ -29,7 +35,8 @@
 // Weights are staged as in the op: each warp streams its 16 rows through a
 // shared segment of its own (rows padded to 304 bytes: the 16 rows' words
 // of one lane quad fall in distinct banks), a chunk of columns at a time,
-// the next chunk's 16-byte loads in registers while this one is summed.
+// the next D chunks' 16-byte loads in registers while this one is summed;
+// P warps split a tile's columns and meet in shared memory (hkt_matvec).
 #define HKT_RS 304            // bytes a row takes in a warp's segment
 #define HKT_G (HKQ_XMAX / 32) // x groups a block stages at most
 #ifndef HKT_W
@@ -39,7 +46,7 @@
 #define HKT_XDYN 0 // 1: x's parts in dynamic shared memory (launch with shared = 4096 * 2 * parts, up to 8 warps)
 #endif
 #ifndef HKT_MINB
-#define HKT_MINB 1 // __launch_bounds__(128, HKT_MINB) of the probe's mvt_ kernels
+#define HKT_MINB 1 // __launch_bounds__(32 * HKT_W, HKT_MINB) of the probe's mvt_ kernels
 #endif
 #ifndef HKT_PARTS
 #define HKT_PARTS 3 // x's f16 parts (2: 22 bits of x's 24, not exact: a probe variant for the shared memory it saves)
