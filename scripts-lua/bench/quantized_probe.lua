@@ -77,6 +77,11 @@ local variants = {
      "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
     {"tc P4 D1 W8", {HKT_D = 1, HKT_P = 4, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
      "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    -- 3 blocks of 8 warps an SM (at most 85 registers): 24 warps at work
+    {"tc P8 D1 W8 minb3", {HKT_D = 1, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 3}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,396,448", 4096 * 6},
+    {"tc P4 D1 W8 minb3", {HKT_D = 1, HKT_P = 4, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 3}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,396,448", 4096 * 6},
     {"tc P4 D1 2 parts minb5", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 5}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
      "224,448,528,896"},
     {"tc P4 D1 2 parts minb6", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 6}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
