@@ -341,6 +341,8 @@ __device__ void hkt_stage_x(const float *x, int cols, uint4 *xp, float *xi, floa
 #ifndef HKT_D
 #define HKT_D 2 // chunks a warp has in flight (v10: 1)
 #endif
+// The best measured on the H100 (v12): D 1, P 4 or 8 with 8-warp blocks
+// (HKT_W 8, HKT_XDYN 1); the defaults need no dynamic shared memory.
 // A block step: the block's nw / P tiles of 16 rows, each split in P
 // column parts, one a warp; a warp walks its part's chunks, the loads of
 // the next D chunks (this tile's or the next step's) in registers while
@@ -367,7 +369,7 @@ __device__ void hkt_matvec(const void *w, const float *x, float *y, int rows, in
     const int nch = cols / T::CH / HKT_P, ntiles = (rows + 15) / 16;
     const long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
     uint4 wr[HKT_D][NL];
-    // chunk c of this warp's part of tile `tile` into buffer b: piece p of
+    // chunk c of this warp's part of tile `tile` into buf: piece p of
     // the warp's 16 x P16 is row p / P16, piece p % P16
     auto load = [&](uint4 *buf, int tile, int c) {
         const long long off = (long long)(part * nch + c) * SEGB;
@@ -386,7 +388,7 @@ __device__ void hkt_matvec(const void *w, const float *x, float *y, int rows, in
         return tile < ntiles ? tile : -1;
     };
     const int tile0 = blockIdx.x * tiles_step + warp / HKT_P;
-    const int first_steps = (ntiles + tiles_step - 1) / tiles_step; // block steps in all
+    const int nsteps = (ntiles + tiles_step - 1) / tiles_step; // block steps in all
     for (int k = 0; k < HKT_D; k++) {
         int nc, tl = ahead(tile0, 0, k, &nc);
         if (tl >= 0)
@@ -400,7 +402,7 @@ __device__ void hkt_matvec(const void *w, const float *x, float *y, int rows, in
     int parity = 0;
     // every warp of the block takes part in every step (the barrier),
     // warps of a tile past the end sum stale registers and write nothing
-    for (int step = blockIdx.x; step < first_steps; step += gridDim.x) {
+    for (int step = blockIdx.x; step < nsteps; step += gridDim.x) {
         const int tile = step * tiles_step + warp / HKT_P;
         for (int c = 0; c < nch; c++) {
             __syncwarp();
