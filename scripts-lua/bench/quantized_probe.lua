@@ -3,7 +3,8 @@
 -- compiled by hk.compile with each variant's defines, only the matvec
 -- kernels of q4_0, q8_0, q4_K and q6_K instantiated (a compile of seconds),
 -- launched directly on several grids (256 threads; HKQ_PROBE_GRIDS="264,528"
--- picks them, HKQ_PROBE_ONLY a Lua pattern the variants' names must match).
+-- picks them, HKQ_PROBE_ONLY Lua patterns, comma-separated, one of which a
+-- variant's name must match).
 -- Next to them a kernel that only reads the same bytes: the ceiling of a
 -- launch of this size. Each figure: hk.bench of `copies` back-to-back
 -- launches over rotating weight copies (together > 200 MB, beyond the 50
@@ -19,9 +20,14 @@ local text = f:read("a")
 f:close()
 local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
 -- the x-in-registers experiment (v8/v9): quantized_xr.hip beside this script
-local xf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_xr.hip", "r"))
+local here = arg[0]:match("(.*/)") or "./"
+local xf = assert(io.open(here .. "quantized_xr.hip", "r"))
 base = base .. xf:read("a")
 xf:close()
+-- the tensor-core experiment (v10): quantized_tc.hip beside this script
+local tf = assert(io.open(here .. "quantized_tc.hip", "r"))
+base = base .. tf:read("a")
+tf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
@@ -35,6 +41,13 @@ extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
 mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
 ]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
+    if q ~= "q6_K" then -- v10 has no q6_K decoder
+        kern[#kern + 1] = ([[
+extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
+mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkt_matvec_any<%s>(w, x, y, rows, cols); }
+]]):format(q, fmts[q])
+    end
 end
 local src = base .. table.concat(kern)
 -- Each variant: a name and the defines it compiles with. Commit 6da6004
@@ -48,17 +61,62 @@ local variants = {
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
     {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
     {"v9 R2", {HKQ_XR_R = 2}, {"mvx_"}},
+    -- tensor cores (quantized_tc.hip), blocks of 4 warps (their own block
+    -- size and grids: 896 tiles of 16 rows at 14336): v10 is P 1 D 1
+    {"tc P4 D2", {}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D1", {HKT_D = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P2 D2", {HKT_P = 2}, {"mvt_"}, 128, "HKQ_PROBE_TC2_GRIDS", "224,264,448"},
+    {"tc P1 D2", {HKT_P = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC1_GRIDS", "112,224"},
+    -- diagnostics (wrong y: timings only): the chunk loops unrolled, x's
+    -- staging skipped, the sums skipped
+    -- 8 warps a block (x's parts in dynamic shared memory), each a
+    -- 512-column part of a tile: 16 warps an SM doing one tile each
+    {"tc P8 D1 W8", {HKT_D = 1, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    {"tc P8 D2 W8", {HKT_D = 2, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    {"tc P4 D1 W8", {HKT_D = 1, HKT_P = 4, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 2}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,448,896", 4096 * 6},
+    -- 3 blocks of 8 warps an SM (at most 85 registers): 24 warps at work
+    {"tc P8 D1 W8 minb3", {HKT_D = 1, HKT_P = 8, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 3}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,396,448", 4096 * 6},
+    {"tc P4 D1 W8 minb3", {HKT_D = 1, HKT_P = 4, HKT_W = 8, HKT_XDYN = 1, HKT_MINB = 3}, {"mvt_"}, 256,
+     "HKQ_PROBE_TC8_GRIDS", "224,264,396,448", 4096 * 6},
+    {"tc P4 D1 2 parts minb5", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 5}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
+     "224,448,528,896"},
+    {"tc P4 D1 2 parts minb6", {HKT_D = 1, HKT_PARTS = 2, HKT_MINB = 6}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS",
+     "224,448,528,896"},
+    {"tc P4 D2 CH256 2 parts minb6", {HKT_CH4 = 256, HKT_PARTS = 2, HKT_MINB = 6}, {"mvt_"}, 128,
+     "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D2 CH256", {HKT_CH4 = 256}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D3 CH256", {HKT_CH4 = 256, HKT_D = 3}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D4 CH256", {HKT_CH4 = 256, HKT_D = 4}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P2 D3 CH256", {HKT_CH4 = 256, HKT_D = 3, HKT_P = 2}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D1 unrolled", {HKT_D = 1, HKT_UNROLL_ON = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D1 no x", {HKT_D = 1, HKT_NOX = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D1 no sums", {HKT_D = 1, HKT_NOSUM = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
+    {"tc P4 D2 no sums", {HKT_NOSUM = 1}, {"mvt_"}, 128, "HKQ_PROBE_TC_GRIDS", "224,448,528,896"},
 }
-local only = os.getenv("HKQ_PROBE_ONLY") -- a Lua pattern: only the variants it matches
+-- Lua patterns, comma-separated: only the variants one of them matches
+local only = os.getenv("HKQ_PROBE_ONLY")
 if only then
     local keep = {}
-    for _, v in ipairs(variants) do if v[1]:find(only) then keep[#keep + 1] = v end end
+    for _, v in ipairs(variants) do
+        for pat in only:gmatch("[^,]+") do
+            if v[1]:find(pat) then
+                keep[#keep + 1] = v
+                break
+            end
+        end
+    end
     variants = keep
 end
-local grids = {}
-for g in (os.getenv("HKQ_PROBE_GRIDS") or "264,528,896,1792"):gmatch("%d+") do
-    grids[#grids + 1] = tonumber(g)
+local function grid_list(var, default)
+    local list = {}
+    for g in (os.getenv(var) or default):gmatch("%d+") do list[#list + 1] = tonumber(g) end
+    return list
 end
+local grids = grid_list("HKQ_PROBE_GRIDS", "264,528,896,1792")
 local big = 256 << 20
 local csrc, cdst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 local copy = hk.bench(function() cdst:copy(csrc) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
@@ -93,13 +151,26 @@ local xq = hk.alloc(cols, "q8_1")
 Q.quantize(xq, x)
 local y = hk.alloc(rows, "f32")
 local mods = {}
+-- a module's kernel, or nil where it has none (v10: no mvt_q6_K)
+local function kernel_of(m, name)
+    local ok, k = pcall(function() return m[name] end)
+    return ok and k or nil
+end
 for i, v in ipairs(variants) do
     mods[i] = hk.compile(src, {name = "qprobe" .. i, defines = v[2]})
     for _, q in ipairs(order) do
         for _, k in ipairs(v[3]) do
+            if not kernel_of(mods[i], k .. q) then goto none end
             local inf = mods[i][k .. q]:info()
             io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
+            if k == "mvt_" then
+                local ok, dis = pcall(function() return mods[i][k .. q]:disasm() end)
+                local n = 0
+                if ok and dis then for _ in dis:gmatch("HMMA") do n = n + 1 end end
+                io.write(("  [HMMA %s]"):format(ok and tostring(n) or "?"))
+            end
+            ::none::
         end
     end
     print(("\n  compiled %s"):format(v[1]))
@@ -122,7 +193,7 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mvt_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
         local wv = want:totable()
@@ -133,12 +204,13 @@ for _, q in ipairs(order) do
         for i, v in ipairs(variants) do
             local runs = false
             for _, kn in ipairs(v[3]) do runs = runs or kn == form[1] end
-            if not runs then goto next end
+            if not runs or not kernel_of(mods[i], form[1] .. q) then goto next end
             local k = mods[i][form[1] .. q]
             local line = {}
-            for _, g in ipairs(grids) do
+            local bs = v[4] or 256
+            for _, g in ipairs(v[5] and grid_list(v[5], v[6]) or grids) do
                 y:fill(0 / 0)
-                k{grid = g, block = 256}(w1, form[2], y, rows, cols)
+                k{grid = g, block = bs, shared = v[7]}(w1, form[2], y, rows, cols)
                 local got, bad = y:totable(), 0
                 for r = 1, rows do
                     local d = math.abs(got[r] - wv[r])
@@ -148,7 +220,7 @@ for _, q in ipairs(order) do
                     end
                 end
                 local r = hk.bench(function()
-                    for j = 1, copies do k{grid = g, block = 256}(ws[j], form[2], y, rows, cols) end
+                    for j = 1, copies do k{grid = g, block = bs, shared = v[7]}(ws[j], form[2], y, rows, cols) end
                 end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
                 local flag = bad > 0 and ("!BAD" .. bad) or ""
                 line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
