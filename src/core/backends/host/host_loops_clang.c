@@ -119,7 +119,7 @@ static int add_node(lkernel *k, CXCursor c, int parent)
     n->kind = LC(clang_getCursorKind)(c);
     offsets(c, &n->beg, &n->end, &n->macro);
     n->parent = parent;
-    n->child = n->next = n->var = n->region = n->warp = -1;
+    n->child = n->next = n->var = n->region = n->warp = n->vote = n->arg = -1;
     return k->nn++;
 }
 

@@ -1502,6 +1502,34 @@ static inline _Hk_T __hk_lw_xor(const uint64_t *__w, uint32_t __t, uint32_t __n,
     return __hk_lw_get<_Hk_T>(__w, __t, __n, __ret, __hk_shfl_xor_src(__mask, __width));
 }
 
+/* Votes in loop mode: an exchange loop over the live threads set each
+ * one's predicate bit in its warp's word of __wb (__hk_lv_put; for __all
+ * the bit of a zero predicate), then each thread reads its warp's word,
+ * under the mask of a _sync form, as release_warp (host_exec.c) computes
+ * it on fibers: lanes past the block's last thread and lanes that returned
+ * have no bit. __activemask's exchange sets every live lane's bit. */
+static inline bool __hk_lv_pred(int __p) { return __p != 0; }
+static inline void __hk_lv_put(uint64_t *__wb, uint32_t __t, bool __p)
+{
+    __wb[__t / HK_HOST_WARP_SIZE] |= (uint64_t)__p << (__t % HK_HOST_WARP_SIZE);
+}
+static inline unsigned long long __hk_lv_ballot(const uint64_t *__wb, uint32_t __t, unsigned long long __m)
+{
+    return __wb[__t / HK_HOST_WARP_SIZE] & __m;
+}
+static inline unsigned long long __hk_lv_activemask(const uint64_t *__wb, uint32_t __t, unsigned long long __m)
+{
+    return __hk_lv_ballot(__wb, __t, __m);
+}
+static inline int __hk_lv_any(const uint64_t *__wb, uint32_t __t, unsigned long long __m)
+{
+    return __hk_lv_ballot(__wb, __t, __m) != 0;
+}
+static inline int __hk_lv_all(const uint64_t *__wb, uint32_t __t, unsigned long long __m)
+{
+    return __hk_lv_ballot(__wb, __t, __m) == 0; /* no live lane's predicate was zero */
+}
+
 /* The variables every region loop uses: the coordinates, the block's shape. */
 #define __HK_LOOPS_BEGIN(__bytes_expr)                                                  \
     __hk_state &__hk_s = __hk_tls;                                                       \
