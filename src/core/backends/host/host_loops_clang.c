@@ -311,7 +311,8 @@ static CXTranslationUnit parse_with(const hkc_host_loops_job *job, CXIndex idx, 
         argv[a++] = "-include-pch";
         argv[a++] = pch;
     }
-    struct CXUnsavedFile file = {"hipkit-loops.cpp", job->tu, (unsigned long)job->tu_len};
+    struct CXUnsavedFile file = {"hipkit-loops.cpp", job->tu,
+                                 (unsigned long)(job->parse_len ? job->parse_len : job->tu_len)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode e = LC(clang_parseTranslationUnit2)(idx, "hipkit-loops.cpp", argv, a, &file, 1,
                                                          CXTranslationUnit_None, &tu);

@@ -94,15 +94,21 @@ struct __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, _Hk_Sync> {
         __hk_loop_done(__s);
     }
 
-    struct __closure {
-        std::tuple<_Hk_A...> __args;
-    };
+    /* A fiber loads its parameters from the launch's argument bytes, which
+     * outlive the block's run: no tuple of them to build (std::tuple and
+     * std::apply cost every module's compile more than its kernels did). */
+    template <size_t... _Hk_I>
+    static void __call(const unsigned char *__ka, std::index_sequence<_Hk_I...>)
+    {
+        (void)__ka;
+        _Hk_K(__load<_Hk_A>(__ka + __offset(_Hk_I))...);
+    }
 
     static void __fiber(void *__c, const hk_host_thread *__t)
     {
         __hk_state &__s = __hk_tls;
         __s.__tid = uint3(__t->idx.x, __t->idx.y, __t->idx.z);
-        std::apply(_Hk_K, static_cast<__closure *>(__c)->__args);
+        __call(static_cast<const unsigned char *>(__c), std::index_sequence_for<_Hk_A...>{});
     }
 
     template <size_t... _Hk_I>
@@ -111,8 +117,7 @@ struct __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, _Hk_Sync> {
     {
         (void)__ka;
         if constexpr (_Hk_Sync) {
-            __closure __c{std::tuple<_Hk_A...>(__load<_Hk_A>(__ka + __offset(_Hk_I))...)};
-            __rt->run_fibers(__b, &__fiber, &__c);
+            __rt->run_fibers(__b, &__fiber, const_cast<unsigned char *>(__ka));
         } else {
             (void)__rt;
             __loop(__b, __load<_Hk_A>(__ka + __offset(_Hk_I))...);
