@@ -1,14 +1,16 @@
--- im2col f32 N8 C64 56x56 3x3 pad 1 (candle's layout) on the current
+-- im2col f32 N C64 56x56 3x3 pad 1 (candle's layout; N = 8 unless arg[2]) on the current
 -- device: variants of im2col_tiled compiled from kernels/conv/conv.hip
 -- (tile of 8 to 32 pixels, a minimum of blocks an SM through launch
 -- bounds), each with 1, 2 or 4 tiles a block, then the op
 -- (C.im2col) and the row kernel; every output compared bit for bit with the
 -- row kernel's on the device; each next to a device copy (b:copy) of the
 -- same bytes (in + out). Milliseconds: median of 20 after 3 warm-up runs.
--- arg[1]: the folder of conv.hip (default kernels/conv).
+-- arg[1]: the folder of conv.hip (default kernels/conv); arg[2]: the batch
+-- N (default 8; 32 is the issue's conv2d shape, 4x the bytes).
 local dir = arg and arg[1] or "kernels/conv"
+local n = tonumber(arg and arg[2]) or 8
 local C = hk.ops.conv
-print(("im2col variants on %s"):format(hk.device().name or "?"))
+print(("im2col variants, f32 N%d C64 56x56 3x3 pad 1, on %s"):format(n, hk.device().name or "?"))
 local variants = {{"t32", 32, 1}, {"t28", 28, 1}, {"t16", 16, 1}, {"t14", 14, 1}, {"t8", 8, 1}, {"t28_m5", 28, 5},
                   {"t28_m6", 28, 6}, {"t28_m7", 28, 7}, {"t32_m5", 32, 5}, {"t32_m6", 32, 6}, {"t16_m6", 16, 6}}
 local src = {"#define HKC_FUNCTIONS_ONLY", '#include "conv.hip"', "extern \"C\" __global__ void diff(const float "
@@ -28,7 +30,7 @@ local function bench(fn)
     hk.sync()
     return hk.bench(fn, {reps = 20, warmup = 3, print = false}).median
 end
-local n, c, h, w = 8, 64, 56, 56
+local c, h, w = 64, 56, 56
 local x = hk.alloc(n * c * h * w, "f32"):rand{seed = 3}
 local ncol = n * h * w * c * 9
 local ref, col = hk.alloc(ncol, "f32"), hk.alloc(ncol, "f32")
@@ -70,10 +72,10 @@ end
 print(("  best variant: %s  %8.4f ms  %.2fx copy"):format(best.what, best.ms, cms / best.ms))
 col:fill(0)
 local ms = bench(function() C.im2col(col, x, {n, c, h, w}, 3, 1, 1, 1) end)
-print(("  im2col op f32 N8 %8.4f ms %7.1f GB/s  %.2fx copy  mismatches %d  (copy again %.4f ms)"):format(ms,
+print(("  im2col op f32 N%d %8.4f ms %7.1f GB/s  %.2fx copy  mismatches %d  (copy again %.4f ms)"):format(n, ms,
     bytes / ms / 1e6, cms / ms, differ(), copy_ms()))
 local rows = C.kernels.im2col_f32
 ms = bench(function()
     rows{grid = n * h * w // 2, block = {128, 2}}(x, ref, n, c, h, w, 3, 3, h, w, 1, 1, 1, 1, 1, 1)
 end)
-print(("  im2col rows f32 N8 %8.4f ms %7.1f GB/s  %.2fx copy"):format(ms, bytes / ms / 1e6, cms / ms))
+print(("  im2col rows f32 N%d %8.4f ms %7.1f GB/s  %.2fx copy"):format(n, ms, bytes / ms / 1e6, cms / ms))

@@ -318,14 +318,23 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
  * process runs them: 0 when the child ended as it chose to (whatever init
  * returned: the real load says why it failed), else -1 with the reason in
  * why: a signal, or an exit init did not choose (a sanitizer's report). The child
- * is killed after PROBE_SECONDS, as a stuck init would hang the command. */
+ * is killed after PROBE_SECONDS, as a stuck init would hang the command.
+ * The child says through a pipe that init returned before it exits: a tool
+ * watching the process (valgrind's leak check on the memory of the threads a
+ * fork leaves behind) may change the exit status of a child that did fine. */
 #define PROBE_SECONDS 20
 #define PROBE_REFUSED 97
 static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, hkc_strbuf *why)
 {
+    int said[2];
+    if (pipe2(said, O_CLOEXEC) != 0) {
+        hkc_strbuf_printf(why, "cannot try its init in a child process: %s", strerror(errno));
+        return -1;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        close(said[0]);
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0) { /* its messages come again from the real load */
             dup2(null, 1);
@@ -336,9 +345,14 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
         hk_plugin_init_fn *init = hkc_plugin_open(path, name, &w);
         /* 0 or PROBE_REFUSED, never what a crash handler exits with (a
          * sanitizer's report ends in exit(1), not in the signal) */
-        _exit(init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : PROBE_REFUSED);
+        unsigned char chose = init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : PROBE_REFUSED;
+        if (write(said[1], &chose, 1) != 1)
+            _exit(PROBE_REFUSED);
+        _exit(chose);
     }
+    close(said[1]);
     if (pid < 0) {
+        close(said[0]);
         hkc_strbuf_printf(why, "cannot try its init in a child process: %s", strerror(errno));
         return -1;
     }
@@ -349,16 +363,22 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
+            close(said[0]);
             hkc_strbuf_printf(why, "its init did not finish in %d s in a child process", PROBE_SECONDS);
             return -1;
         }
         nanosleep(&tick, NULL);
     }
+    unsigned char chose = 0;
+    ssize_t got;
+    while ((got = read(said[0], &chose, 1)) < 0 && errno == EINTR)
+        ;
+    close(said[0]);
     if (WIFSIGNALED(status)) {
         hkc_strbuf_printf(why, "its init crashed a child process (%s)", strsignal(WTERMSIG(status)));
         return -1;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != PROBE_REFUSED) {
+    if (got != 1 && WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != PROBE_REFUSED) {
         hkc_strbuf_printf(why, "its init crashed a child process (exit status %d)", WEXITSTATUS(status));
         return -1;
     }

@@ -239,14 +239,16 @@ int main(void)
         coverage_check(&l, 0, nhip, &ml, tu_backend(), found, &host_n);
         coverage_check(&l, nhip, l.n, &ml, tu_backend(), found, &host_v);
     }
+    /* the cuda entry is listed without its module too: its toolchain says
+     * whether the module loaded and NVRTC can compile for a named target */
     int have_cuda = 0;
     for (int i = 0; i < hk_backend_count(ctx); i++) {
         hk_backend_info bi;
-        if (hk_backend_get(ctx, i, &bi) == 0 && !strcmp(bi.name, "cuda"))
+        if (hk_backend_get(ctx, i, &bi) == 0 && !strcmp(bi.name, "cuda") && bi.toolchain && *bi.toolchain)
             have_cuda = 1;
     }
     if (!have_cuda) {
-        tap_skip("cuda coverage", "the cuda backend is not built");
+        tap_skip("cuda coverage", "the cuda backend module is not built or NVRTC is missing");
     } else if (tap_ok(coverage_cuda(&l, found_cuda) == 0, "coverage probe compiles for cuda sm_90")) {
         coverage_check(&l, 0, nhip, &ml, "cuda", found_cuda, &cuda_n);
         coverage_check(&l, nhip, l.n, &ml, "cuda", found_cuda, &cuda_v);

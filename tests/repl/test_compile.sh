@@ -55,6 +55,7 @@ rc=$?
 skip=
 grep -q "built without the CUDA toolkit" "$T/err" && skip="this hipkit was built without the CUDA toolkit"
 grep -q "is the CUDA toolkit installed" "$T/err" && skip="nvcc is not installed here"
+grep -q "no cuda backend module" "$T/err" && skip="this hipkit has no cuda backend module"
 if [ -n "$skip" ]; then
     n=$((n + 1))
     echo "ok $n - hipkit compile --cuda-arch # SKIP $skip"
