@@ -105,11 +105,11 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
     free(data);
     hkc_strbuf_free(&warn);
     hkc_strbuf_free(&out);
-    /* "loops 3": the loop-mode transform runs (every HIPKIT_HOST_MODE but
+    /* "loops 4": the loop-mode transform runs (every HIPKIT_HOST_MODE but
      * fibers), and its version (host_loops*.c): its output is part of
      * every module with barriers. */
     snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 3");
+             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 4");
     return h->toolchain;
 }
 
@@ -285,6 +285,20 @@ static int run_compiler(host_impl *h, const hkc_compile_job *job, const char *co
     return r;
 }
 
+/* Where the kernel table host_source.c appended begins (its #line, the
+ * last in tu), or 0. libclang's parse stops there: the analysis reads the
+ * kernels only, and the table's block runners are templates whose
+ * instantiation would cost the parse a third of its time. */
+static size_t table_at(const hkc_strbuf *tu)
+{
+    static const char mark[] = "\n#line 1 \"<hipkit kernel table>\"\n";
+    size_t n = sizeof mark - 1;
+    for (size_t i = tu->len >= n ? tu->len - n + 1 : 0; i-- > 0;)
+        if (!memcmp(tu->data + i, mark, n))
+            return i + 1;
+    return 0;
+}
+
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log)
 {
@@ -309,7 +323,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     char inc[4200];
     snprintf(inc, sizeof inc, "%s/include", h->workdir);
     /* On unless HIPKIT_HOST_MODE=fibers (then nothing is parsed). */
-    hkc_host_loops_job lj = {job->name, tu.data, tu.len, inc, (const char *const *)job->flags,
+    hkc_host_loops_job lj = {job->name, tu.data, tu.len, table_at(&tu), inc, (const char *const *)job->flags,
                              job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced(), NULL};
     int parse = 0;
     for (int i = 0; i < job->nkernels; i++)

@@ -21,11 +21,14 @@
  *   no memory, only parameters, constants, the block's coordinates and its
  *   own loop variables, which its body does not change; anything else with a
  *   barrier inside (if, while, switch, a nested block) keeps the fibers;
- * - a shuffle (__shfl, _up, _down, _xor) at a barrier's place, as the one
- *   warp operation of `x = ...` or `x op= ...`, of a variable kept per
- *   thread: split there, an exchange loop storing every lane's value first;
- * - no goto or label, no lambda, no other warp operation or block reduction
- *   (__ballot, __syncthreads_count...), no call to a function of the
+ * - a warp operation at a barrier's place, the one of its statement and on
+ *   a path the statement always takes: a shuffle (__shfl, _up, _down, _xor,
+ *   plain or _sync) of a variable kept per thread, or a vote (__ballot,
+ *   __any, __all, plain or _sync, __activemask): split there, an exchange
+ *   loop storing every lane's value (or setting its predicate's bit in its
+ *   warp's word) first; a _sync form's mask a constant full one;
+ * - no goto or label, no lambda, no other warp operation, no block
+ *   reduction (__syncthreads_count...), no call to a function of the
  *   user's that reaches a barrier; no break or continue leaving such a loop;
  * - a local that lives across a barrier is either recomputed in each region
  *   that reads it (its initialiser depends only on the thread index and
@@ -144,7 +147,10 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
         snprintf(global, sizeof global, "HIPKIT_HOST_MODE=fibers");
     else if (need && !hkc_loops_clang_ready())
         snprintf(global, sizeof global, "%s", hkc_host_loops_status());
-    else if (need && !(idx = LC(clang_createIndex)(0, 0)))
+    /* excludeDeclarationsFromPCH: visiting the unit's top level then reads
+     * the module's own declarations only, instead of loading every one of
+     * the precompiled header's (a third of the analysis' time) */
+    else if (need && !(idx = LC(clang_createIndex)(1, 0)))
         snprintf(global, sizeof global, "libclang cannot create an index");
     else if (need) {
         hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */

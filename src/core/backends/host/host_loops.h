@@ -11,6 +11,7 @@ typedef struct hkc_host_loops_job {
     const char *name;     /* the module's name, for #line */
     const char *tu;       /* the translation unit host_source.c wrote */
     size_t tu_len;
+    size_t parse_len; /* what libclang parses: tu without the kernel table (0: all) */
     const char *include;  /* hipkit's header folder */
     const char *const *flags; /* the user's flags: -D, -U, -I are passed on */
     int nflags;

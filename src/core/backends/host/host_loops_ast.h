@@ -29,7 +29,9 @@
     X(clang_getNullCursor) X(clang_Cursor_isNull) X(clang_Cursor_getTranslationUnit)             \
     X(clang_isExpression) X(clang_getCursorTLSKind) X(clang_getPointeeType)                  \
     X(clang_getLocationForOffset) X(clang_getFile) X(clang_saveTranslationUnit)             \
-    X(clang_defaultSaveOptions)
+    X(clang_defaultSaveOptions) X(clang_Cursor_Evaluate) X(clang_EvalResult_getKind)              \
+    X(clang_EvalResult_isUnsignedInt) X(clang_EvalResult_getAsUnsigned)                            \
+    X(clang_EvalResult_getAsLongLong) X(clang_EvalResult_dispose)
 
 typedef struct hkc_clang {
 #define HKC_CLANG_FIELD(f) __typeof__(f) *f;
@@ -51,7 +53,15 @@ typedef struct lnode {
     int var;           /* DeclRefExpr/VarDecl: its lvar, -1 if none */
     int region;        /* the region it lies in, -1 for none */
     int warp;          /* CallExpr: a shuffle run as an exchange (its litem's warp), else -1 */
+    int vote;          /* CallExpr: a vote run as a reduction over its warp (VOTE_*), else -1 */
+    int arg;           /* such a call: the node of its value or predicate, -1 for none */
+    unsigned long long mask; /* a vote: its mask (all ones for the plain forms) */
 } lnode;
+
+/* The warp votes loop mode runs: every live lane's predicate is reduced
+ * into its warp's word (__hk_wb) in an exchange loop, which the
+ * statement's region then reads. */
+enum { VOTE_BALLOT, VOTE_ANY, VOTE_ALL, VOTE_ACTIVEMASK };
 
 typedef struct lvar {
     int node;    /* the VarDecl or ParmDecl */
@@ -82,7 +92,9 @@ typedef struct litem {
     /* >= 0: a shuffle's statement (the node): every lane's value is stored
      * first (an exchange loop), then the statement's region reads them */
     int warp;
-    int call, arg; /* its CallExpr node and the node of its first argument */
+    int call, arg; /* its CallExpr node and the node of its value or predicate (-1: none) */
+    int vote;      /* a vote (VOTE_*), else -1 */
+    int pred;      /* a vote's predicate: the region of its text, -1 for none */
 } litem;
 
 typedef struct llist {
@@ -106,6 +118,7 @@ typedef struct lkernel {
     int fn, body; /* FunctionDecl and its CompoundStmt */
     int has_return;
     int nwarp; /* shuffles run as exchanges */
+    int nvote; /* votes run as reductions */
     int nslots;
     int oom;
     char why[256]; /* the first reason not to split */
@@ -131,12 +144,17 @@ int hkc_loops_is_warp_name(const char *s);
 int hkc_loops_fn_syncs(CXCursor fn, int depth);
 const char *hkc_loops_callee(const lkernel *k, int node, char *buf, size_t cap);
 int hkc_loops_is_barrier_stmt(const lkernel *k, int node);
-int hkc_loops_contains_barrier(const lkernel *k, int node); /* or a shuffle */
-int hkc_loops_is_shfl_name(const char *s); /* __shfl, _up, _down, _xor */
-/* The statement `x = ...` or `x op= ...` whose right side holds one
- * shuffle of a variable: the CallExpr node (its first argument in *arg),
- * else -1. */
-int hkc_loops_warp_stmt(const lkernel *k, int stmt, int *arg);
+int hkc_loops_contains_barrier(const lkernel *k, int node); /* or a shuffle or vote */
+/* __shfl, _up, _down, _xor and their _sync forms; *sync says which. */
+int hkc_loops_is_shfl_name(const char *s, int *sync);
+/* __ballot, __any, __all (plain or _sync), __activemask: VOTE_*, or -1. */
+int hkc_loops_vote_kind(const char *s, int *sync);
+/* A statement split at its one warp operation, a shuffle of a variable or
+ * a vote, evaluated whenever the statement runs: the CallExpr node (its
+ * value or predicate in *arg, -1 for none; *vote the VOTE_* or -1 for a
+ * shuffle), else -1. A _sync form whose mask is not a constant full one
+ * refuses the kernel (k->why). */
+int hkc_loops_warp_stmt(lkernel *k, int stmt, int *arg, int *vote);
 int hkc_loops_add_var(lkernel *k, int node, int param);
 int hkc_loops_type_kind(const lkernel *k, int node);
 int hkc_loops_is_static(const lkernel *k, int node);

@@ -119,7 +119,7 @@ static int add_node(lkernel *k, CXCursor c, int parent)
     n->kind = LC(clang_getCursorKind)(c);
     offsets(c, &n->beg, &n->end, &n->macro);
     n->parent = parent;
-    n->child = n->next = n->var = n->region = n->warp = -1;
+    n->child = n->next = n->var = n->region = n->warp = n->vote = n->arg = -1;
     return k->nn++;
 }
 
@@ -311,7 +311,8 @@ static CXTranslationUnit parse_with(const hkc_host_loops_job *job, CXIndex idx, 
         argv[a++] = "-include-pch";
         argv[a++] = pch;
     }
-    struct CXUnsavedFile file = {"hipkit-loops.cpp", job->tu, (unsigned long)job->tu_len};
+    struct CXUnsavedFile file = {"hipkit-loops.cpp", job->tu,
+                                 (unsigned long)(job->parse_len ? job->parse_len : job->tu_len)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode e = LC(clang_parseTranslationUnit2)(idx, "hipkit-loops.cpp", argv, a, &file, 1,
                                                          CXTranslationUnit_None, &tu);

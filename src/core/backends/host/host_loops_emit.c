@@ -102,17 +102,20 @@ static void region_subs(const lkernel *k, int r, subs *ss)
         if (n->region != r)
             continue;
         if (n->kind == CXCursor_CallExpr && n->warp >= 0) {
-            const lnode *a = NULL;
-            for (int c = n->child; c >= 0 && !a; c = k->n[c].next) {
-                int u = hkc_loops_unwrap(k, c);
-                if (u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var >= 0)
-                    a = &k->n[c];
-            }
+            /* __shfl_xor_sync(mask, v, ...) -> __hk_lw_xor<T>(__hk_w, ..., ...) */
+            const lnode *a = &k->n[n->arg];
             char name[32];
             hkc_loops_callee(k, i, name, sizeof name);
-            const lvar *v = &k->v[k->n[hkc_loops_unwrap(k, (int)(a - k->n))].var];
+            char *sync = strstr(name + 6, "_sync");
+            if (sync)
+                *sync = 0;
+            const lvar *v = &k->v[k->n[hkc_loops_unwrap(k, n->arg)].var];
             snprintf(t, sizeof t, "__hk_lw%s<__hk_T%d>(__hk_w, __hk_t, __hk_n, __hk_ret", name + 6, v->slot);
             add_sub(ss, n->beg, a->end, t);
+        } else if (n->kind == CXCursor_CallExpr && n->vote >= 0) {
+            static const char *const fn[] = {"ballot", "any", "all", "activemask"};
+            snprintf(t, sizeof t, "__hk_lv_%s(__hk_wb, __hk_t, %#llxull)", fn[n->vote], n->mask);
+            add_sub(ss, n->beg, n->end, t);
         } else if (n->kind == CXCursor_ReturnStmt) {
             snprintf(t, sizeof t, "do { __hk_ret[__hk_t] = 1; goto __hk_next_%d; } while (0)", r);
             add_sub(ss, n->beg, n->beg + 6, t);
@@ -167,6 +170,28 @@ static void put_remat(const lkernel *k, int r, const char *module, hkc_strbuf *o
     free(need);
 }
 
+/* A vote's exchange: every live lane's predicate (negated for __all,
+ * which asks whether no lane's is zero) into its warp's word of __hk_wb. */
+static void put_vote(const lkernel *k, const litem *it, const char *module, hkc_strbuf *out)
+{
+    hkc_strbuf_puts(out, "\nmemset(__hk_wb, 0, (__hk_n + HK_HOST_WARP_SIZE - 1) / HK_HOST_WARP_SIZE * "
+                         "sizeof(uint64_t));\n__HK_REGION_BEGIN {");
+    if (it->pred >= 0) {
+        const lregion *r = &k->r[it->pred];
+        subs ss = {0};
+        region_subs(k, it->pred, &ss);
+        put_remat(k, it->pred, module, out);
+        hkc_strbuf_printf(out, "\n__hk_lv_put(__hk_wb, __hk_t, %s__hk_lv_pred(", it->vote == VOTE_ALL ? "!" : "");
+        put_line(k, r->beg, module, out);
+        put_text(k, r->beg, r->end, &ss, out);
+        hkc_strbuf_puts(out, "));");
+        free(ss.s);
+    } else {
+        hkc_strbuf_puts(out, " __hk_lv_put(__hk_wb, __hk_t, true);");
+    }
+    hkc_strbuf_printf(out, "\n} __HK_REGION_END(__hk_next_v%d)", it->call); /* a node: unique */
+}
+
 static void put_list(const lkernel *k, int list, const char *module, hkc_strbuf *out)
 {
     const llist *l = &k->l[list];
@@ -187,6 +212,8 @@ static void put_list(const lkernel *k, int list, const char *module, hkc_strbuf 
                 hkc_strbuf_puts(out, ";"); /* a loop's body without braces ends before its `;` */
             hkc_strbuf_printf(out, "\n} __HK_REGION_END(__hk_next_%d)", it->region);
             free(ss.s);
+        } else if (it->vote >= 0) {
+            put_vote(k, it, module, out);
         } else if (it->warp >= 0) {
             const lvar *v = &k->v[k->n[hkc_loops_unwrap(k, it->arg)].var];
             hkc_strbuf_printf(out, "\n__HK_REGION_BEGIN { __hk_w[__hk_t] = __hk_lw_bits(__hk_v%d[__hk_t]); "
@@ -222,11 +249,15 @@ void hkc_loops_emit(const lkernel *k, const char *name, const char *module, hkc_
         hkc_strbuf_printf(out, " + __hk_loop_span(sizeof(__hk_T%d), __hk_n)", s);
     if (k->nwarp)
         hkc_strbuf_puts(out, " + __hk_loop_span(8, __hk_n)");
+    if (k->nvote)
+        hkc_strbuf_puts(out, " + __hk_loop_span(8, __hk_n)");
     hkc_strbuf_printf(out, "%s);\n", k->has_return ? " + __hk_loop_span(1, __hk_n)" : "");
     for (int s = 0; s < k->nslots; s++)
         hkc_strbuf_printf(out, "__hk_T%d *__hk_v%d = __hk_m.__take<__hk_T%d>();\n", s, s, s);
     if (k->nwarp) /* each lane's value at a shuffle */
         hkc_strbuf_puts(out, "uint64_t *__hk_w = __hk_m.__take<uint64_t>();\n");
+    if (k->nvote) /* each warp's vote */
+        hkc_strbuf_puts(out, "uint64_t *__hk_wb = __hk_m.__take<uint64_t>();\n");
     if (k->has_return)
         hkc_strbuf_puts(out, "unsigned char *__hk_ret = __hk_m.__take<unsigned char>();\n"
                              "memset(__hk_ret, 0, __hk_n);\n");

@@ -59,7 +59,7 @@ static int open_region(lkernel *k, int list, unsigned beg)
         k->rcap = ncap;
     }
     k->r[k->nr] = (lregion){list, beg, beg};
-    add_item(k, list, (litem){.region = k->nr, .loop = -1, .body = -1, .warp = -1});
+    add_item(k, list, (litem){.region = k->nr, .loop = -1, .body = -1, .warp = -1, .vote = -1, .pred = -1});
     return k->nr++;
 }
 
@@ -98,15 +98,36 @@ static int hoistable(lkernel *k, int stmt)
 
 static void analyze_list(lkernel *k, int list, int first, unsigned end);
 
-/* Whether node's subtree reaches no barrier, only shuffles. */
-static int only_shfl(const lkernel *k, int node)
+/* What node's subtree reaches: 0 a barrier, else only shuffles (1) or
+ * also votes (2). */
+static int only_warp(const lkernel *k, int node)
 {
     char buf[64];
-    for (int i = node; i < k->nn && k->n[i].beg < k->n[node].end; i++)
-        if (k->n[i].kind == CXCursor_CallExpr && !hkc_loops_is_shfl_name(hkc_loops_callee(k, i, buf, sizeof buf)) &&
-            hkc_loops_contains_barrier(k, i))
+    int r = 1;
+    for (int i = node; i < k->nn && k->n[i].beg < k->n[node].end; i++) {
+        if (k->n[i].kind != CXCursor_CallExpr)
+            continue;
+        hkc_loops_callee(k, i, buf, sizeof buf);
+        if (hkc_loops_vote_kind(buf, NULL) >= 0)
+            r = 2;
+        else if (!hkc_loops_is_shfl_name(buf, NULL) && hkc_loops_contains_barrier(k, i))
             return 0;
-    return 1;
+    }
+    return r;
+}
+
+/* A region of its own for a vote's predicate: the exchange loop's text,
+ * inside the statement's (place_nodes gives its nodes the lower index). */
+static int pred_region(lkernel *k, int list, int arg)
+{
+    if (arg < 0)
+        return -1;
+    int item = k->l[list].nitems, r = open_region(k, list, k->n[arg].beg);
+    if (r >= 0) {
+        k->r[r].end = k->n[arg].end;
+        k->l[list].nitems = item; /* run by the exchange, not as an item */
+    }
+    return r;
 }
 
 /* A for loop with a barrier in its body: its header must be the block's. */
@@ -163,7 +184,7 @@ static void analyze_for(lkernel *k, int list, int f)
     int inner = grow_list(k, list);
     if (inner < 0)
         return;
-    add_item(k, list, (litem){.region = -1, .loop = f, .body = inner, .warp = -1});
+    add_item(k, list, (litem){.region = -1, .loop = f, .body = inner, .warp = -1, .vote = -1, .pred = -1});
     if (k->n[body].kind == CXCursor_CompoundStmt) {
         if (k->n[body].macro) {
             hkc_loops_refuse(k, body, "a loop body from %s", "a macro");
@@ -182,39 +203,51 @@ static void analyze_list(lkernel *k, int list, int first, unsigned end)
 {
     int cur = -1;
     for (int s = first; s >= 0 && !k->why[0] && !k->oom; s = k->n[s].next) {
-        int barrier = hkc_loops_is_barrier_stmt(k, s), arg = -1, call = hkc_loops_warp_stmt(k, s, &arg);
+        int barrier = hkc_loops_is_barrier_stmt(k, s), arg = -1, vote = -1;
+        int call = barrier ? -1 : hkc_loops_warp_stmt(k, s, &arg, &vote);
+        if (k->why[0])
+            return;
         if (call >= 0) { /* the exchange, then a region that starts with s */
             if (cur >= 0)
                 k->r[cur].end = k->n[s].beg;
-            add_item(k, list, (litem){.region = -1, .loop = -1, .body = -1, .warp = s, .call = call, .arg = arg});
-            k->n[call].warp = k->nwarp++;
-            if ((cur = open_region(k, list, k->n[s].beg)) < 0)
+            int pred = vote >= 0 ? pred_region(k, list, arg) : -1;
+            add_item(k, list, (litem){.region = -1, .loop = -1, .body = -1, .warp = s, .call = call, .arg = arg,
+                                      .vote = vote, .pred = pred});
+            k->n[call].arg = arg;
+            if (vote >= 0) {
+                k->n[call].vote = vote;
+                k->nvote++;
+            } else {
+                k->n[call].warp = k->nwarp++;
+            }
+            if (k->oom || (cur = open_region(k, list, k->n[s].beg)) < 0)
                 return;
-            continue;
-        }
-        if (barrier || hkc_loops_contains_barrier(k, s)) {
+        } else if (barrier || hkc_loops_contains_barrier(k, s)) {
             if (cur >= 0)
                 k->r[cur].end = k->n[s].beg;
             cur = -1;
             if (barrier)
                 continue;
             if (k->n[s].kind != CXCursor_ForStmt) {
-                if (only_shfl(k, s))
-                    hkc_loops_refuse(k, s, "a warp shuffle in %s it cannot split (one shuffle of a variable "
-                                     "as the right side of `x = ` or `x op= `, at the top level or in a "
-                                     "uniform for loop)", construct(k->n[s].kind));
+                int w = only_warp(k, s);
+                if (w)
+                    hkc_loops_refuse(k, s, w == 1 ? "a warp shuffle in %s it cannot split (one shuffle of a "
+                                     "variable, on a path its statement always takes, at the top level or in "
+                                     "a uniform for loop)" : "a warp vote in %s it cannot split (one vote, on "
+                                     "a path its statement always takes, at the top level or in a uniform for "
+                                     "loop)", construct(k->n[s].kind));
                 else
                     hkc_loops_refuse(k, s, "a barrier inside %s", construct(k->n[s].kind));
                 return;
             }
             analyze_for(k, list, s);
             continue;
-        }
-        if (cur < 0 && (cur = open_region(k, list, k->n[s].beg)) < 0)
+        } else if (cur < 0 && (cur = open_region(k, list, k->n[s].beg)) < 0) {
             return;
+        }
         if (k->n[s].kind != CXCursor_DeclStmt)
             continue;
-        int hoist = list == 0 && hoistable(k, s);
+        int hoist = list == 0 && call < 0 && hoistable(k, s);
         for (int d = k->n[s].child; d >= 0; d = k->n[d].next)
             if (k->n[d].kind == CXCursor_VarDecl && k->n[d].var >= 0) {
                 lvar *v = &k->v[k->n[d].var];
@@ -243,8 +276,9 @@ static void refuse_constructs(lkernel *k)
             break;
         case CXCursor_CallExpr: {
             hkc_loops_callee(k, i, name, sizeof name);
-            if (hkc_loops_is_warp_name(name) && !hkc_loops_is_shfl_name(name)) {
-                hkc_loops_refuse(k, i, "a warp operation or block reduction (%s)", name);
+            if (hkc_loops_is_warp_name(name)) { /* shuffles and votes: analyze_list */
+                if (!hkc_loops_is_shfl_name(name, NULL) && hkc_loops_vote_kind(name, NULL) < 0)
+                    hkc_loops_refuse(k, i, "a warp operation or block reduction (%s)", name);
                 break;
             }
             CXCursor ref = LC(clang_getCursorReferenced)(k->n[i].c);
@@ -362,7 +396,7 @@ void hkc_loops_analyze(lkernel *k)
     for (int l = 0; l < k->nl && !k->why[0]; l++)
         for (int i = 0; i < k->l[l].nitems; i++) {
             const litem *it = &k->l[l].items[i];
-            int u = it->warp >= 0 ? hkc_loops_unwrap(k, it->arg) : -1;
+            int u = it->warp >= 0 && it->vote < 0 ? hkc_loops_unwrap(k, it->arg) : -1;
             if (u >= 0 && k->v[k->n[u].var].kind != V_STORE)
                 hkc_loops_refuse(k, it->call, "a warp shuffle of %s, which is not kept per thread",
                                  "a variable");

@@ -92,10 +92,29 @@ static int subtree_end(const lkernel *k, int node)
     return last;
 }
 
-int hkc_loops_is_shfl_name(const char *s)
+/* Whether s is name, or name followed by _sync (in *sync). */
+static int is_form(const char *s, const char *name, int *sync)
 {
-    return !strcmp(s, "__shfl") || !strcmp(s, "__shfl_up") || !strcmp(s, "__shfl_down") ||
-           !strcmp(s, "__shfl_xor");
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) || (s[n] && strcmp(s + n, "_sync")))
+        return 0;
+    if (sync)
+        *sync = s[n] != 0;
+    return 1;
+}
+
+int hkc_loops_is_shfl_name(const char *s, int *sync)
+{
+    return is_form(s, "__shfl", sync) || is_form(s, "__shfl_up", sync) || is_form(s, "__shfl_down", sync) ||
+           is_form(s, "__shfl_xor", sync);
+}
+
+int hkc_loops_vote_kind(const char *s, int *sync)
+{
+    if (sync)
+        *sync = 0;
+    return is_form(s, "__ballot", sync) ? VOTE_BALLOT : is_form(s, "__any", sync) ? VOTE_ANY
+         : is_form(s, "__all", sync)    ? VOTE_ALL    : !strcmp(s, "__activemask") ? VOTE_ACTIVEMASK : -1;
 }
 
 int hkc_loops_contains_barrier(const lkernel *k, int node)
@@ -103,50 +122,134 @@ int hkc_loops_contains_barrier(const lkernel *k, int node)
     char buf[64];
     for (int i = node, e = subtree_end(k, node); i <= e; i++)
         if (k->n[i].kind == CXCursor_CallExpr &&
-            (is_barrier_name(hkc_loops_callee(k, i, buf, sizeof buf)) || hkc_loops_is_shfl_name(buf)))
+            (is_barrier_name(hkc_loops_callee(k, i, buf, sizeof buf)) || hkc_loops_is_shfl_name(buf, NULL) ||
+             hkc_loops_vote_kind(buf, NULL) >= 0))
             return 1;
     return 0;
 }
 
-/* A shuffle splits its statement's list like a barrier: every lane's value
- * is stored in an exchange loop, then the statement runs reading them. So
- * the shuffled value must be a variable (read once, before the statement),
- * the statement an assignment to which the shuffle is the only warp
- * operation, and nothing of it written by a macro. */
-int hkc_loops_warp_stmt(const lkernel *k, int stmt, int *arg)
+/* The arguments of a call (its children that are no reference to the
+ * function called), at most cap, in args; how many. */
+static int call_args(const lkernel *k, int call, int *args, int cap)
 {
-    int s = hkc_loops_unwrap(k, stmt);
-    char op[8], buf[64];
-    if (s < 0 || k->n[s].macro || (k->n[s].kind != CXCursor_CompoundAssignOperator &&
-                                   k->n[s].kind != CXCursor_BinaryOperator))
+    int n = 0;
+    for (int c = k->n[call].child; c >= 0 && n < cap; c = k->n[c].next) {
+        int u = hkc_loops_unwrap(k, c);
+        if (u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var < 0 &&
+            LC(clang_getCursorKind)(LC(clang_getCursorReferenced)(k->n[u].c)) == CXCursor_FunctionDecl)
+            continue;
+        args[n++] = c;
+    }
+    return n;
+}
+
+/* A _sync form's mask, when it is a constant: 1 and the value in *mask. */
+static int const_mask(const lkernel *k, int node, unsigned long long *mask)
+{
+    CXEvalResult r = LC(clang_Cursor_Evaluate)(k->n[node].c);
+    if (!r)
+        return 0;
+    int ok = LC(clang_EvalResult_getKind)(r) == CXEval_Int;
+    if (ok)
+        *mask = LC(clang_EvalResult_isUnsignedInt)(r) ? LC(clang_EvalResult_getAsUnsigned)(r)
+                                                      : (unsigned long long)LC(clang_EvalResult_getAsLongLong)(r);
+    LC(clang_EvalResult_dispose)(r);
+    return ok;
+}
+
+/* Whether the call inside statement stmt runs exactly when the statement
+ * does, and its argument after whatever the statement does before it
+ * only through what C++ leaves unsequenced: the way up passes no loop,
+ * switch, block or lambda, and enters an if, `?:`, `&&`, `||` or `,` only
+ * through its first operand (an if through its condition). */
+static int unconditional(const lkernel *k, int stmt, int call)
+{
+    char op[8];
+    for (int c = call, p = k->n[call].parent; c != stmt; c = p, p = k->n[p].parent) {
+        if (p < 0)
+            return 0;
+        switch (k->n[p].kind) {
+        case CXCursor_IfStmt: {
+            unsigned e = k->n[c].end; /* the condition ends at the if's `)` */
+            while (k->tu[e] == ' ' || k->tu[e] == '\t' || k->tu[e] == '\n')
+                e++;
+            if (k->n[p].child != c || k->tu[e] != ')')
+                return 0;
+            break;
+        }
+        case CXCursor_ConditionalOperator:
+            if (k->n[p].child != c)
+                return 0;
+            break;
+        case CXCursor_BinaryOperator:
+            hkc_loops_op_of(k, p, op, sizeof op);
+            if ((!strcmp(op, "&&") || !strcmp(op, "||") || !strcmp(op, ",")) && k->n[p].child != c)
+                return 0;
+            break;
+        case CXCursor_WhileStmt: case CXCursor_DoStmt: case CXCursor_ForStmt: case CXCursor_CXXForRangeStmt:
+        case CXCursor_SwitchStmt: case CXCursor_CaseStmt: case CXCursor_DefaultStmt: case CXCursor_CompoundStmt:
+        case CXCursor_LambdaExpr: case CXCursor_ReturnStmt: case CXCursor_StmtExpr:
+            return 0;
+        default:
+            break;
+        }
+    }
+    return 1;
+}
+
+/* Whether the subtree at node reads a variable the statement stmt
+ * declares (the exchange runs before the declaration). */
+static int reads_own(const lkernel *k, int stmt, int node)
+{
+    int last = subtree_end(k, stmt);
+    for (int i = node, e = subtree_end(k, node); i <= e; i++)
+        if (k->n[i].kind == CXCursor_DeclRefExpr && k->n[i].var >= 0 && k->v[k->n[i].var].node > stmt &&
+            k->v[k->n[i].var].node <= last)
+            return 1;
+    return 0;
+}
+
+/* A warp operation splits its statement's list like a barrier: every
+ * lane's value (a shuffle's variable, a vote's predicate) is stored in an
+ * exchange loop, then the statement runs reading them. So the statement
+ * holds that one warp operation, on a path it always takes, nothing of it
+ * written by a macro; a shuffle's value is a variable. */
+int hkc_loops_warp_stmt(lkernel *k, int stmt, int *arg, int *vote)
+{
+    int s = hkc_loops_unwrap(k, stmt), call = -1, n = 0, sync = 0;
+    char buf[64];
+    if (s < 0 || k->n[s].macro)
         return -1;
-    if (k->n[s].kind == CXCursor_BinaryOperator && (hkc_loops_op_of(k, s, op, sizeof op), strcmp(op, "=")))
-        return -1;
-    int call = -1, n = 0;
     for (int i = s, e = subtree_end(k, s); i <= e; i++)
         if (k->n[i].kind == CXCursor_CallExpr) {
             hkc_loops_callee(k, i, buf, sizeof buf);
             if (is_barrier_name(buf) || hkc_loops_is_warp_name(buf))
                 n++;
-            if (hkc_loops_is_shfl_name(buf))
+            if (hkc_loops_is_shfl_name(buf, NULL) || hkc_loops_vote_kind(buf, NULL) >= 0)
                 call = i;
         }
-    if (n != 1 || call < 0 || k->n[call].macro)
+    if (n != 1 || call < 0 || k->n[call].macro || !unconditional(k, s, call))
         return -1;
-    /* the first child that is no reference to a function is the value */
-    for (int c = k->n[call].child; c >= 0; c = k->n[c].next) {
-        int u = hkc_loops_unwrap(k, c);
-        if (u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var < 0 &&
-            LC(clang_getCursorKind)(LC(clang_getCursorReferenced)(k->n[u].c)) == CXCursor_FunctionDecl)
-            continue;
-        if (u < 0 || k->n[u].kind != CXCursor_DeclRefExpr || k->n[u].var < 0)
-            return -1;
-        *arg = c;
-        return call;
+    hkc_loops_callee(k, call, buf, sizeof buf);
+    *vote = hkc_loops_vote_kind(buf, &sync);
+    if (*vote < 0)
+        hkc_loops_is_shfl_name(buf, &sync);
+    int args[3], na = call_args(k, call, args, 3), value = sync;
+    unsigned long long mask = ~0ull;
+    if (sync && (na < 1 || !const_mask(k, args[0], &mask) || (mask != ~0ull && mask != 0xffffffffull))) {
+        hkc_loops_refuse(k, call, "%s with a mask that is not a constant full one (0xffffffff or all 64 "
+                         "lanes)", buf);
+        return -1;
     }
-    return -1;
+    k->n[call].mask = mask;
+    *arg = *vote == VOTE_ACTIVEMASK ? -1 : na > value ? args[value] : -1;
+    if (*vote != VOTE_ACTIVEMASK && (*arg < 0 || reads_own(k, stmt, *arg)))
+        return -1;
+    if (*vote >= 0)
+        return call;
+    int u = hkc_loops_unwrap(k, *arg); /* a shuffle's value: a variable */
+    return u >= 0 && k->n[u].kind == CXCursor_DeclRefExpr && k->n[u].var >= 0 ? call : -1;
 }
-
 
 /* ---------------------------------------------------------- variables */
 
