@@ -600,6 +600,142 @@ template <typename TA, int BM, int BN> struct hkg_mma {
     }
 };
 
+// ---------------------------------------------------------------------------
+// f32 on NVIDIA (sm_80+): the SIMT product (full f32 FMA, never TF32) fed
+// by cp.async, 128 x 128 x HKS_BK tiles in HKS_STAGES stages of dynamic
+// shared memory (4 x 16 deep: 66 KiB; matmul asks for it where it measured
+// faster, the cuda backend opts the kernel in past 48 KiB). The products
+// read both operands as [k][128 + 4]: a thread reads 16 bytes of A and 16
+// of B per k step (LDS.128). 8 warps as 4 x 2, each 32 x 64 of C; lane
+// (lr, lc) = (lane / 8, lane % 8) owns rows {0..3, 16..19} + 4 lr and
+// columns {0..3, 32..35} + 4 lc of it, so a warp's A reads hit 4 distinct
+// 16-byte words (broadcast) and its B reads 8 (one 128-byte wavefront).
+// W = 1: warps as 2 x 4 of 64 x 32 (the mirror image). An operand X (rows
+// r, X(r, p) = x[r sr + p sp]) with unit stride along r (A transposed, B
+// row-major) and 16-byte rows is copied 16 bytes at a time; any other, one
+// 4-byte copy an element (8 lanes along k, 4 along r: the row pitch, 4 mod
+// 32 banks, keeps the writes apart), which costs: row-major A is no faster
+// here than in the plain tile (docs/families/gemm-notes.md, v9).
+#ifndef HKS_BK
+#define HKS_BK 16
+#endif
+#ifndef HKS_STAGES
+#define HKS_STAGES 4
+#endif
+#ifndef HKS_W
+#define HKS_W 0
+#endif
+struct __align__(16) hks_f4 { float v[4]; };
+
+template <int BK, int ST, int W> struct hkg_sgemm {
+    static const int L = 128 + 4, TILE = BK * L, DA = W ? 32 : 16, DB = W ? 16 : 32;
+    static const unsigned SHARED = ST * 2 * TILE * sizeof(float);
+    float acc[8][8];
+
+    // Tile k0 of X (rows r0 + 0..127 of ext, k deep) into the tile at shared
+    // address s: 16-byte copies along r when vec, else element copies.
+    // Outside X: zeros (cp.async's source size short or 0).
+    __device__ static void load(unsigned s, const float *x, long long sr, long long sp, int ext, int k, int r0,
+                                int k0, bool vec)
+    {
+        const int t = threadIdx.x;
+        if (vec) {
+#pragma unroll
+            for (int q = 0; q < BK * 32 / HKG_THREADS; q++) {
+                const int ch = t + q * HKG_THREADS, p = ch / 32, r = (ch % 32) * 4, left = ext - r0 - r;
+                const int bytes = k0 + p < k && left > 0 ? (left >= 4 ? 16 : left * 4) : 0;
+                hkg_cp16(s + (unsigned)(p * L + r) * 4, bytes ? x + (r0 + r) + (long long)(k0 + p) * sp : x, bytes);
+            }
+            return;
+        }
+#pragma unroll
+        for (int q = 0; q < BK / 2; q++) {
+            const int e = t + q * HKG_THREADS, p = e % 8 + 8 * (e / 1024), r = (e / 8) % 128;
+            const bool in = r0 + r < ext && k0 + p < k;
+            const float *g = in ? x + (long long)(r0 + r) * sr + (long long)(k0 + p) * sp : x;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s + (unsigned)(p * L + r) * 4),
+                         "l"(g), "r"(in ? 4 : 0));
+        }
+    }
+
+    __device__ void fma(const hks_f4 *fa, const hks_f4 *fb)
+    {
+#pragma unroll
+        for (int x = 0; x < 8; x++)
+#pragma unroll
+            for (int y = 0; y < 8; y++)
+                acc[x][y] += fa[x / 4].v[x % 4] * fb[y / 4].v[y % 4];
+    }
+
+    // The products of one [BK][L] tile of A and one of B.
+    __device__ void step(const float *sa, const float *sb, int am, int bn)
+    {
+        hks_f4 fa[2][2], fb[2][2]; // fragments of step p and p + 1
+        fa[0][0] = *(const hks_f4 *)(sa + am);
+        fa[0][1] = *(const hks_f4 *)(sa + am + DA);
+        fb[0][0] = *(const hks_f4 *)(sb + bn);
+        fb[0][1] = *(const hks_f4 *)(sb + bn + DB);
+#pragma unroll
+        for (int p = 0; p < BK; p++) {
+            if (p + 1 < BK) {
+                const int o = (p + 1) * L, nx = (p + 1) % 2;
+                fa[nx][0] = *(const hks_f4 *)(sa + o + am);
+                fa[nx][1] = *(const hks_f4 *)(sa + o + am + DA);
+                fb[nx][0] = *(const hks_f4 *)(sb + o + bn);
+                fb[nx][1] = *(const hks_f4 *)(sb + o + bn + DB);
+            }
+            fma(fa[p % 2], fb[p % 2]);
+        }
+    }
+
+    __device__ void run(const float *a, const float *b, float *c, int m, int n, int k, long long sam, long long sak,
+                        long long sbk, long long sbn, long long ldc, float alpha, float beta)
+    {
+        extern __shared__ __align__(128) unsigned char hkg_dyn[];
+        const float *const sh = (const float *)hkg_dyn;
+        const unsigned s0 = hkg_smem(hkg_dyn);
+        const int i0 = blockIdx.y * 128, j0 = blockIdx.x * 128, kts = (k + BK - 1) / BK;
+        const bool va = sam == 1 && sak % 4 == 0 && (unsigned long long)a % 16 == 0;
+        const bool vb = sbn == 1 && sbk % 4 == 0 && (unsigned long long)b % 16 == 0;
+        // Tile t into stage t % ST, one commit group a tile (empty past the end)
+        auto issue = [&](int t) {
+            if (t < kts) {
+                const unsigned st = s0 + (unsigned)((t % ST) * 2 * TILE * 4);
+                load(st, a, sam, sak, m, k, i0, t * BK, va);
+                load(st + TILE * 4, b, sbn, sbk, n, k, j0, t * BK, vb);
+            }
+            asm volatile("cp.async.commit_group;\n" ::);
+        };
+#pragma unroll
+        for (int x = 0; x < 8; x++)
+#pragma unroll
+            for (int y = 0; y < 8; y++)
+                acc[x][y] = 0.0f;
+#pragma unroll
+        for (int t = 0; t < ST - 1; t++)
+            issue(t);
+        const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+        const int am = W ? (w / 4) * 64 + (l / 4) * 4 : (w / 2) * 32 + (l / 8) * 4;
+        const int bn = W ? (w % 4) * 32 + (l % 4) * 4 : (w % 2) * 64 + (l % 8) * 4;
+        for (int kt = 0; kt < kts; kt++) {
+            // Tile kt has landed for every thread, and every thread is done
+            // with tile kt - 1, whose stage tile kt + ST - 1 then refills.
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(ST - 2));
+            __syncthreads();
+            issue(kt + ST - 1);
+            const float *sa = sh + (kt % ST) * 2 * TILE;
+            step(sa, sa + TILE, am, bn);
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+#pragma unroll
+        for (int x = 0; x < 8; x++)
+#pragma unroll
+            for (int y = 0; y < 8; y += 4)
+                hkg_store_run<4>(c, ldc, m, n, i0 + am + (x / 4) * DA + x % 4, j0 + bn + (y / 4) * DB, &acc[x][y],
+                                 alpha, beta);
+    }
+};
+
 #ifdef HKG_WGMMA
 // ---------------------------------------------------------------------------
 // Hopper's warpgroup MMA (sm_90a only: __CUDA_ARCH_FEAT_SM90_ALL, which the
@@ -871,6 +1007,14 @@ __device__ void hkg_gemm(const TA *a, const TA *b, TC *c, int m, int n, int k, l
 #endif
         if (hkg_dyn_smem() >= hkg_mma<TA, BM, BN>::SHARED) {
             hkg_mma<TA, BM, BN> p;
+            p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
+            return;
+        }
+    }
+    // f32: the cp.async-fed SIMT tile when the launch brought its stages
+    if constexpr (sizeof(TA) == 4 && BM == 128 && BN == 128) {
+        if (hkg_dyn_smem() >= hkg_sgemm<HKS_BK, HKS_STAGES, HKS_W>::SHARED) {
+            hkg_sgemm<HKS_BK, HKS_STAGES, HKS_W> p;
             p.run(a, b, c, m, n, k, sam, sak, sbk, sbn, ldc, alpha, beta);
             return;
         }

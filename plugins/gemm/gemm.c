@@ -212,6 +212,23 @@ static unsigned nvidia_shared(const hk_plugin_host *host, const hk_plugin_call *
 #define WG_STAGES 4
 #define WG_SHARED (WG_STAGES * (128 + 256) * 64 * 2 + 1024)
 
+/* The f32 tile on NVIDIA (kernels/gemm/gemm.hip's hkg_sgemm: sm_80 and
+ * later, full f32 FMA): HKS_STAGES (4) stages of two 16 x (128 + 4) f32
+ * tiles, 66 KiB, for the 128 x 128 kernel, asked only where both operands
+ * copy in 16 bytes at a time (A's unit stride along m, B's along n), where
+ * it measured 1.1x the plain tile (docs/families/gemm-notes.md, v9); with
+ * none the kernel runs the plain SIMT tiles, as on every other backend. */
+#define SG_SHARED (4 * 2 * 16 * (128 + 4) * 4)
+static unsigned nvidia_sgemm_shared(const hk_plugin_host *host, const hk_plugin_call *call, const char *ta, int bm,
+                                    const view *v)
+{
+    if (strcmp(ta, "f32") || bm != 128 || v->sam != 1 || v->sbn != 1)
+        return 0;
+    if (!HK_PLUGIN_HOST_HAS(host, backend) || strcmp(host->backend(call), "cuda"))
+        return 0;
+    return SG_SHARED;
+}
+
 /* matmul(c, a, b, m, n, k, [transa, transb, alpha, beta, lda, ldb, ldc,
  * batch, stride_a, stride_b, stride_c, colmajor]) */
 static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -273,7 +290,8 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     a[14].v.f = q.alpha;
     a[15].v.f = q.beta;
     hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
-                            {THREADS, 1, 1}, nv ? nvidia_shared(host, call, ta, bm, bn) : 0};
+                            {THREADS, 1, 1},
+                            nv ? nvidia_shared(host, call, ta, bm, bn) : nvidia_sgemm_shared(host, call, ta, bm, &v)};
     if (wg && bm == 128) {
         cfg.shared_bytes = WG_SHARED;
         r = host->launch_config(call, kernel, &cfg, a, 16);

@@ -9,7 +9,8 @@
 -- 300x257x129, 1024x1024x64, 2049x1031x130 (64 x 64 tiles), 2048x2048x40 and
 -- 2050x2056x72 (the big tiles: blocks inside C, a partial last k tile, blocks
 -- on the edges; 3000 random elements of C checked) run too, and on a GPU
--- four shapes of Hopper's wgmma path (2048x2048x192 and the like).
+-- four shapes of Hopper's wgmma path (2048x2048x192 and the like) and four
+-- of f32's cp.async-fed 128 x 128 tile (2049x1031x133 and the like).
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
@@ -155,6 +156,15 @@ if gpu then
     check("f16", "f32", {m = 2048, n = 2048, k = 320, ta = true, tb = true, pad = 8},
         "wgmma shape, both transposed, ld+8")
     check("bf16", "bf16", {m = 2050, n = 2056, k = 192, tb = true}, "wgmma inside, mma.sync on the edges, transb")
+    -- f32's 128 x 128 tile fed by cp.async on NVIDIA (16-byte copies along a
+    -- unit stride, element copies else; partial k tiles, edges, ld, batches)
+    check("f32", "f32", {m = 2049, n = 1031, k = 133, alpha = -1.5, beta = 0.5}, "f32 big tile, edges, alpha beta")
+    check("f32", "f32", {m = 1030, n = 2048, k = 100, ta = true, pad = 3}, "f32 big tile, transa, ld+3")
+    check("f32", "f32", {m = 2052, n = 1028, k = 133, ta = true, beta = 1}, "f32 big tile, transa, 16-byte copies")
+    check("f32", "f32", {m = 1024, n = 1027, k = 67, tb = true, batch = 2, col = true},
+        "f32 big tile, transb, col-major, batch 2")
+    check("f32", "f32", {m = 2048, n = 1024, k = 48, ta = true, tb = true, pad = 4, gap = 3, batch = 2},
+        "f32 big tile, both transposed, ld+4, gaps")
 end
 
 -- a broadcast operand: stride_b 0 shares one B across the batch
