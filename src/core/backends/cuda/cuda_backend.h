@@ -198,6 +198,9 @@ int hkc_cuda_cubin_arch_specific(const void *data, size_t size);
 /* The backend's image_rank slot: a cubin for sm_XY runs on sm_XZ, Z >= Y;
  * one for sm_XYa on sm_XY only, ranked above the plain sm_XY (1001). */
 int hkc_cuda_image_rank(const char *target, const char *dev);
+/* "sm_86" -> 86, "sm_90a" -> 90 with *spec (may be NULL) set to 1; 0 for
+ * any other name (cuda_codeobj.c). */
+int hkc_cuda_sm_parse(const char *target, int *spec);
 /* Kernel entry names in a cubin (symbols as stored, mangled for C++);
  * *names is malloc'd, an array of count NUL-terminated strings in one block. */
 int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *count);

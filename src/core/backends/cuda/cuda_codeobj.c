@@ -97,6 +97,16 @@ int hkc_cuda_cubin_arch(const void *data, size_t size)
     return d[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
 }
 
+/* A cubin's section header table, if it lies inside the file. */
+static int section_table(const unsigned char *d, size_t size, uint64_t *shoff, uint16_t *shentsize,
+                         uint16_t *shnum)
+{
+    *shoff = rd64(d + 40);
+    *shentsize = rd16(d + 58);
+    *shnum = rd16(d + 60);
+    return *shentsize >= 64 && *shoff <= size && (uint64_t)*shnum * *shentsize <= size - *shoff;
+}
+
 /* Whether a cubin is for an architecture-specific target (sm_90a): e_flags
  * do not say (above), its .nv.compat section does. Its entries are a format
  * byte, an attribute byte and a value: formats 2 and 3 a 16-bit value
@@ -109,10 +119,9 @@ int hkc_cuda_cubin_arch_specific(const void *data, size_t size)
     const unsigned char *d = data;
     if (!d || !is_cubin(d, size))
         return 0;
-    uint64_t shoff = rd64(d + 40);
-    uint16_t shentsize = rd16(d + 58), shnum = rd16(d + 60), shstrndx = rd16(d + 62);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff ||
-        shstrndx >= shnum)
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx = rd16(d + 62);
+    if (!section_table(d, size, &shoff, &shentsize, &shnum) || shstrndx >= shnum)
         return 0;
     const unsigned char *strsh = d + shoff + (uint64_t)shstrndx * shentsize;
     uint64_t stroff = rd64(strsh + 24), strsz = rd64(strsh + 32);
@@ -151,9 +160,9 @@ int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *co
     *count = 0;
     if (!d || !is_cubin(d, size))
         return HK_EFORMAT;
-    uint64_t shoff = rd64(d + 40);
-    uint16_t shentsize = rd16(d + 58), shnum = rd16(d + 60);
-    if (shentsize < 64 || shoff > size || (uint64_t)shnum * shentsize > size - shoff)
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    if (!section_table(d, size, &shoff, &shentsize, &shnum))
         return HK_EFORMAT;
     /* Two passes over the symbol tables: count and size, then copy. */
     size_t total = 0;
@@ -256,19 +265,24 @@ void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap)
     out[name_len] = '\0';
 }
 
-/* "sm_86" -> 86, "sm_90a" -> 90 with *spec set; 0 for anything else. */
-static int sm_arch(const char *t, int *spec)
+int hkc_cuda_sm_parse(const char *t, int *spec)
 {
-    *spec = 0;
-    if (strncmp(t, "sm_", 3))
+    int dummy;
+    int *sp = spec ? spec : &dummy;
+    *sp = 0;
+    if (strncmp(t, "sm_", 3) || t[3] < '0' || t[3] > '9')
         return 0;
     char *end;
     long v = strtol(t + 3, &end, 10);
     if (end[0] == 'a' && end[1] == '\0') {
-        *spec = 1;
+        *sp = 1;
         end++;
     }
-    return *end || v < 10 || v > 9999 || end == t + 3 ? 0 : (int)v;
+    if (*end || v < 10 || v > 9999) {
+        *sp = 0;
+        return 0;
+    }
+    return (int)v;
 }
 
 /* A cubin runs on devices of its major architecture with an equal or
@@ -279,7 +293,7 @@ static int sm_arch(const char *t, int *spec)
  * device. */
 int hkc_cuda_image_rank(const char *target, const char *dev)
 {
-    int ts, ds, t = sm_arch(target, &ts), d = sm_arch(dev, &ds);
+    int ts, ds, t = hkc_cuda_sm_parse(target, &ts), d = hkc_cuda_sm_parse(dev, &ds);
     if (!t || !d || ds)
         return 0;
     if (ts)

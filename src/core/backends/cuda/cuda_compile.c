@@ -193,22 +193,6 @@ static int lean_needs(const char *src)
     return needs;
 }
 
-/* "sm_90" and "sm_90a" -> 90; 0 for anything else. *spec (may be NULL)
- * says whether the name has the "a" of an architecture-specific target. */
-static int sm_number(const char *target, int *spec)
-{
-    int v = 0, n = 0;
-    if (spec)
-        *spec = 0;
-    if (sscanf(target, "sm_%d%n", &v, &n) != 1 || v < 10 || v > 9999)
-        return 0;
-    if (target[n] == 'a' && target[n + 1] == '\0' && spec)
-        *spec = 1;
-    else if (target[n] != '\0')
-        return 0;
-    return v;
-}
-
 /* The architecture a device of compute capability `sm` gets from the JIT:
  * sm_90a on a 9.0 device, whose architecture-specific features (wgmma,
  * setmaxnreg, the tensor memory accelerator's multicast) exist on no other
@@ -222,7 +206,7 @@ int hkc_cuda_target_normalize(hkc_backend *be, const char *target, char *out, si
                               hkc_strbuf *err)
 {
     (void)be;
-    int spec = 0, v = sm_number(target, &spec);
+    int spec = 0, v = hkc_cuda_sm_parse(target, &spec);
     if (v < 70 || (spec && v < 90)) {
         hkc_strbuf_printf(err, "'%s' is no NVIDIA architecture (sm_70 or newer, e.g. sm_90, or "
                           "an architecture-specific sm_90a)", target);
@@ -256,7 +240,7 @@ int hkc_cuda_compile_target(hkc_backend *be, const char *target, const hkc_compi
     (void)be;
     *code = NULL;
     *code_size = 0;
-    int spec = 0, sm = sm_number(target, &spec);
+    int spec = 0, sm = hkc_cuda_sm_parse(target, &spec);
     int r = compile_arch(sm, spec, job, code, code_size, log);
     /* a cubin for another architecture would be embedded under the wrong
      * name (PTX, when the flags asked for compute_XY, is for any) */
