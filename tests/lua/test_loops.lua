@@ -319,6 +319,46 @@ for w = 0, 2 * 192 // 64 - 1 do
 end
 t.is(bad, 0, "__shfl_xor, __shfl and __shfl_up match the CPU")
 
+-- Parameters the body changes are each thread's own (a region's loop over
+-- the threads must not change them once per thread): pointers moved to the
+-- block's row (`x += blockIdx.x * n`, as row kernels do), a count changed by
+-- each thread differently, and a pointer moved after the barrier.
+do
+    local pm = hk.compile([[
+    #include <hip/hip_runtime.h>
+    extern "C" __global__ void rows_reversed(const float *x, float *y, int n, int k) {
+        __shared__ float tile[256];
+        x += blockIdx.x * n;
+        y += (long long)blockIdx.x * n;
+        k -= threadIdx.x % 3;
+        tile[threadIdx.x] = threadIdx.x < n ? x[threadIdx.x] * k : 0.0f;
+        __syncthreads();
+        y += 0;
+        if (threadIdx.x < n) y[threadIdx.x] = tile[n - 1 - threadIdx.x] + k;
+        k *= 2;
+        x = nullptr;
+        __syncthreads();
+        if (threadIdx.x == 0) y[0] += k - k + (x == nullptr ? 0.0f : 1.0f);
+    }
+    ]], {name = "params.hip"})
+    local info = pm.rows_reversed:info()
+    t.is(info.mode, want, "a kernel that changes its parameters runs as " .. want ..
+        (info.mode_reason and (" (" .. info.mode_reason .. ")") or ""))
+    local rows, n, k = 5, 200, 7
+    local x = hk.alloc(rows * n, "f32"):rand{lo = -1, hi = 1}
+    local y = hk.alloc(rows * n, "f32"):fill(0 / 0)
+    pm.rows_reversed:launch(rows, 256, x, y, n, k)
+    local xv, yv, nbad = x:totable(), y:totable(), 0
+    for r = 0, rows - 1 do
+        for i = 0, n - 1 do
+            local src = n - 1 - i -- thread src wrote tile[src] with its own k
+            local want_v = xv[r * n + src + 1] * (k - src % 3) + (k - i % 3)
+            if math.abs(yv[r * n + i + 1] - want_v) > 1e-5 * (math.abs(want_v) + 1) then nbad = nbad + 1 end
+        end
+    end
+    t.is(nbad, 0, "changed parameters: each thread's own copy, every block its own row")
+end
+
 -- A fault in a kernel compiled just now (libclang ran in this process: its
 -- crash handlers must not stand between the fault and hipkit's handler),
 -- in blocks run by the worker threads: the address is the real one.

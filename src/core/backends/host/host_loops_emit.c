@@ -268,6 +268,13 @@ void hkc_loops_emit(const lkernel *k, const char *name, const char *module, hkc_
             last = k->v[i].stmt;
             put_decl(k, last, 1, module, out);
         }
+    for (int i = 0; i < k->nv; i++) /* a changed parameter: each thread's copy of the argument */
+        if (k->v[i].param && k->v[i].kind == V_STORE) {
+            char *pn = hkc_loops_spell(LC(clang_getCursorSpelling)(k->n[k->v[i].node].c));
+            hkc_strbuf_printf(out, "\n__HK_REGION_BEGIN { __hk_v%d[__hk_t] = %s; } __HK_REGION_END(__hk_next_p%d)",
+                              k->v[i].slot, pn, i);
+            free(pn);
+        }
     put_list(k, 0, module, out);
     hkc_strbuf_puts(out, "\n}\n");
     hkc_pp_line_directive(out, (int)hkc_loops_line_at(k, body->end - 1), module);

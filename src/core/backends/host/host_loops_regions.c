@@ -366,6 +366,28 @@ static void classify_locals(lkernel *k)
         }
         free(name);
     }
+    /* A parameter the body changes (`x += blockIdx.x * n`) is each thread's
+     * own copy: a region's loop over the threads would change it once per
+     * thread. Kept per thread, filled from the argument before the first
+     * region (hkc_loops_emit). */
+    for (int i = 0; i < k->nv && !k->why[0]; i++) {
+        lvar *v = &k->v[i];
+        if (!v->param || !v->nmod)
+            continue;
+        CXType t = LC(clang_getCanonicalType)(LC(clang_getCursorType)(k->n[v->node].c));
+        char *ts = hkc_loops_spell(LC(clang_getTypeSpelling)(t));
+        if (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference || !LC(clang_isPODType)(t) ||
+            strchr(ts, '(') || strlen(ts) >= sizeof v->type) {
+            char *name = hkc_loops_spell(LC(clang_getCursorSpelling)(k->n[v->node].c));
+            hkc_loops_refuse(k, v->node, "parameter %s is changed and cannot be kept per thread", name);
+            free(name);
+        } else {
+            snprintf(v->type, sizeof v->type, "%s", ts);
+            v->kind = V_STORE;
+            v->slot = k->nslots++;
+        }
+        free(ts);
+    }
     for (int i = k->body; i < k->nn && !k->why[0]; i++)
         if (k->n[i].kind == CXCursor_DeclRefExpr && k->n[i].var >= 0 &&
             k->v[k->n[i].var].kind == V_STORE && k->n[i].macro)
