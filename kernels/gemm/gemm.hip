@@ -1052,3 +1052,48 @@ HKG_PAIR(f16, f16, 256, 1, __half, __half, float)
 HKG_PAIR(f16, f32, 256, 1, __half, float, float)
 HKG_PAIR(bf16, bf16, 256, 1, __hip_bfloat16, __hip_bfloat16, float)
 HKG_PAIR(bf16, f32, 256, 1, __hip_bfloat16, float, float)
+
+// gemm_pack_f32(x, y, rows, cols, sr, sc, ldy, bsx, bsy): the operand
+// X(r, c) = x[z * bsx + r * sr + c * sc] copied to y[z * bsy + c * ldy + r],
+// so that r runs with unit stride. matmul packs a large f32 product's
+// row-major A (or transposed B) this way on NVIDIA, where the cp.async tile
+// copies only such operands in 16-byte runs (gemm-notes.md v11). 32 x 32
+// tiles through shared memory, so that both the reads (along c) and the
+// writes (along r) are whole lines: block {32, 8}, grid {ceil(cols / 32),
+// ceil(rows / 32), batch}.
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_pack_f32(const float *x, float *y, int rows, int cols, long long sr, long long sc, long long ldy,
+                  long long bsx, long long bsy)
+{
+    __shared__ float tile[32][33]; // 33: a column of the tile spans every bank
+    const long long r0 = blockIdx.y * 32LL, c0 = blockIdx.x * 32LL;
+    x += blockIdx.z * bsx;
+    y += blockIdx.z * bsy;
+    for (int q = threadIdx.y; q < 32; q += 8)
+        if (r0 + q < rows && c0 + threadIdx.x < cols)
+            tile[q][threadIdx.x] = x[(r0 + q) * sr + (c0 + threadIdx.x) * sc];
+    __syncthreads();
+    for (int q = threadIdx.y; q < 32; q += 8)
+        if (c0 + q < cols && r0 + threadIdx.x < rows)
+            y[(c0 + q) * ldy + r0 + threadIdx.x] = tile[threadIdx.x][q];
+}
+
+// gemm_splitk_f32(w, c, m, n, ldc, parts, alpha, beta): C(i, j) =
+// alpha * sum over z < parts of w[z * m * n + i * n + j] + beta * C(i, j),
+// C(i, j) = c[i * ldc + j]; beta == 0 never reads C. The second half of a
+// product split along k (matmul: a batch of `parts` products of k / parts
+// into w, where too few 128 x 128 tiles would leave SMs idle). Block 256,
+// grid {ceil(n / 256), m}.
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_splitk_f32(const float *w, float *c, int m, int n, long long ldc, int parts, float alpha, float beta)
+{
+    const long long i = blockIdx.y, j = blockIdx.x * 256LL + threadIdx.x;
+    if (i >= m || j >= n)
+        return;
+    const long long plane = (long long)m * n;
+    float s = 0.0f;
+    for (int z = 0; z < parts; z++)
+        s += w[z * plane + i * n + j];
+    float *p = c + i * ldc + j;
+    *p = beta == 0.0f ? alpha * s : alpha * s + beta * *p;
+}

@@ -229,6 +229,138 @@ static unsigned nvidia_sgemm_shared(const hk_plugin_host *host, const hk_plugin_
     return SG_SHARED;
 }
 
+/* That tile copies an operand element by element unless it has unit
+ * stride along m (A) or n (B) and 16-byte rows, which cancels its gain:
+ * row-major A measured 0.74x cuBLAS at 4096^3 against 0.84x for A
+ * transposed (gemm-notes.md v9). So a large product first packs such an
+ * operand into scratch with those strides (gemm_pack_f32, a transpose:
+ * m k 8 bytes moved for A, ~50 us at 4096^2 against the product's 3.2 ms).
+ * The copy costs about 70 / n of the product for A (70 / m for B) and the
+ * tile gains 13 %: packed where the other side is at least PACK_MIN and
+ * the product at least PACK_MIN_K deep (shallow ones are bound by storing
+ * C), while the scratch stays under PACK_MAX_BYTES. */
+#define PACK_MIN 1024
+#define PACK_MIN_K 512
+#define PACK_MAX_BYTES (512ull << 20)
+#define PACK_ROUND(x) (((x) + 3) / 4 * 4) /* 16-byte rows */
+
+static int sixteen_byte_rows(long long unit, long long ld) { return unit == 1 && ld % 4 == 0; }
+
+/* Packs operand X (rows x k: X(r, p) = x[z * bs + r * sr + p * sp]) into
+ * scratch as rows-contiguous columns of PACK_ROUND(rows); *arg becomes the
+ * scratch buffer and sr, sp, bs its strides. 0, or the call failed. */
+static int pack_operand(const hk_plugin_host *host, const hk_plugin_call *call, hk_plugin_arg *arg, long long rows,
+                        long long k, long long *sr, long long *sp, long long *bs, long long batch)
+{
+    long long ld = PACK_ROUND(rows), items = *bs == 0 ? 1 : batch; /* bs 0: one operand shared by the batch */
+    hk_plugin_arg x = *arg, y = {HK_PLUGIN_ARG_BUFFER, {0}};
+    y.v.buf = host->scratch_raw(call, "f32", (size_t)(items * k * ld)); /* the pack writes every element read */
+    if (!y.v.buf)
+        return -1;
+    hk_plugin_arg a[9] = {x, y};
+    long long ints[7] = {rows, k, *sr, *sp, ld, *bs, k * ld};
+    for (int i = 0; i < 7; i++) {
+        a[2 + i].kind = HK_PLUGIN_ARG_INT;
+        a[2 + i].v.i = ints[i];
+    }
+    hk_plugin_config cfg = {{(unsigned)((k + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)items}, {32, 8, 1}, 0};
+    int r = host->launch_config(call, "gemm_pack_f32", &cfg, a, 9);
+    if (r != 0)
+        return r;
+    *arg = y;
+    *sr = 1, *sp = ld, *bs = *bs == 0 ? 0 : k * ld;
+    return 0;
+}
+
+/* Whether packing operand X (rows deep along its own side, `other` along
+ * the other side of C) pays, by the rule above; a product split along k
+ * (below) packs whatever it would copy element by element. */
+static int pack_pays(const view *v, long long rows, long long other, long long unit, long long ld, int split)
+{
+    unsigned long long bytes = (unsigned long long)PACK_ROUND(rows) * (unsigned long long)v->k * 4ull *
+                               (unsigned long long)v->batch;
+    return !sixteen_byte_rows(unit, ld) && (split || (other >= PACK_MIN && v->k >= PACK_MIN_K)) &&
+           rows <= 65535LL * 32 && bytes <= PACK_MAX_BYTES;
+}
+
+/* A product with fewer 128 x 128 tiles than an H100 has SMs (132) leaves
+ * most of them idle, and the 64 x 64 tile (what other dtypes take there)
+ * does half the arithmetic per byte of shared memory. Split along k
+ * instead: `parts` products of k / parts computed as one batch into
+ * scratch (the batch strides step along k), then gemm_splitk_f32 sums
+ * them into C. parts: a power of two up to 16 that brings the tiles to
+ * 128, dividing k into pieces at least SPLIT_MIN_K deep; 1 for no split. */
+#define SPLIT_MIN_K 64
+#define SPLIT_TILES 128
+static int split_parts(const view *v)
+{
+    long long tiles = ((v->m + 127) / 128) * ((v->n + 127) / 128);
+    int parts = 1;
+    if (v->batch != 1 || v->m > 65535)
+        return 1;
+    while (tiles * parts < SPLIT_TILES && parts < 16)
+        parts *= 2;
+    while (parts > 1 && (v->k % parts || v->k / parts < SPLIT_MIN_K))
+        parts /= 2;
+    if ((unsigned long long)parts * (unsigned long long)(v->m * v->n) * 4ull > PACK_MAX_BYTES)
+        return 1;
+    return parts;
+}
+
+/* f32 on NVIDIA through the cp.async tile (hkg_sgemm): packs the operands
+ * it would copy element by element where that pays (every one when split),
+ * splits along k into `parts` (split_parts), and launches. a: the 16
+ * kernel arguments, their ints and buffers those of v. */
+static int launch_f32_nvidia(const hk_plugin_host *host, const hk_plugin_call *call, hk_plugin_arg *a, view v,
+                             int parts)
+{
+    int r = 0;
+    if (pack_pays(&v, v.m, v.n, v.sam, v.sak, parts > 1))
+        r = pack_operand(host, call, &a[0], v.m, v.k, &v.sam, &v.sak, &v.bsa, v.batch);
+    if (r == 0 && pack_pays(&v, v.n, v.m, v.sbn, v.sbk, parts > 1))
+        r = pack_operand(host, call, &a[1], v.n, v.k, &v.sbn, &v.sbk, &v.bsb, v.batch);
+    if (r != 0)
+        return r;
+    hk_plugin_arg c = a[2], work = {HK_PLUGIN_ARG_BUFFER, {0}};
+    long long kp = v.k / parts, ldc = v.ldc;
+    if (parts > 1) { /* the pieces: a batch along k into work, alpha 1, beta 0 */
+        work.v.buf = host->scratch_raw(call, "f32", (size_t)(parts * v.m * v.n)); /* beta 0 writes it all */
+        if (!work.v.buf)
+            return -1;
+        a[2] = work;
+        v.bsa = kp * v.sak, v.bsb = kp * v.sbk, v.ldc = v.n, v.bsc = v.m * v.n, v.batch = parts;
+    }
+    long long ints[11] = {v.m, v.n, kp, v.sam, v.sak, v.sbk, v.sbn, v.ldc, v.bsa, v.bsb, v.bsc};
+    for (int i = 0; i < 11; i++)
+        a[3 + i].v.i = ints[i];
+    double alpha = a[14].v.f, beta = a[15].v.f;
+    if (parts > 1)
+        a[14].v.f = 1.0, a[15].v.f = 0.0;
+    hk_plugin_config cfg = {{(unsigned)((v.n + 127) / 128), (unsigned)((v.m + 127) / 128), (unsigned)v.batch},
+                            {THREADS, 1, 1},
+                            SG_SHARED};
+    if (v.sam != 1 || v.sbn != 1)
+        cfg.shared_bytes = 0; /* not packed: the plain tile measured as fast there */
+    r = host->launch_config(call, "gemm_f32_f32", &cfg, a, 16);
+    if (r != 0 && cfg.shared_bytes) { /* a GPU with less shared memory: the plain tile */
+        cfg.shared_bytes = 0;
+        r = host->launch_config(call, "gemm_f32_f32", &cfg, a, 16);
+    }
+    if (r != 0 || parts == 1)
+        return r;
+    hk_plugin_arg sum[8] = {work, c};
+    long long sints[4] = {v.m, v.n, ldc, parts};
+    for (int i = 0; i < 4; i++) {
+        sum[2 + i].kind = HK_PLUGIN_ARG_INT;
+        sum[2 + i].v.i = sints[i];
+    }
+    sum[6].kind = sum[7].kind = HK_PLUGIN_ARG_FLOAT;
+    sum[6].v.f = alpha;
+    sum[7].v.f = beta;
+    hk_plugin_config scfg = {{(unsigned)((v.n + 255) / 256), (unsigned)v.m, 1}, {256, 1, 1}, 0};
+    return host->launch_config(call, "gemm_splitk_f32", &scfg, sum, 8);
+}
+
 /* matmul(c, a, b, m, n, k, [transa, transb, alpha, beta, lda, ldb, ldc,
  * batch, stride_a, stride_b, stride_c, colmajor]) */
 static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -262,7 +394,11 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
      * idle (docs/families/gemm-notes.md) */
     int bm = 128, bn = pairs[p].bn;
     unsigned nv = nvidia_shared(host, call, ta, bm, bn);
-    if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128)
+    /* f32 on NVIDIA: the cp.async tile, split along k where too few tiles */
+    int f32nv = !strcmp(ta, "f32") && HK_PLUGIN_HOST_HAS(host, scratch_raw) && HK_PLUGIN_HOST_HAS(host, backend) &&
+                !strcmp(host->backend(call), "cuda");
+    int parts = f32nv ? split_parts(&v) : 1;
+    if (((v.m + bm - 1) / bm) * ((v.n + bn - 1) / bn) * v.batch < 128 && parts == 1)
         bm = bn = 64;
     /* a shallow product on the mma.sync path is bound by writing C: the
      * 64 x 64 tile (two blocks an SM) overlaps one block's stores with
@@ -289,6 +425,8 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     a[14].kind = a[15].kind = HK_PLUGIN_ARG_FLOAT;
     a[14].v.f = q.alpha;
     a[15].v.f = q.beta;
+    if (f32nv && bm == 128)
+        return launch_f32_nvidia(host, call, a, v, parts);
     hk_plugin_config cfg = {{(unsigned)((v.n + bn - 1) / bn), (unsigned)((v.m + bm - 1) / bm), (unsigned)v.batch},
                             {THREADS, 1, 1},
                             nv ? nvidia_shared(host, call, ta, bm, bn) : nvidia_sgemm_shared(host, call, ta, bm, &v)};
@@ -335,6 +473,21 @@ static int add_kernels(const hk_plugin_api *api)
                      bm, bn, pairs[p].note, bn, bm);
             r = api->add_kernel_rule(api, "gemm", "gemm.hip", name, sig, &rule, doc);
         }
+    if (r == 0)
+        r = api->add_kernel_rule(api, "gemm", "gemm.hip", "gemm_pack_f32",
+                                 "const float *x, float *y, int rows, int cols, long long sr, long long sc, "
+                                 "long long ldy, long long bsx, long long bsy",
+                                 &rule,
+                                 "y[z bsy + c ldy + r] = x[z bsx + r sr + c sc]: an f32 operand packed with unit "
+                                 "stride along r (matmul's, before large products on NVIDIA); block {32, 8}, "
+                                 "grid {ceil(cols/32), ceil(rows/32), batch}");
+    if (r == 0)
+        r = api->add_kernel_rule(api, "gemm", "gemm.hip", "gemm_splitk_f32",
+                                 "const float *w, float *c, int m, int n, long long ldc, int parts, float alpha, "
+                                 "float beta",
+                                 &rule,
+                                 "c[i ldc + j] = alpha (sum of parts pieces w[z m n + i n + j]) + beta c: a product "
+                                 "split along k summed (matmul's); block 256, grid {ceil(n/256), m}");
     return r;
 }
 

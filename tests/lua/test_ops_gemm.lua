@@ -10,7 +10,10 @@
 -- 2050x2056x72 (the big tiles: blocks inside C, a partial last k tile, blocks
 -- on the edges; 3000 random elements of C checked) run too, and on a GPU
 -- four shapes of Hopper's wgmma path (2048x2048x192 and the like) and four
--- of f32's cp.async-fed 128 x 128 tile (2049x1031x133 and the like).
+-- of f32's cp.async-fed 128 x 128 tile (2049x1031x133 and the like), three
+-- large enough that matmul packs A or B first, three with so few tiles
+-- that it splits them along k; gemm_pack_f32 and gemm_splitk_f32 launched
+-- directly on every backend.
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
@@ -165,6 +168,99 @@ if gpu then
         "f32 big tile, transb, col-major, batch 2")
     check("f32", "f32", {m = 2048, n = 1024, k = 48, ta = true, tb = true, pad = 4, gap = 3, batch = 2},
         "f32 big tile, both transposed, ld+4, gaps")
+    -- products deep and wide enough that matmul packs a row-major A (a
+    -- transposed B) into scratch first (gemm.c's pack_pays): odd sizes,
+    -- ld, gaps, batches, beta, column-major
+    check("f32", "f32", {m = 2100, n = 1030, k = 515, alpha = 0.75, beta = -0.5}, "f32 packed A, alpha beta")
+    check("f32", "f32", {m = 1031, n = 1029, k = 517, tb = true, pad = 3, gap = 5, batch = 2},
+        "f32 packed A and B, ld+3, gaps, batch 2")
+    check("f32", "f32", {m = 1027, n = 1100, k = 640, ta = true, tb = true, col = true, batch = 2},
+        "f32 column-major, both transposed: packs the view's operands")
+    -- too few 128 x 128 tiles: split along k into 2, 16, 8 pieces summed
+    -- by gemm_splitk_f32 (gemm.c's split_parts)
+    check("f32", "f32", {m = 1000, n = 1030, k = 518, alpha = -1.5, beta = 0.5}, "f32 split in 2 along k, alpha beta")
+    check("f32", "f32", {m = 300, n = 257, k = 1024}, "f32 split in 16 along k")
+    check("f32", "f32", {m = 500, n = 700, k = 768, ta = true, col = true, beta = 0.5, pad = 3},
+        "f32 split in 8, col-major, transa, ld+3, beta")
+end
+
+-- gemm_pack_f32 launched directly (what matmul runs before a large f32
+-- product on NVIDIA): a strided, batched operand out to unit-stride rows,
+-- poisoned first so an unwritten element shows, padding left alone
+do
+    local rows, cols, batch = 37, 70, 2
+    local sr, sc, bsx, ldy = 1, 41, 41 * 70 + 7, 40
+    local bsy = cols * ldy + 3
+    local x = hk.alloc(bsx * batch, "f32"):rand{lo = -1, hi = 1}
+    local y = hk.alloc(bsy * batch, "f32"):fill(nan)
+    local pk = G.kernels.gemm_pack_f32
+    pk{grid = {(cols + 31) // 32, (rows + 31) // 32, batch}, block = {32, 8}}(x, y, rows, cols, sr, sc, ldy, bsx, bsy)
+    local xv, yv, bad = x:totable(), y:totable(), nil
+    for z = 0, batch - 1 do
+        for c = 0, cols - 1 do
+            for r = 0, ldy - 1 do
+                local got = yv[z * bsy + c * ldy + r + 1]
+                if r < rows then
+                    local want = xv[z * bsx + r * sr + c * sc + 1]
+                    if got ~= want and not bad then bad = ("y(%d,%d,%d) %s, want %s"):format(z, r, c, got, want) end
+                elseif got == got and not bad then
+                    bad = ("padding y(%d,%d,%d) written"):format(z, r, c)
+                end
+            end
+        end
+    end
+    t.ok(bad == nil, "gemm_pack_f32: 2 x 37 x 70, column stride 41, ld 40, batch gaps" ..
+        (bad and ": " .. bad or ""))
+    -- row-major source (unit stride along the columns): the case matmul packs
+    local rows2, cols2 = 65, 33
+    local x2 = hk.alloc(rows2 * cols2, "f32"):rand{lo = -1, hi = 1}
+    local y2 = hk.alloc(cols2 * 68, "f32"):fill(nan)
+    pk{grid = {(cols2 + 31) // 32, (rows2 + 31) // 32, 1}, block = {32, 8}}(x2, y2, rows2, cols2, cols2, 1, 68, 0, 0)
+    local x2v, y2v, ok = x2:totable(), y2:totable(), true
+    for r = 0, rows2 - 1 do
+        for c = 0, cols2 - 1 do ok = ok and y2v[c * 68 + r + 1] == x2v[r * cols2 + c + 1] end
+    end
+    t.ok(ok, "gemm_pack_f32: a row-major 65 x 33 transposed into columns of 68")
+end
+
+-- gemm_splitk_f32 launched directly: C = alpha (sum of the pieces) + beta C
+-- into a C with ld > n, its padding left alone; beta 0 never reads C
+do
+    local m, n, parts, ldc = 5, 300, 3, 303
+    local w = hk.alloc(parts * m * n, "f32"):rand{lo = -1, hi = 1}
+    local c = hk.alloc(m * ldc, "f32"):rand{lo = -1, hi = 1}
+    local wv, c0 = w:totable(), c:totable()
+    local sk = G.kernels.gemm_splitk_f32
+    sk{grid = {(n + 255) // 256, m}, block = 256}(w, c, m, n, ldc, parts, 1.5, -0.5)
+    local cv, bad = c:totable(), nil
+    for i = 0, m - 1 do
+        for j = 0, ldc - 1 do
+            local idx = i * ldc + j + 1
+            local want = c0[idx]
+            if j < n then
+                local s = 0
+                for z = 0, parts - 1 do s = s + wv[z * m * n + i * n + j + 1] end
+                want = 1.5 * s - 0.5 * c0[idx]
+            end
+            if not (math.abs(cv[idx] - want) <= 1e-6 * (math.abs(want) + 1)) and not bad then
+                bad = ("C(%d,%d) %s, want %s"):format(i, j, cv[idx], want)
+            end
+        end
+    end
+    t.ok(bad == nil, "gemm_splitk_f32: 3 pieces of 5 x 300 into ld 303, alpha 1.5 beta -0.5" ..
+        (bad and ": " .. bad or ""))
+    c:fill(nan)
+    sk{grid = {(n + 255) // 256, m}, block = 256}(w, c, m, n, ldc, parts, 2.0, 0.0)
+    cv = c:totable()
+    local ok = true
+    for i = 0, m - 1 do
+        for j = 0, n - 1 do
+            local s = 0
+            for z = 0, parts - 1 do s = s + wv[z * m * n + i * n + j + 1] end
+            ok = ok and math.abs(cv[i * ldc + j + 1] - 2 * s) <= 1e-6 * (math.abs(2 * s) + 1)
+        end
+    end
+    t.ok(ok, "gemm_splitk_f32: beta 0 over a NaN-filled C writes every element")
 end
 
 -- a broadcast operand: stride_b 0 shares one B across the batch
@@ -209,9 +305,9 @@ fails("m must be in [0, 2^31)", G.matmul, c, a, b, -1, 3, 3)
 -- every kernel listed with a doc line, the explicit geometry, and the op
 for _, p in ipairs(hk.plugins()) do
     if p.name == "gemm" then
-        local ok = #p.kernels == 12 and #p.ops == 1
+        local ok = #p.kernels == 14 and #p.ops == 1
         for _, k in ipairs(p.kernels) do ok = ok and #k.doc > 0 and k.geometry == "explicit" end
-        t.ok(ok, "hk.plugins() lists gemm's 12 kernels (explicit geometry, each with a doc line) and matmul")
+        t.ok(ok, "hk.plugins() lists gemm's 14 kernels (explicit geometry, each with a doc line) and matmul")
     end
 end
 t.done()
