@@ -105,11 +105,11 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
     free(data);
     hkc_strbuf_free(&warn);
     hkc_strbuf_free(&out);
-    /* "loops 4": the loop-mode transform runs (every HIPKIT_HOST_MODE but
+    /* "loops 5": the loop-mode transform runs (every HIPKIT_HOST_MODE but
      * fibers), and its version (host_loops*.c): its output is part of
      * every module with barriers. */
     snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 4");
+             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 5");
     return h->toolchain;
 }
 
@@ -299,10 +299,9 @@ static size_t table_at(const hkc_strbuf *tu)
     return 0;
 }
 
-int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
-                     size_t *code_size, hkc_strbuf *log)
+static int compile_locked(hkc_backend *be, const hkc_compile_job *job, void **code,
+                          size_t *code_size, hkc_strbuf *log)
 {
-    (void)dev;
     host_impl *h = be->impl;
     int r = ensure_headers(h, log);
     if (r)
@@ -363,6 +362,69 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     return 0;
 }
 
+int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
+                     size_t *code_size, hkc_strbuf *log)
+{
+    (void)dev;
+    host_impl *h = be->impl;
+    pthread_mutex_lock(&h->compile_lock);
+    int r = compile_locked(be, job, code, code_size, log);
+    pthread_mutex_unlock(&h->compile_lock);
+    return r;
+}
+
+int hkc_host_compile_unit(hkc_backend *be, const char *unit, const char *flags, void **code,
+                          size_t *code_size, hkc_strbuf *log)
+{
+    host_impl *h = be->impl;
+    int nflags = 0;
+    for (const char *f = flags; *f; f += strlen(f) + 1)
+        nflags++;
+    const char **fv = calloc((size_t)nflags + 1, sizeof *fv);
+    if (!fv)
+        return HK_ENOMEM;
+    pthread_mutex_lock(&h->compile_lock);
+    hkc_key_builder *kb = hkc_key_begin();
+    hkc_key_add_str(kb, "toolchain", hkc_host_toolchain(be, h->cache));
+    hkc_key_add_str(kb, "unit", unit);
+    nflags = 0;
+    for (const char *f = flags; *f; f += strlen(f) + 1) {
+        fv[nflags++] = f;
+        hkc_key_add_str(kb, "flag", f);
+    }
+    hkc_cache_entry_id id = {.sub = "host-fibers", .name = "fibers-copy", .ext = "so",
+                             .key = hkc_key_end(kb)};
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    int r = 0;
+    if (!hkc_cache_get(h->cache, &id, code, code_size, &warn)) {
+        hkc_compile_job job = {.name = "fibers copy", .source = unit, .flags = fv, .nflags = nflags};
+        r = ensure_headers(h, log);
+        unsigned serial = h->serial++;
+        char src[4200], out[4200];
+        if (r == 0) {
+            snprintf(src, sizeof src, "%s/f%u-%d.cpp", h->workdir, serial, (int)getpid());
+            snprintf(out, sizeof out, "%s/f%u-%d.so", h->workdir, serial, (int)getpid());
+            int e = hkc_host_write_file(src, unit, strlen(unit));
+            if (e) {
+                hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
+                r = HK_EIO;
+            }
+        }
+        if (r == 0) {
+            const char *mode[16];
+            int nm = compile_mode(&job, 0, mode);
+            r = run_compiler(h, &job, mode, nm, 1, src, out, (char **)code, code_size, log);
+        }
+        if (r == 0)
+            hkc_cache_put(h->cache, &id, *code, *code_size, &warn);
+    }
+    pthread_mutex_unlock(&h->compile_lock);
+    hkc_strbuf_free(&warn);
+    free(fv);
+    return r;
+}
+
 /* The host compiles for this machine only: a shared object loads only where
  * the target id (uname's machine) is the same. */
 int hkc_host_target_normalize(hkc_backend *be, const char *target, char *out, size_t cap,
@@ -397,11 +459,23 @@ static int user_file(const char *file, int system, void *arg)
 /* The source preprocessed as the compile will see it (same headers, flags
  * and defines), with __HIPKIT_DISCOVER__ so that __global__ survives, cut
  * down to the user's lines: what kernel discovery scans. */
+static int preprocess_locked(host_impl *h, const hkc_compile_job *job, hkc_strbuf *pp,
+                             hkc_strbuf *log);
+
 int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
                         hkc_strbuf *log)
 {
     (void)dev;
     host_impl *h = be->impl;
+    pthread_mutex_lock(&h->compile_lock);
+    int r = preprocess_locked(h, job, pp, log);
+    pthread_mutex_unlock(&h->compile_lock);
+    return r;
+}
+
+static int preprocess_locked(host_impl *h, const hkc_compile_job *job, hkc_strbuf *pp,
+                             hkc_strbuf *log)
+{
     int r = ensure_headers(h, log);
     if (r)
         return r;
