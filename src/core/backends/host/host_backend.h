@@ -36,6 +36,9 @@ typedef struct host_impl {
     /* held by every compile and preprocess: a fibers copy (host_module.c)
      * is compiled on whatever thread a fault or load needs it */
     pthread_mutex_t compile_lock;
+    /* loop mode's parse, started beside kernel discovery's preprocessor
+     * for the compile expected next (host_compile.c) */
+    struct host_early *early;
     host_alloc *allocs;
     pthread_mutex_t allocs_lock; /* allocs: stream threads read it in launches */
     /* streams (host_stream.c): the live ones, their queues and the events

@@ -151,6 +151,31 @@ static int cmp_ins(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+void hkc_host_loops_parse_early(const hkc_host_loops_job *job, void **index, void **unit)
+{
+    char why[256];
+    CXIndex idx = hkc_loops_clang_ready() ? LC(clang_createIndex)(1, 0) : NULL;
+    CXTranslationUnit tu = NULL;
+    if (idx) {
+        hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */
+        tu = hkc_loops_parse(job, idx, why, sizeof why);
+    }
+    if (!tu && idx) {
+        LC(clang_disposeIndex)(idx);
+        idx = NULL;
+    }
+    *index = idx;
+    *unit = tu;
+}
+
+void hkc_host_loops_parse_free(void *index, void *unit)
+{
+    if (unit)
+        LC(clang_disposeTranslationUnit)(unit);
+    if (index)
+        LC(clang_disposeIndex)(index);
+}
+
 /* s as a C string literal, a piece per line of it. */
 static void put_literal(hkc_strbuf *out, const char *s, size_t n)
 {
@@ -250,7 +275,10 @@ int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
     /* excludeDeclarationsFromPCH: visiting the unit's top level then reads
      * the module's own declarations only, instead of loading every one of
      * the precompiled header's (a third of the analysis' time) */
-    else if (need && !(idx = LC(clang_createIndex)(1, 0)))
+    else if (need && job->pre_unit) {
+        idx = job->pre_index;
+        tu = job->pre_unit;
+    } else if (need && !(idx = LC(clang_createIndex)(1, 0)))
         snprintf(global, sizeof global, "libclang cannot create an index");
     else if (need) {
         hkc_fault_reclaim(); /* clang_createIndex installed LLVM's crash handlers */
@@ -341,6 +369,17 @@ int hkc_host_loops_build_pch(const char *include, const char *const *flags, int 
 {
     (void)include, (void)flags, (void)nflags, (void)out;
     return -1; /* no libclang: nothing is parsed */
+}
+
+void hkc_host_loops_parse_early(const hkc_host_loops_job *job, void **index, void **unit)
+{
+    (void)job;
+    *index = *unit = NULL;
+}
+
+void hkc_host_loops_parse_free(void *index, void *unit)
+{
+    (void)index, (void)unit;
 }
 
 int hkc_host_loops_apply(const hkc_host_loops_job *job, hkc_strbuf *out)
