@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "hip/hipkit_host_abi.h"
 #include "host_pool.h"
 #include "process.h"
 
@@ -32,6 +33,12 @@ typedef struct host_impl {
     hkc_cache *cache; /* the context's, as handed to hkc_host_toolchain: precompiled headers */
     int headers_written;
     unsigned serial;
+    /* held by every compile and preprocess: a fibers copy (host_module.c)
+     * is compiled on whatever thread a fault or load needs it */
+    pthread_mutex_t compile_lock;
+    /* loop mode's parse, started beside kernel discovery's preprocessor
+     * for the compile expected next (host_compile.c) */
+    struct host_early *early;
     host_alloc *allocs;
     pthread_mutex_t allocs_lock; /* allocs: stream threads read it in launches */
     /* streams (host_stream.c): the live ones, their queues and the events
@@ -78,6 +85,11 @@ typedef struct hkc_host_describe {
 void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap);
 
 /* host_module.c */
+/* desc (a kernel of a loaded module) as it runs on fibers: desc itself, or
+ * the kernel of the module's fibers copy (compiled the first time, its
+ * module variables set to the module's) where the module was built
+ * without one; NULL when that copy cannot be had. Any thread. */
+const hk_host_kernel_desc *hkc_host_kernel_fibers(const hk_host_kernel_desc *desc);
 int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
                          hkc_strbuf *err);
 void hkc_host_module_unload(hkc_backend *be, void *bmod);
@@ -126,6 +138,13 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache);
 int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
                      size_t *code_size, hkc_strbuf *log);
 void hkc_host_compile_cleanup(host_impl *h);
+/* The code object of unit (a whole translation unit, as a module's
+ * hk_host_fibers_unit holds it) compiled with the mode's options and flags
+ * (each ending with a 0, the list with an empty one): from the disk cache,
+ * else compiled and stored there. 0, or HK_E* with the compiler's words in
+ * log. Any thread. */
+int hkc_host_compile_unit(hkc_backend *be, const char *unit, const char *flags, void **code,
+                          size_t *code_size, hkc_strbuf *log);
 /* host_pch.c: puts a precompiled hip_runtime.h valid for the compile
  * command argv (argc words: compiler, options, no input or output) in the
  * work folder, from the disk cache or built and stored there; best effort. */

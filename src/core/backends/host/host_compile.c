@@ -178,8 +178,12 @@ static int ensure_headers(host_impl *h, hkc_strbuf *log)
     return 0;
 }
 
+static void early_free(struct host_early *e);
+
 void hkc_host_compile_cleanup(host_impl *h)
 {
+    early_free(h->early);
+    h->early = NULL;
     if (!h->workdir)
         return;
     /* Everything in it: a compile cut short may have left its files. */
@@ -299,14 +303,136 @@ static size_t table_at(const hkc_strbuf *tu)
     return 0;
 }
 
-int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
-                     size_t *code_size, hkc_strbuf *log)
+/* Loop mode's libclang parse takes about as long as kernel discovery's
+ * preprocessor, which runs just before the compile and does not need it:
+ * the preprocessor's call starts it on a thread of its own, on the unit
+ * the compile would write from the kernels found in the source as written.
+ * The compile takes the parse when its unit is that one (the same text up
+ * to the kernel table, flags and precompiled header), else parses again. */
+typedef struct host_early {
+    pthread_t th;
+    host_impl *h;
+    char *name, *source, **flags;
+    int nflags;
+    char inc[4200], pch_path[4300];
+    const char *pch;
+    hkc_strbuf tu;
+    size_t parse_len;
+    void *index, *unit;
+    int joined;
+} host_early;
+
+static void early_free(struct host_early *e)
 {
-    (void)dev;
+    if (!e)
+        return;
+    if (!e->joined)
+        pthread_join(e->th, NULL);
+    hkc_host_loops_parse_free(e->index, e->unit);
+    for (int i = 0; i < e->nflags; i++)
+        free(e->flags[i]);
+    free(e->flags);
+    free(e->name);
+    free(e->source);
+    hkc_strbuf_free(&e->tu);
+    free(e);
+}
+
+static size_t table_at(const hkc_strbuf *tu);
+
+static void *early_run(void *arg)
+{
+    host_early *e = arg;
+    hkc_source_kernel *k = NULL;
+    char **g = NULL;
+    int nk = 0, ng = 0, sync = 0;
+    hkc_strbuf msg;
+    hkc_strbuf_init(&msg);
+    if (hkc_source_scan_all(e->source, NULL, NULL, 0, &k, &nk, &g, &ng, &msg) == 0) {
+        for (int i = 0; i < nk; i++)
+            sync |= k[i].uses_sync;
+        if (sync && hkc_host_source_prepare(e->name, e->source, k, nk, (const char *const *)g, ng,
+                                            &e->tu, &msg) == 0 && !e->tu.oom) {
+            e->parse_len = table_at(&e->tu);
+            const char *const *fl = (const char *const *)e->flags;
+            e->pch = hkc_host_loops_pch(e->h, e->inc, fl, e->nflags, e->pch_path, sizeof e->pch_path);
+            hkc_host_loops_job lj = {e->name, e->tu.data, e->tu.len, e->parse_len, e->inc, fl,
+                                     e->nflags, k, nk, 0, e->pch, NULL, NULL};
+            hkc_host_loops_parse_early(&lj, &e->index, &e->unit);
+        }
+    }
+    hkc_source_kernels_free(k, nk);
+    hkc_source_globals_free(g, ng);
+    hkc_strbuf_free(&msg);
+    return NULL;
+}
+
+/* Starts the parse for job beside its preprocessor (see host_early). */
+static void early_start(host_impl *h, const hkc_compile_job *job)
+{
+    early_free(h->early);
+    h->early = NULL;
+    if (hkc_host_fibers_forced())
+        return;
+    host_early *e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->h = h;
+    hkc_strbuf_init(&e->tu);
+    snprintf(e->inc, sizeof e->inc, "%s/include", h->workdir);
+    e->name = strdup(job->name);
+    e->source = strdup(job->source);
+    e->flags = calloc((size_t)job->nflags + 1, sizeof *e->flags);
+    int ok = e->name && e->source && e->flags;
+    for (int i = 0; ok && i < job->nflags; i++, e->nflags++)
+        ok = (e->flags[i] = strdup(job->flags[i])) != NULL;
+    if (!ok || pthread_create(&e->th, NULL, early_run, e) != 0) {
+        for (int i = 0; i < e->nflags; i++)
+            free(e->flags[i]);
+        free(e->flags);
+        free(e->name);
+        free(e->source);
+        free(e);
+        return;
+    }
+    h->early = e;
+}
+
+/* The early parse (joined), when it parsed lj's unit with lj's flags and
+ * precompiled header: handed to lj. */
+static void early_take(host_early *e, hkc_host_loops_job *lj)
+{
+    if (!e)
+        return;
+    int same = e->unit && e->parse_len && e->parse_len == lj->parse_len &&
+               !memcmp(e->tu.data, lj->tu, e->parse_len) && e->nflags == lj->nflags &&
+               !(e->pch ? !lj->pch || strcmp(e->pch, lj->pch) : lj->pch != NULL);
+    for (int i = 0; same && i < e->nflags; i++)
+        same = !strcmp(e->flags[i], lj->flags[i]);
+    if (same) {
+        lj->pre_index = e->index;
+        lj->pre_unit = e->unit;
+        e->index = e->unit = NULL;
+    }
+}
+
+static int compile_locked(hkc_backend *be, const hkc_compile_job *job, void **code,
+                          size_t *code_size, hkc_strbuf *log)
+{
     host_impl *h = be->impl;
+    /* the parse started beside the preprocessor, finished before anything
+     * here touches the files it reads (the precompiled header's copy) */
+    host_early *early = h->early;
+    h->early = NULL;
+    if (early) {
+        pthread_join(early->th, NULL);
+        early->joined = 1;
+    }
     int r = ensure_headers(h, log);
-    if (r)
+    if (r) {
+        early_free(early);
         return r;
+    }
     hkc_strbuf tu, err;
     hkc_strbuf_init(&tu);
     hkc_strbuf_init(&err);
@@ -316,6 +442,7 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
         hkc_strbuf_printf(log, "%s: %s", job->name, err.data);
         hkc_strbuf_free(&tu);
         hkc_strbuf_free(&err);
+        early_free(early);
         return HK_ECOMPILE;
     }
     hkc_strbuf_free(&err);
@@ -324,13 +451,17 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     snprintf(inc, sizeof inc, "%s/include", h->workdir);
     /* On unless HIPKIT_HOST_MODE=fibers (then nothing is parsed). */
     hkc_host_loops_job lj = {job->name, tu.data, tu.len, table_at(&tu), inc, (const char *const *)job->flags,
-                             job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced(), NULL};
+                             job->nflags, job->kernels, job->nkernels, hkc_host_fibers_forced(), NULL,
+                             NULL, NULL};
     int parse = 0;
     for (int i = 0; i < job->nkernels; i++)
         parse |= job->kernels[i].uses_sync;
     char lpch[4300];
     if (parse && !lj.off) /* (without libclang: none is built, nothing parsed) */
         lj.pch = hkc_host_loops_pch(h, inc, lj.flags, lj.nflags, lpch, sizeof lpch);
+    if (parse && !lj.off)
+        early_take(early, &lj);
+    early_free(early);
     hkc_strbuf full;
     hkc_strbuf_init(&full);
     r = hkc_host_loops_apply(&lj, &full);
@@ -361,6 +492,69 @@ int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void 
     *code = data;
     *code_size = size;
     return 0;
+}
+
+int hkc_host_compile(hkc_backend *be, int dev, const hkc_compile_job *job, void **code,
+                     size_t *code_size, hkc_strbuf *log)
+{
+    (void)dev;
+    host_impl *h = be->impl;
+    pthread_mutex_lock(&h->compile_lock);
+    int r = compile_locked(be, job, code, code_size, log);
+    pthread_mutex_unlock(&h->compile_lock);
+    return r;
+}
+
+int hkc_host_compile_unit(hkc_backend *be, const char *unit, const char *flags, void **code,
+                          size_t *code_size, hkc_strbuf *log)
+{
+    host_impl *h = be->impl;
+    int nflags = 0;
+    for (const char *f = flags; *f; f += strlen(f) + 1)
+        nflags++;
+    const char **fv = calloc((size_t)nflags + 1, sizeof *fv);
+    if (!fv)
+        return HK_ENOMEM;
+    pthread_mutex_lock(&h->compile_lock);
+    hkc_key_builder *kb = hkc_key_begin();
+    hkc_key_add_str(kb, "toolchain", hkc_host_toolchain(be, h->cache));
+    hkc_key_add_str(kb, "unit", unit);
+    nflags = 0;
+    for (const char *f = flags; *f; f += strlen(f) + 1) {
+        fv[nflags++] = f;
+        hkc_key_add_str(kb, "flag", f);
+    }
+    hkc_cache_entry_id id = {.sub = "host-fibers", .name = "fibers-copy", .ext = "so",
+                             .key = hkc_key_end(kb)};
+    hkc_strbuf warn;
+    hkc_strbuf_init(&warn);
+    int r = 0;
+    if (!hkc_cache_get(h->cache, &id, code, code_size, &warn)) {
+        hkc_compile_job job = {.name = "fibers copy", .source = unit, .flags = fv, .nflags = nflags};
+        r = ensure_headers(h, log);
+        unsigned serial = h->serial++;
+        char src[4200], out[4200];
+        if (r == 0) {
+            snprintf(src, sizeof src, "%s/f%u-%d.cpp", h->workdir, serial, (int)getpid());
+            snprintf(out, sizeof out, "%s/f%u-%d.so", h->workdir, serial, (int)getpid());
+            int e = hkc_host_write_file(src, unit, strlen(unit));
+            if (e) {
+                hkc_strbuf_printf(log, "cannot write %s: %s", src, strerror(-e));
+                r = HK_EIO;
+            }
+        }
+        if (r == 0) {
+            const char *mode[16];
+            int nm = compile_mode(&job, 0, mode);
+            r = run_compiler(h, &job, mode, nm, 1, src, out, (char **)code, code_size, log);
+        }
+        if (r == 0)
+            hkc_cache_put(h->cache, &id, *code, *code_size, &warn);
+    }
+    pthread_mutex_unlock(&h->compile_lock);
+    hkc_strbuf_free(&warn);
+    free(fv);
+    return r;
 }
 
 /* The host compiles for this machine only: a shared object loads only where
@@ -397,14 +591,27 @@ static int user_file(const char *file, int system, void *arg)
 /* The source preprocessed as the compile will see it (same headers, flags
  * and defines), with __HIPKIT_DISCOVER__ so that __global__ survives, cut
  * down to the user's lines: what kernel discovery scans. */
+static int preprocess_locked(host_impl *h, const hkc_compile_job *job, hkc_strbuf *pp,
+                             hkc_strbuf *log);
+
 int hkc_host_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc_strbuf *pp,
                         hkc_strbuf *log)
 {
     (void)dev;
     host_impl *h = be->impl;
+    pthread_mutex_lock(&h->compile_lock);
+    int r = preprocess_locked(h, job, pp, log);
+    pthread_mutex_unlock(&h->compile_lock);
+    return r;
+}
+
+static int preprocess_locked(host_impl *h, const hkc_compile_job *job, hkc_strbuf *pp,
+                             hkc_strbuf *log)
+{
     int r = ensure_headers(h, log);
     if (r)
         return r;
+    early_start(h, job);
     unsigned serial = h->serial++;
     char src[4200], out[4200], ours[4200];
     snprintf(src, sizeof src, "%s/p%u-%d.cpp", h->workdir, serial, (int)getpid());

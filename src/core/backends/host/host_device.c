@@ -59,6 +59,7 @@ int hkc_host_probe(hkc_backend *be, hkc_strbuf *reason)
     }
     h->nthreads = host_threads();
     pthread_mutex_init(&h->allocs_lock, NULL);
+    pthread_mutex_init(&h->compile_lock, NULL);
     pthread_mutex_init(&h->stream_lock, NULL);
     pthread_cond_init(&h->event_cv, NULL);
     h->pool = hkc_host_pool_create(h->nthreads, hkc_host_exec_thread_release);
@@ -89,6 +90,7 @@ void hkc_host_destroy(hkc_backend *be)
         free(a);
     }
     pthread_mutex_destroy(&h->allocs_lock);
+    pthread_mutex_destroy(&h->compile_lock);
     pthread_mutex_destroy(&h->stream_lock);
     pthread_cond_destroy(&h->event_cv);
     free(h);

@@ -620,7 +620,8 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
 /* Runs w->block; a fault or rt->fail inside it jumps back here. Kept apart
  * so no local of the block loop lives across the jump. */
 static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w,
-                                                   const hk_host_runtime *rt)
+                                                   const hk_host_runtime *rt,
+                                                   const hk_host_kernel_desc *desc)
 {
     w->fault.signo = 0;
     w->st.hk_n = 0;
@@ -629,7 +630,7 @@ static __attribute__((noinline)) int run_protected(hkc_host_launch *L, worker *w
     w->loop_tid = NULL;
     if (sigsetjmp(w->fault.jmp, 0) == 0) {
         w->fault.armed = 1;
-        L->desc->run_block(rt, &w->block, L->kernarg);
+        desc->run_block(rt, &w->block, L->kernarg);
         w->fault.armed = 0;
         if (w->st.hk_n && hkc_host_checked() && check_static_canaries(w) != 0) {
             w->fault.signo = -1;
@@ -662,8 +663,12 @@ static void find_loop_thread(hkc_host_launch *L, worker *w)
     void *addr = w->fault.addr;
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
     pthread_once(&fiber_table_once, fiber_table_init);
+    /* a module built without the kernel's fibers copy compiles it now (or
+     * takes it from the disk cache): the block's other workers stop first */
+    atomic_store(&L->failed, 1);
+    const hk_host_kernel_desc *copy = L->fibers_copy ? L->fibers_copy(L->desc) : L->desc;
     w->rerun = 1;
-    int r = run_protected(L, w, &fiber_table);
+    int r = copy ? run_protected(L, w, &fiber_table, copy) : 0;
     w->rerun = 0;
     int same = r != 0 && !w->interrupted && w->fault.signo == signo && w->fibers_active &&
                w->current < w->block.nthreads &&
@@ -720,7 +725,7 @@ void hkc_host_exec_blocks(void *arg)
             b->idx.z = (uint32_t)(i / gxy);
             b->idx.y = (uint32_t)(i % gxy / gx);
             b->idx.x = (uint32_t)(i % gx);
-            if (run_protected(L, w, &runtime_table) != 0) {
+            if (run_protected(L, w, &runtime_table, L->desc) != 0) {
                 if (w->loop_tid && w->fault.signo > 0 && !w->interrupted)
                     find_loop_thread(L, w);
                 record_failure(L, w, i);

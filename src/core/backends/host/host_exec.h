@@ -22,6 +22,10 @@ typedef struct hkc_host_launch {
     atomic_int interrupted; /* stopped by hk_interrupt() */
     pthread_mutex_t msg_lock;
     char msg[1024];         /* the first failure */
+    /* The kernel with its threads on fibers, to find a loop-mode fault's
+     * thread again (find_loop_thread): desc itself, the copy of a module
+     * built without one (host_module.c), or NULL when there is none. */
+    const hk_host_kernel_desc *(*fibers_copy)(const hk_host_kernel_desc *desc);
     /* Lets the fault message say which buffer an address belongs to. */
     void (*describe_addr)(void *ctx, void *addr, char *out, size_t cap);
     void *describe_ctx;

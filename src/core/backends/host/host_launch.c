@@ -39,6 +39,7 @@ int hkc_host_run_launch(hkc_backend *be, const hkc_launch_kernel *k, const hk_la
     L.shared_bytes = cfg->shared_bytes;
     L.nblocks = (uint64_t)cfg->grid.x * cfg->grid.y * cfg->grid.z;
     hkc_host_describe where = {h, k->sig, kernarg};
+    L.fibers_copy = hkc_host_kernel_fibers;
     L.describe_addr = hkc_host_describe_addr;
     L.describe_ctx = &where;
     pthread_mutex_init(&L.msg_lock, NULL);

@@ -19,7 +19,17 @@ typedef struct hkc_host_loops_job {
     int nkernels;
     int off; /* loop mode is off: only the modes table, saying so */
     const char *pch; /* libclang's precompiled hip_runtime.h for these flags, or NULL */
+    /* a parse of tu made beforehand (hkc_host_loops_parse_early), taken over
+     * and disposed of by hkc_host_loops_apply; NULL: it parses */
+    void *pre_index, *pre_unit;
 } hkc_host_loops_job;
+
+/* Parses job's unit as hkc_host_loops_apply would (libclang's index and
+ * unit into *index and *unit, both NULL when it cannot): kernel discovery's
+ * preprocessor runs meanwhile (host_compile.c). Any thread. */
+void hkc_host_loops_parse_early(const hkc_host_loops_job *job, void **index, void **unit);
+/* Disposes of what hkc_host_loops_parse_early made. */
+void hkc_host_loops_parse_free(void *index, void *unit);
 
 /* Writes into out the translation unit with a loop-mode version after each
  * kernel the transform can prove safe, and the modes table at the end

@@ -31,7 +31,7 @@
     X(clang_getLocationForOffset) X(clang_getFile) X(clang_saveTranslationUnit)             \
     X(clang_defaultSaveOptions) X(clang_Cursor_Evaluate) X(clang_EvalResult_getKind)              \
     X(clang_EvalResult_isUnsignedInt) X(clang_EvalResult_getAsUnsigned)                            \
-    X(clang_EvalResult_getAsLongLong) X(clang_EvalResult_dispose)
+    X(clang_EvalResult_getAsLongLong) X(clang_EvalResult_dispose) X(clang_getCanonicalCursor)
 
 typedef struct hkc_clang {
 #define HKC_CLANG_FIELD(f) __typeof__(f) *f;

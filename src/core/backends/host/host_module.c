@@ -2,6 +2,7 @@
  * loaded from memory, with the kernel table the generated code exports. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +25,103 @@ int hkc_host_fibers_forced(void)
     return e && !strcmp(e, "fibers");
 }
 
+/* A kernel as the core holds it (its bfn): the module's table entry first,
+ * which the executor reads, then where it comes from. */
+typedef struct host_kernel {
+    hk_host_kernel_desc d;
+    struct host_module *m;
+    uint32_t index;
+} host_kernel;
+
 typedef struct host_module {
     void *dl;
+    hkc_backend *be;
     /* The module's table, with run_block swapped for the loop version where
      * the module has one and HIPKIT_HOST_MODE allows it. */
-    hk_host_kernel_desc *kernels;
+    host_kernel *kernels;
     const hk_host_kernel_mode *modes; /* NULL in modules built before loop mode */
     uint32_t count;
     const hk_host_global_desc *globals; /* NULL in modules built before the table */
+    /* Kernels split without a fibers copy (their table entry is their loop
+     * version): the copies are a module of their own, compiled from
+     * fibers_unit when first needed (a fault to find again on fibers,
+     * HIPKIT_HOST_MODE=fibers at load) and kept in the disk cache. */
+    const char *fibers_unit, *fibers_flags;
+    pthread_mutex_t copy_lock;
+    struct host_module *copy;
+    int copy_failed; /* a compile failed once: not tried again for every fault */
 } host_module;
 
-int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
-                            hkc_strbuf *err)
+static int module_load(hkc_backend *be, const void *code, size_t size, host_module **out,
+                       hkc_strbuf *err);
+
+/* Kernel i has no fibers copy in m. */
+static int loops_only(const host_module *m, uint32_t i)
 {
-    (void)dev;
+    return m->fibers_unit && m->modes && m->modes[i].run_loops &&
+           m->kernels[i].d.run_block == m->modes[i].run_loops;
+}
+
+/* m->copy, compiled or from the cache the first time (under copy_lock). */
+static int copy_get(host_module *m, hkc_strbuf *err)
+{
+    if (m->copy)
+        return 0;
+    if (m->copy_failed) {
+        hkc_strbuf_puts(err, "its fibers copy did not compile before");
+        return HK_ECOMPILE;
+    }
+    void *code = NULL;
+    size_t size = 0;
+    host_module *c = NULL;
+    int r = hkc_host_compile_unit(m->be, m->fibers_unit, m->fibers_flags, &code, &size, err);
+    if (r == 0)
+        r = module_load(m->be, code, size, &c, err);
+    free(code);
+    if (r == 0 && (c->count != m->count || c->fibers_unit)) {
+        hkc_strbuf_puts(err, "its fibers copy has another kernel table");
+        hkc_host_module_unload(m->be, c);
+        r = HK_EFORMAT;
+    }
+    for (uint32_t i = 0; r == 0 && i < m->count; i++)
+        if (strcmp(c->kernels[i].d.name, m->kernels[i].d.name)) {
+            hkc_strbuf_puts(err, "its fibers copy has another kernel table");
+            hkc_host_module_unload(m->be, c);
+            r = HK_EFORMAT;
+        }
+    if (r == 0)
+        m->copy = c;
+    else
+        m->copy_failed = 1;
+    return r;
+}
+
+const hk_host_kernel_desc *hkc_host_kernel_fibers(const hk_host_kernel_desc *d)
+{
+    host_kernel *k = (host_kernel *)d;
+    host_module *m = k->m;
+    if (!loops_only(m, k->index))
+        return d; /* its own fibers copy: run with the runtime table without loop mode */
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    pthread_mutex_lock(&m->copy_lock);
+    const hk_host_kernel_desc *r = NULL;
+    if (copy_get(m, &err) == 0) {
+        /* the module variables as the faulted run saw them */
+        for (const hk_host_global_desc *g = m->globals; g && g->name; g++)
+            for (const hk_host_global_desc *c = m->copy->globals; c && c->name; c++)
+                if (!strcmp(g->name, c->name) && g->bytes == c->bytes)
+                    memcpy(c->addr, g->addr, g->bytes);
+        r = &m->copy->kernels[k->index].d;
+    }
+    pthread_mutex_unlock(&m->copy_lock);
+    hkc_strbuf_free(&err); /* the fault is reported without its thread */
+    return r;
+}
+
+static int module_load(hkc_backend *be, const void *code, size_t size, host_module **out,
+                       hkc_strbuf *err)
+{
     const unsigned char *c = code;
     if (size < 64 || memcmp(c, "\177ELF", 4) != 0) {
         hkc_strbuf_puts(err, "not an ELF shared object: the host backend loads the .so files its "
@@ -108,6 +192,8 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
         return HK_ENOMEM;
     }
     m->dl = dl;
+    m->be = be;
+    pthread_mutex_init(&m->copy_lock, NULL);
     m->count = *count;
     m->globals = dlsym(dl, "hk_host_globals");
     m->modes = dlsym(dl, "hk_host_kernel_modes");
@@ -117,11 +203,50 @@ int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size
         free(m);
         return HK_ENOMEM;
     }
+    const char *unit = dlsym(dl, "hk_host_fibers_unit"), *flags = dlsym(dl, "hk_host_fibers_flags");
+    if (unit && flags) {
+        m->fibers_unit = unit;
+        m->fibers_flags = flags;
+    }
     int fibers = hkc_host_fibers_forced();
     for (uint32_t i = 0; i < m->count; i++) {
-        m->kernels[i] = kernels[i];
+        m->kernels[i] = (host_kernel){kernels[i], m, i};
         if (!fibers && m->modes && m->modes[i].run_loops)
-            m->kernels[i].run_block = m->modes[i].run_loops;
+            m->kernels[i].d.run_block = m->modes[i].run_loops;
+    }
+    *out = m;
+    return 0;
+}
+
+int hkc_host_module_load(hkc_backend *be, int dev, const void *code, size_t size, void **out,
+                         hkc_strbuf *err)
+{
+    (void)dev;
+    host_module *m = NULL;
+    int r = module_load(be, code, size, &m, err);
+    if (r != 0)
+        return r;
+    /* HIPKIT_HOST_MODE=fibers and kernels built as loops only: the whole
+     * module runs as its fibers copy (kernels and module variables; how
+     * each kernel could run, for k:info, stays this module's) */
+    int need = 0;
+    for (uint32_t i = 0; hkc_host_fibers_forced() && i < m->count; i++)
+        need |= loops_only(m, i);
+    if (need) {
+        hkc_strbuf why;
+        hkc_strbuf_init(&why);
+        r = copy_get(m, &why);
+        if (r != 0) {
+            hkc_strbuf_printf(err, "HIPKIT_HOST_MODE=fibers, and the module's kernels were built as "
+                                   "loops only; compiling their fibers copy failed: %s", why.data);
+            hkc_strbuf_free(&why);
+            hkc_host_module_unload(be, m);
+            return r;
+        }
+        hkc_strbuf_free(&why);
+        for (uint32_t i = 0; i < m->count; i++)
+            m->kernels[i].d = m->copy->kernels[i].d;
+        m->globals = m->copy->globals;
     }
     *out = m;
     return 0;
@@ -131,6 +256,9 @@ void hkc_host_module_unload(hkc_backend *be, void *bmod)
 {
     host_module *m = bmod;
     hkc_host_streams_drain(be->impl); /* queued launches call into it */
+    if (m->copy)
+        hkc_host_module_unload(be, m->copy);
+    pthread_mutex_destroy(&m->copy_lock);
     dlclose(m->dl);
     free(m->kernels);
     free(m);
@@ -144,7 +272,7 @@ int hkc_host_module_kernels(hkc_backend *be, void *bmod, hkc_kernel_meta **metas
     if (!out)
         return HK_ENOMEM;
     for (uint32_t i = 0; i < m->count; i++) {
-        const hk_host_kernel_desc *d = &m->kernels[i];
+        const hk_host_kernel_desc *d = &m->kernels[i].d;
         snprintf(out[i].name, sizeof out[i].name, "%s", d->name);
         out[i].nparams = d->nparams <= 64 ? (int)d->nparams : -1;
         for (uint32_t p = 0; p < d->nparams && p < 64; p++) {
@@ -188,7 +316,7 @@ int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **
     (void)be;
     host_module *m = bmod;
     for (uint32_t i = 0; i < m->count; i++) {
-        if (strcmp(m->kernels[i].name, name))
+        if (strcmp(m->kernels[i].d.name, name))
             continue;
         *bfn = (void *)&m->kernels[i];
         info->max_threads_per_block = 1024;

@@ -11,6 +11,10 @@
  *   const uint32_t hk_host_module_abi;           = HK_HOST_ABI_VERSION
  *   const uint32_t hk_host_kernel_count;
  *   const hk_host_kernel_desc hk_host_kernels[]; one per __global__ function
+ * and optionally hk_host_kernel_modes[], hk_host_globals[], and, where a
+ * kernel split at its barriers has no fibers copy (its table entry is its
+ * loop version), const char hk_host_fibers_unit[] and hk_host_fibers_flags[]:
+ * the translation unit and flags that build the copies (host_module.c).
  */
 #ifndef __HK_HOST_ABI_H
 #define __HK_HOST_ABI_H

@@ -160,12 +160,59 @@ struct __hk_loops_impl<void (*)(_Hk_A...), _Hk_K, _Hk_L> {
     }
 };
 
+/* A kernel split at its barriers whose fibers copy the module does not
+ * carry (host_loops.c: the kernel is `inline` and nothing else calls it,
+ * so the compiler emits no code for it): its table entry runs the loop
+ * version itself. The copy, when a fault must be found again on fibers or
+ * HIPKIT_HOST_MODE=fibers loads the module, is a second module built from
+ * hk_host_fibers_unit (host_module.c); a runtime without loop mode has
+ * nothing to run it with. */
+template <typename _Hk_Fn, _Hk_Fn _Hk_L>
+struct __hk_split_impl;
+
+template <typename... _Hk_A, void (*_Hk_L)(_Hk_A...)>
+struct __hk_split_impl<void (*)(_Hk_A...), _Hk_L> {
+    typedef __hk_kernel_impl<void (*)(_Hk_A...), _Hk_L, 1> __base;
+    static constexpr uint32_t nparams = __base::nparams;
+    static constexpr const uint32_t *__sizes = __base::__sizes;
+    static constexpr const uint32_t *__aligns = __base::__aligns;
+    static constexpr uint32_t uses_sync = 1;
+
+    template <size_t... _Hk_I>
+    __attribute__((flatten)) static void __run(const unsigned char *__ka, std::index_sequence<_Hk_I...>)
+    {
+        (void)__ka;
+        _Hk_L(__base::template __load<_Hk_A>(__ka + __base::__offset(_Hk_I))...);
+    }
+
+    static void run_block(const hk_host_runtime *__rt, const hk_host_block *__b, const void *__kernarg)
+    {
+        if (__rt->size < offsetof(hk_host_runtime, loop_poll) + sizeof(void *) || !__rt->loop_poll)
+            __rt->fail("this kernel was built as loops only (its fibers copy is a module of its own), "
+                       "and this runtime has no loop mode");
+        __hk_state &__s = __hk_enter_block(__rt, __b, 1);
+        __run(static_cast<const unsigned char *>(__kernarg), std::index_sequence_for<_Hk_A...>{});
+        __hk_loop_done(__s);
+    }
+};
+
+#define HK_HOST_KERNEL_SPLIT(name)                                                       \
+    typedef __hk_split_impl<decltype(&name), &__hk_loops_##name> __hk_kernel_##name;
+
+/* The module as it is without loop versions, the split kernels' fibers
+ * copies included, and the user's flags (each ends with a 0, the list with
+ * an empty one): what host_module.c compiles when it needs those copies. */
+#define HK_HOST_FIBERS_UNIT(text, flags)                                                 \
+    extern "C" __attribute__((visibility("default"))) const char hk_host_fibers_unit[] = text; \
+    extern "C" __attribute__((visibility("default"))) const char hk_host_fibers_flags[] = flags;
+
 #define HK_HOST_LOOPS(name)                                                              \
     typedef __hk_loops_impl<decltype(&name), &name, &__hk_loops_##name> __hk_loops_run_##name;
 #define HK_HOST_MODES_BEGIN                                                              \
     extern "C" __attribute__((visibility("default")))                                    \
     const hk_host_kernel_mode hk_host_kernel_modes[] = {
 #define HK_HOST_MODE_LOOPS(name) {&__hk_loops_run_##name::run_block, ""},
+#define HK_HOST_MODE_SPLIT(name) {&__hk_kernel_##name::run_block, ""},
 #define HK_HOST_MODE_FIBERS(why) {nullptr, why},
 #define HK_HOST_MODES_END {nullptr, nullptr}};
 
