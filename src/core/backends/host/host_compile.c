@@ -105,11 +105,11 @@ const char *hkc_host_toolchain(hkc_backend *be, hkc_cache *cache)
     free(data);
     hkc_strbuf_free(&warn);
     hkc_strbuf_free(&out);
-    /* "loops 5": the loop-mode transform runs (every HIPKIT_HOST_MODE but
+    /* "loops 6": the loop-mode transform runs (every HIPKIT_HOST_MODE but
      * fibers), and its version (host_loops*.c): its output is part of
      * every module with barriers. */
     snprintf(h->toolchain, sizeof h->toolchain, "%s; hipkit-host-abi %u hdr %08x%s", line,
-             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 5");
+             HK_HOST_ABI_VERSION, (unsigned)hh, hkc_host_fibers_forced() ? "" : " loops 6");
     return h->toolchain;
 }
 

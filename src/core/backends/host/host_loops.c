@@ -35,7 +35,8 @@
  *   uniform values, and it is never changed), hoisted before all regions
  *   (uniform and unchanged: shared memory references, block offsets), or
  *   kept per thread in an array (a plain-data scalar or array declared by
- *   itself); anything else keeps the fibers;
+ *   itself); anything else keeps the fibers; a parameter the body changes
+ *   is kept per thread the same way (each thread's own copy in HIP);
  * - a `return` marks the thread as returned: it skips every later region. */
 #include "host_loops.h"
 
