@@ -246,6 +246,15 @@ static unsigned nvidia_sgemm_shared(const hk_plugin_host *host, const hk_plugin_
 
 static int sixteen_byte_rows(long long unit, long long ld) { return unit == 1 && ld % 4 == 0; }
 
+/* n integer arguments into a[0 .. n) */
+static void int_args(hk_plugin_arg *a, const long long *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        a[i].kind = HK_PLUGIN_ARG_INT;
+        a[i].v.i = v[i];
+    }
+}
+
 /* Packs operand X (rows x k: X(r, p) = x[z * bs + r * sr + p * sp]) into
  * scratch as rows-contiguous columns of PACK_ROUND(rows); *arg becomes the
  * scratch buffer and sr, sp, bs its strides. 0, or the call failed. */
@@ -259,10 +268,7 @@ static int pack_operand(const hk_plugin_host *host, const hk_plugin_call *call, 
         return -1;
     hk_plugin_arg a[9] = {x, y};
     long long ints[7] = {rows, k, *sr, *sp, ld, *bs, k * ld};
-    for (int i = 0; i < 7; i++) {
-        a[2 + i].kind = HK_PLUGIN_ARG_INT;
-        a[2 + i].v.i = ints[i];
-    }
+    int_args(a + 2, ints, 7);
     hk_plugin_config cfg = {{(unsigned)((k + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)items}, {32, 8, 1}, 0};
     int r = host->launch_config(call, "gemm_pack_f32", &cfg, a, 9);
     if (r != 0)
@@ -331,8 +337,7 @@ static int launch_f32_nvidia(const hk_plugin_host *host, const hk_plugin_call *c
         v.bsa = kp * v.sak, v.bsb = kp * v.sbk, v.ldc = v.n, v.bsc = v.m * v.n, v.batch = parts;
     }
     long long ints[11] = {v.m, v.n, kp, v.sam, v.sak, v.sbk, v.sbn, v.ldc, v.bsa, v.bsb, v.bsc};
-    for (int i = 0; i < 11; i++)
-        a[3 + i].v.i = ints[i];
+    int_args(a + 3, ints, 11);
     double alpha = a[14].v.f, beta = a[15].v.f;
     if (parts > 1)
         a[14].v.f = 1.0, a[15].v.f = 0.0;
@@ -350,10 +355,7 @@ static int launch_f32_nvidia(const hk_plugin_host *host, const hk_plugin_call *c
         return r;
     hk_plugin_arg sum[8] = {work, c};
     long long sints[4] = {v.m, v.n, ldc, parts};
-    for (int i = 0; i < 4; i++) {
-        sum[2 + i].kind = HK_PLUGIN_ARG_INT;
-        sum[2 + i].v.i = sints[i];
-    }
+    int_args(sum + 2, sints, 4);
     sum[6].kind = sum[7].kind = HK_PLUGIN_ARG_FLOAT;
     sum[6].v.f = alpha;
     sum[7].v.f = beta;
@@ -418,10 +420,7 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
     snprintf(kernel, sizeof kernel, "gemm%s_%s_%s", bm == 64 ? "64" : "", ta, tc);
     hk_plugin_arg a[16] = {args[q.col ? 2 : 1], args[q.col ? 1 : 2], args[0]}; /* col: B^T A^T */
     long long ints[11] = {v.m, v.n, v.k, v.sam, v.sak, v.sbk, v.sbn, v.ldc, v.bsa, v.bsb, v.bsc};
-    for (int i = 0; i < 11; i++) {
-        a[3 + i].kind = HK_PLUGIN_ARG_INT;
-        a[3 + i].v.i = ints[i];
-    }
+    int_args(a + 3, ints, 11);
     a[14].kind = a[15].kind = HK_PLUGIN_ARG_FLOAT;
     a[14].v.f = q.alpha;
     a[15].v.f = q.beta;
@@ -473,21 +472,19 @@ static int add_kernels(const hk_plugin_api *api)
                      bm, bn, pairs[p].note, bn, bm);
             r = api->add_kernel_rule(api, "gemm", "gemm.hip", name, sig, &rule, doc);
         }
-    if (r == 0)
-        r = api->add_kernel_rule(api, "gemm", "gemm.hip", "gemm_pack_f32",
-                                 "const float *x, float *y, int rows, int cols, long long sr, long long sc, "
-                                 "long long ldy, long long bsx, long long bsy",
-                                 &rule,
-                                 "y[z bsy + c ldy + r] = x[z bsx + r sr + c sc]: an f32 operand packed with unit "
-                                 "stride along r (matmul's, before large products on NVIDIA); block {32, 8}, "
-                                 "grid {ceil(cols/32), ceil(rows/32), batch}");
-    if (r == 0)
-        r = api->add_kernel_rule(api, "gemm", "gemm.hip", "gemm_splitk_f32",
-                                 "const float *w, float *c, int m, int n, long long ldc, int parts, float alpha, "
-                                 "float beta",
-                                 &rule,
-                                 "c[i ldc + j] = alpha (sum of parts pieces w[z m n + i n + j]) + beta c: a product "
-                                 "split along k summed (matmul's); block 256, grid {ceil(n/256), m}");
+    /* matmul's helpers on NVIDIA (launch_f32_nvidia) */
+    static const struct { const char *name, *sig, *doc; } helpers[] = {
+        {"gemm_pack_f32",
+         "const float *x, float *y, int rows, int cols, long long sr, long long sc, long long ldy, long long bsx, "
+         "long long bsy",
+         "y[z bsy + c ldy + r] = x[z bsx + r sr + c sc]: an f32 operand packed with unit stride along r (matmul's, "
+         "before large products on NVIDIA); block {32, 8}, grid {ceil(cols/32), ceil(rows/32), batch}"},
+        {"gemm_splitk_f32", "const float *w, float *c, int m, int n, long long ldc, int parts, float alpha, float beta",
+         "c[i ldc + j] = alpha (sum of parts pieces w[z m n + i n + j]) + beta c: a product split along k summed "
+         "(matmul's); block 256, grid {ceil(n/256), m}"},
+    };
+    for (size_t i = 0; r == 0 && i < sizeof helpers / sizeof helpers[0]; i++)
+        r = api->add_kernel_rule(api, "gemm", "gemm.hip", helpers[i].name, helpers[i].sig, &rule, helpers[i].doc);
     return r;
 }
 
