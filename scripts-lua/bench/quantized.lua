@@ -7,7 +7,9 @@
 -- the weights come from memory, not the cache. Also the dequantize to f16
 -- of the same matrix, matvec with x quantized to q8_1 (integer dot
 -- products), and the tiled matmul with 512 activation rows in
--- TFLOP/s. PyTorch's f16 matvec and matmul of the same shapes:
+-- TFLOP/s. The matvecs also back to back over the copies, queued one call
+-- after another and as one recorded hk.graph replayed. PyTorch's f16 matvec
+-- and matmul of the same shapes:
 -- tools/bench_torch_quantized.py.
 local rows = tonumber(arg and arg[1]) or 14336
 local cols = tonumber(arg and arg[2]) or 4096
@@ -58,6 +60,16 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
         end, {bytes = copies * (bytes + form[3] + 4 * rows), reps = 10, warmup = 2, print = false})
         print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy  (back to back, per call)"):format(
             "matvec " .. fmt .. " " .. form[1], rb.median / copies, rb.gbps, rb.gbps / copy.gbps))
+        -- the same calls recorded once (hk.graph: a CUDA graph) and replayed,
+        -- as a model's decode step runs them: no host dispatch between
+        -- the kernels, the launch gaps the graph leaves
+        local g = hk.graph(function()
+            for j = 1, copies do Q.matvec(y, ws[j], form[2]) end
+        end)
+        local rg = hk.bench(function() g:launch() end,
+            {bytes = copies * (bytes + form[3] + 4 * rows), reps = 10, warmup = 2, print = false})
+        print(("  %-22s %8.3f ms %8.0f GB/s  %.2fx copy  (graph replay, per call)"):format(
+            "matvec " .. fmt .. " " .. form[1], rg.median / copies, rg.gbps, rg.gbps / copy.gbps))
     end
     local yh = hk.alloc(n, "f16")
     Q.dequantize(yh, w1)
