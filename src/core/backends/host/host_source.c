@@ -260,6 +260,44 @@ static int scopes_see(scopes *sc, const hkc_tok *t)
     return 0;
 }
 
+/* Whether source names one of C++17's special math functions, which
+ * hip_runtime.h leaves out of libstdc++'s <cmath> (each unit would pay for
+ * their templates: hipkit_host_device.h): a unit that may call one includes
+ * them after the header. */
+static int names_special_math(const char *source)
+{
+    static const char *const names[] = {
+        "assoc_laguerre", "assoc_legendre", "beta", "comp_ellint_1", "comp_ellint_2",
+        "comp_ellint_3", "cyl_bessel_i", "cyl_bessel_j", "cyl_bessel_k", "cyl_neumann",
+        "ellint_1", "ellint_2", "ellint_3", "expint", "hermite", "laguerre", "legendre",
+        "riemann_zeta", "sph_bessel", "sph_legendre", "sph_neumann", NULL};
+    hkc_lexer lx;
+    hkc_tok t;
+    int after_scope = 0; /* the previous token was "::" */
+    hkc_lex_init(&lx, source, strlen(source));
+    for (hkc_lex_next(&lx, &t); t.kind != HKC_TOK_EOF; hkc_lex_next(&lx, &t)) {
+        int was_scope = after_scope;
+        after_scope = t.kind == HKC_TOK_PUNCT && t.n == 2 && !memcmp(t.p, "::", 2);
+        if (t.kind != HKC_TOK_IDENT)
+            continue;
+        /* a call, or a qualified name: a kernel's variable named beta is neither */
+        hkc_lexer ahead = lx;
+        hkc_tok next;
+        hkc_lex_next(&ahead, &next);
+        if (!was_scope && !hkc_tok_punct(&next, '('))
+            continue;
+        size_t n = t.n;
+        /* the float and long double forms: legendref, legendrel */
+        for (int i = 0; names[i]; i++) {
+            size_t m = strlen(names[i]);
+            if ((n == m || (n == m + 1 && (t.p[m] == 'f' || t.p[m] == 'l'))) &&
+                !memcmp(t.p, names[i], m))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Copies source into out with every dynamic shared declaration rewritten. */
 static int rewrite_source(const char *source, hkc_strbuf *out)
 {
@@ -371,6 +409,9 @@ int hkc_host_source_prepare(const char *name, const char *source,
         }
 
     hkc_strbuf_puts(out, "#include <hip/hip_runtime.h>\n");
+    if (names_special_math(source))
+        hkc_strbuf_puts(out, "#if defined(__GLIBCXX__) && __has_include(<bits/specfun.h>)\n"
+                             "#define _GLIBCXX_USE_STD_SPEC_FUNCS 1\n#include <bits/specfun.h>\n#endif\n");
     hkc_pp_line_directive(out, 1, name);
     int rc = rewrite_source(source, out);
     if (rc)

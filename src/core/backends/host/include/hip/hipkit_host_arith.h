@@ -125,7 +125,7 @@ static inline double __fma_rn(double __a, double __b, double __c) { return fma(_
 static inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
 
 template <typename _Hk_To, typename _Hk_From>
-static inline _Hk_To __hk_bit_cast(_Hk_From __v)
+static inline auto __hk_bit_cast(_Hk_From __v)
 {
     static_assert(sizeof(_Hk_To) == sizeof(_Hk_From), "bit cast between sizes");
     _Hk_To __r;

@@ -24,7 +24,7 @@ static inline bool __hk_block_private(const void *__p)
 }
 
 template <typename _Hk_T, typename _Hk_F>
-static inline _Hk_T __hk_atomic_update(_Hk_T *__p, _Hk_F __f)
+static inline auto __hk_atomic_update(_Hk_T *__p, _Hk_F __f)
 {
     if (__hk_block_private(__p)) {
         _Hk_T __o = *__p;

@@ -26,6 +26,19 @@
 #error "hip/hip_runtime.h of hipkit's CPU backend needs C++"
 #endif
 
+/* libstdc++'s <cmath> (which <math.h> includes) declares C++17's special
+ * functions (std::legendre, std::cyl_bessel_j, ...) as inline functions
+ * that call templates, and GCC instantiates those templates at the end of
+ * every unit that includes it, used or not: half the cost of compiling an
+ * empty module with the precompiled header. They are host library
+ * functions, not HIP device ones; a module whose source names one gets
+ * them from <bits/specfun.h>, which the backend includes after this header
+ * then (host_source.c). */
+#if __has_include(<bits/c++config.h>)
+#include <bits/c++config.h>
+#undef _GLIBCXX_USE_STD_SPEC_FUNCS
+#endif
+
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
@@ -252,7 +265,19 @@ using ::__hk_printf;
  * left alone. */
 #define printf(...) __hk_printf(__VA_ARGS__)
 
-/* The rest, one concern a header, in the order each needs the ones before. */
+/* The rest, one concern a header, in the order each needs the ones before.
+ *
+ * What every compile pays for these headers: GCC instantiates a template
+ * that a (non-template) inline function's body uses at the end of the unit,
+ * whether that function is used or not, and a precompiled header is written
+ * before that point, so each module paid again for every such use here (40
+ * ms of CPU, most of an empty module's compile: docs/RESULTS.md). So a
+ * function template that such a function calls returns `auto`: a deduced
+ * return type makes GCC instantiate it where it is first used, in the header
+ * and so in the precompiled one (__hk_simd, __hk_atomic_update,
+ * __hk_bit_cast, the __hk_*_dir rounding helpers, ...), and the make_*
+ * functions set members instead of calling the vector types' constructor
+ * templates. Keep to that in new code. */
 #include "hipkit_host_warp.h"
 #include "hipkit_host_atomics.h"
 #include "hipkit_host_arith.h"

@@ -316,7 +316,7 @@ static inline __half2 __half2half2(__half __a) { return __half2(__a, __a); }
 static inline __half2 __floats2half2_rn(float __a, float __b) { return __half2(__half(__a), __half(__b)); }
 static inline __half2 __float2half2_rn(float __a) { return __half2(__half(__a), __half(__a)); }
 static inline __half2 __float22half2_rn(float2 __f) { return __floats2half2_rn(__f.x, __f.y); }
-static inline float2 __half22float2(__half2 __h) { return float2(float(__h.x), float(__h.y)); }
+static inline float2 __half22float2(__half2 __h) { return make_float2(float(__h.x), float(__h.y)); }
 static inline float __low2float(__half2 __h) { return float(__h.x); }
 static inline float __high2float(__half2 __h) { return float(__h.y); }
 static inline __half __low2half(__half2 __h) { return __h.x; }

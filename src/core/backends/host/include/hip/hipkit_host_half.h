@@ -23,7 +23,7 @@ static inline double __hk_round_dir(double __x, int __dir)
 /* The double nearest an integer in a direction, for int -> half with _rz,
  * _rd, _ru: the half nearest below or above. */
 template <typename _Hk_H>
-static inline _Hk_H __hk_h_from_dir(double __x, int __dir)
+static inline auto __hk_h_from_dir(double __x, int __dir)
 {
     _Hk_H __r = _Hk_H(__x);
     double __v = (double)float(__r);

@@ -16,7 +16,7 @@
  * __dir: 1 toward zero, 2 down, 3 up. */
 
 template <typename _Hk_T>
-static inline _Hk_T __hk_dir(_Hk_T __r, int __sgn, int __dir)
+static inline auto __hk_dir(_Hk_T __r, int __sgn, int __dir)
 {
     if (__sgn == 0 || !std::isfinite(__r))
         return __r;
@@ -32,27 +32,27 @@ static inline _Hk_T __hk_dir(_Hk_T __r, int __sgn, int __dir)
 static inline int __hk_sgn(long double __v) { return (__v > 0) - (__v < 0); }
 
 template <typename _Hk_T>
-static inline _Hk_T __hk_add_dir(_Hk_T __a, _Hk_T __b, int __dir)
+static inline auto __hk_add_dir(_Hk_T __a, _Hk_T __b, int __dir)
 {
     _Hk_T __s = __a + __b, __bb = __s - __a;
     _Hk_T __e = (__a - (__s - __bb)) + (__b - __bb); /* TwoSum: a + b = s + e exactly */
     return __hk_dir(__s, __hk_sgn(__e), __dir);
 }
 template <typename _Hk_T>
-static inline _Hk_T __hk_mul_dir(_Hk_T __a, _Hk_T __b, int __dir)
+static inline auto __hk_mul_dir(_Hk_T __a, _Hk_T __b, int __dir)
 {
     _Hk_T __p = __a * __b;
     return __hk_dir(__p, __hk_sgn(std::fma(__a, __b, -__p)), __dir);
 }
 template <typename _Hk_T>
-static inline _Hk_T __hk_div_dir(_Hk_T __a, _Hk_T __b, int __dir)
+static inline auto __hk_div_dir(_Hk_T __a, _Hk_T __b, int __dir)
 {
     _Hk_T __q = __a / __b;
     /* a - q b is exact; the quotient's error has its sign times b's */
     return __hk_dir(__q, __hk_sgn(std::fma(-__q, __b, __a)) * (__b < 0 ? -1 : 1), __dir);
 }
 template <typename _Hk_T>
-static inline _Hk_T __hk_sqrt_dir(_Hk_T __a, int __dir)
+static inline auto __hk_sqrt_dir(_Hk_T __a, int __dir)
 {
     _Hk_T __s = std::sqrt(__a);
     return __hk_dir(__s, __hk_sgn(std::fma(-__s, __s, __a)), __dir);
@@ -61,7 +61,7 @@ static inline _Hk_T __hk_sqrt_dir(_Hk_T __a, int __dir)
  * (exact for float; for double, right unless the result lies within 2^-64
  * of a double). */
 template <typename _Hk_T>
-static inline _Hk_T __hk_fma_dir(_Hk_T __a, _Hk_T __b, _Hk_T __c, int __dir)
+static inline auto __hk_fma_dir(_Hk_T __a, _Hk_T __b, _Hk_T __c, int __dir)
 {
     _Hk_T __r = std::fma(__a, __b, __c);
     long double __w = fmal((long double)__a, (long double)__b, (long double)__c);
@@ -268,7 +268,7 @@ static inline void __assertfail(const char *__expr, const char *__file, unsigned
  * c; saturate clamps to the result type instead of wrapping. */
 
 template <typename _Hk_R, typename _Hk_V>
-static inline _Hk_R __hk_dot(const _Hk_V &__a, const _Hk_V &__b, _Hk_R __c, bool __sat, int __n)
+static inline auto __hk_dot(const _Hk_V &__a, const _Hk_V &__b, _Hk_R __c, bool __sat, int __n)
 {
     long long __s = (long long)__c;
     const typename _Hk_V::value_type *__pa = &__a.x, *__pb = &__b.x;
@@ -288,9 +288,8 @@ static inline unsigned int amd_mixed_dot(ushort2 __a, ushort2 __b, unsigned int 
 static inline int amd_mixed_dot(char4 __a, char4 __b, int __c, bool __sat)
 {
     /* char may be unsigned on the host: the lanes are signed bytes */
-    short4 __x(__a.x, __a.y, __a.z, __a.w), __y(__b.x, __b.y, __b.z, __b.w);
-    for (short *__p : {&__x.x, &__x.y, &__x.z, &__x.w, &__y.x, &__y.y, &__y.z, &__y.w})
-        *__p = (short)(signed char)*__p;
+    short4 __x = make_short4((signed char)__a.x, (signed char)__a.y, (signed char)__a.z, (signed char)__a.w);
+    short4 __y = make_short4((signed char)__b.x, (signed char)__b.y, (signed char)__b.z, (signed char)__b.w);
     return __hk_dot(__x, __y, __c, __sat, 4);
 }
 static inline unsigned int amd_mixed_dot(uchar4 __a, uchar4 __b, unsigned int __c, bool __sat)

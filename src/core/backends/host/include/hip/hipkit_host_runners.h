@@ -22,7 +22,7 @@
 /* After the loop: a store the compiler sees makes the loop's own stores to the
  * thread coordinates dead, so it keeps them in registers (and forwards them
  * into the inlined body) instead of tracking their last values. */
-static inline void __hk_loop_done(__hk_state &__s) { __s.__tid = uint3(0, 0, 0); }
+static inline void __hk_loop_done(__hk_state &__s) { __s.__tid = make_uint3(0, 0, 0); }
 
 /* A block's start, in every mode: its coordinates and the runtime where
  * the kernel's code reads them. __loop: the threads run as loops, so a
@@ -33,9 +33,9 @@ static inline __hk_state &__hk_enter_block(const hk_host_runtime *__rt, const hk
     __hk_state &__s = __hk_tls;
     __s.__rt = __rt;
     __s.__blk = __b;
-    __s.__bid = uint3(__b->idx.x, __b->idx.y, __b->idx.z);
-    __s.__bdim = uint3(__b->dim.x, __b->dim.y, __b->dim.z);
-    __s.__gdim = uint3(__b->grid.x, __b->grid.y, __b->grid.z);
+    __s.__bid = make_uint3(__b->idx.x, __b->idx.y, __b->idx.z);
+    __s.__bdim = make_uint3(__b->dim.x, __b->dim.y, __b->dim.z);
+    __s.__gdim = make_uint3(__b->grid.x, __b->grid.y, __b->grid.z);
     __s.__loop = __loop;
     return __s;
 }
@@ -107,7 +107,7 @@ struct __hk_kernel_impl<void (*)(_Hk_A...), _Hk_K, _Hk_Sync> {
     static void __fiber(void *__c, const hk_host_thread *__t)
     {
         __hk_state &__s = __hk_tls;
-        __s.__tid = uint3(__t->idx.x, __t->idx.y, __t->idx.z);
+        __s.__tid = make_uint3(__t->idx.x, __t->idx.y, __t->idx.z);
         __call(static_cast<const unsigned char *>(__c), std::index_sequence_for<_Hk_A...>{});
     }
 

@@ -12,14 +12,14 @@ template <int _Hk_B>
 struct __hk_lane {
     static constexpr long long __smin = -(1ll << (_Hk_B - 1)), __smax = (1ll << (_Hk_B - 1)) - 1,
                                __umax = (1ll << _Hk_B) - 1;
-    static long long __ss(long long __v) { return __v < __smin ? __smin : __v > __smax ? __smax : __v; }
-    static long long __us(long long __v) { return __v < 0 ? 0 : __v > __umax ? __umax : __v; }
+    static auto __ss(long long __v) { return __v < __smin ? __smin : __v > __smax ? __smax : __v; }
+    static auto __us(long long __v) { return __v < 0 ? 0 : __v > __umax ? __umax : __v; }
 };
 
 /* f(signed a, signed b, unsigned a, unsigned b) per lane; the result is
  * cut to the lane. */
 template <int _Hk_B, typename _Hk_F>
-static inline unsigned int __hk_simd(unsigned int __a, unsigned int __b, _Hk_F __f)
+static inline auto __hk_simd(unsigned int __a, unsigned int __b, _Hk_F __f)
 {
     const unsigned int __m = (unsigned int)__hk_lane<_Hk_B>::__umax;
     unsigned int __r = 0;
@@ -95,7 +95,7 @@ __HK_SIMD_CMP_(ltu, , __ua < __ub)
 
 /* Sums of the lanes' absolute differences, as one unsigned int. */
 template <int _Hk_B, bool _Hk_Signed>
-static inline unsigned int __hk_sad(unsigned int __a, unsigned int __b)
+static inline auto __hk_sad(unsigned int __a, unsigned int __b)
 {
     unsigned int __d = _Hk_Signed ? (_Hk_B == 16 ? __vabsdiffs2(__a, __b) : __vabsdiffs4(__a, __b))
                                   : (_Hk_B == 16 ? __vabsdiffu2(__a, __b) : __vabsdiffu4(__a, __b));

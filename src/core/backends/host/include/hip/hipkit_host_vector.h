@@ -151,20 +151,43 @@ constexpr bool operator!=(const __hk_vec<_Hk_T, _Hk_N> &__a, const __hk_vec<_Hk_
     return !(__a == __b);
 }
 
+/* make_*: members set one by one, not through the constructor templates,
+ * which these non-template functions would otherwise have GCC instantiate
+ * at the end of every unit (hipkit_host_device.h). */
 #define __HK_VEC_TYPES_(name, _Hk_T)                                                   \
     typedef __hk_vec<_Hk_T, 1> name##1;                                                \
     typedef __hk_vec<_Hk_T, 2> name##2;                                                \
     typedef __hk_vec<_Hk_T, 3> name##3;                                                \
     typedef __hk_vec<_Hk_T, 4> name##4;                                                \
-    static inline constexpr name##1 make_##name##1(_Hk_T x) { return name##1(x); }        \
-    static inline constexpr name##2 make_##name##2(_Hk_T x, _Hk_T y) { return name##2(x, y); } \
-    static inline constexpr name##3 make_##name##3(_Hk_T x, _Hk_T y, _Hk_T z)                     \
+    static inline constexpr name##1 make_##name##1(_Hk_T x)                            \
     {                                                                                 \
-        return name##3(x, y, z);                                                      \
+        name##1 __v{};                                                                \
+        __v.x = x;                                                                    \
+        return __v;                                                                   \
     }                                                                                 \
-    static inline constexpr name##4 make_##name##4(_Hk_T x, _Hk_T y, _Hk_T z, _Hk_T w)                \
+    static inline constexpr name##2 make_##name##2(_Hk_T x, _Hk_T y)                   \
     {                                                                                 \
-        return name##4(x, y, z, w);                                                   \
+        name##2 __v{};                                                                \
+        __v.x = x;                                                                    \
+        __v.y = y;                                                                    \
+        return __v;                                                                   \
+    }                                                                                 \
+    static inline constexpr name##3 make_##name##3(_Hk_T x, _Hk_T y, _Hk_T z)            \
+    {                                                                                 \
+        name##3 __v{};                                                                \
+        __v.x = x;                                                                    \
+        __v.y = y;                                                                    \
+        __v.z = z;                                                                    \
+        return __v;                                                                   \
+    }                                                                                 \
+    static inline constexpr name##4 make_##name##4(_Hk_T x, _Hk_T y, _Hk_T z, _Hk_T w)   \
+    {                                                                                 \
+        name##4 __v{};                                                                \
+        __v.x = x;                                                                    \
+        __v.y = y;                                                                    \
+        __v.z = z;                                                                    \
+        __v.w = w;                                                                    \
+        return __v;                                                                   \
     }
 
 __HK_VEC_TYPES_(char, char)
@@ -185,7 +208,7 @@ struct dim3 {
     uint32_t x, y, z;
     constexpr dim3(uint32_t __x_ = 1, uint32_t __y_ = 1, uint32_t __z_ = 1) : x(__x_), y(__y_), z(__z_) {}
     constexpr dim3(const uint3 &__v) : x(__v.x), y(__v.y), z(__v.z) {}
-    constexpr operator uint3() const { return uint3(x, y, z); }
+    constexpr operator uint3() const { return make_uint3(x, y, z); }
 };
 
 #endif

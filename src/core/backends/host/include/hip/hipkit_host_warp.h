@@ -105,7 +105,7 @@ static inline uint64_t __hk_shfl_bits(uint64_t __v, int __src, const char *__wha
 }
 
 template <typename _Hk_T>
-static inline _Hk_T __hk_shfl_as(_Hk_T __v, int __src, const char *__what)
+static inline auto __hk_shfl_as(_Hk_T __v, int __src, const char *__what)
 {
     static_assert(sizeof(_Hk_T) <= 8, "shuffle of more than 64 bits");
     uint64_t __b = 0;
