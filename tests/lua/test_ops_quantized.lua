@@ -234,6 +234,21 @@ for _, fmt in ipairs(order) do
     end
 end
 
+-- an output that starts off a 16-byte boundary (a view 4 bytes in: the
+-- kernels' element stores instead of their 16-byte ones), poisoned first;
+-- the element before it stays untouched
+for _, fmt in ipairs{"q4_0", "q6_K"} do
+    local s = random_blocks(fmt, 5)
+    local w = upload(fmt, s)
+    local want = reference(fmt, s)
+    local whole = hk.alloc(#w + 1, "f32", mode):fill(0 / 0)
+    Q.dequantize(whole:view("f32", 4, #w), w)
+    local all = whole:totable()
+    local bad, first = same_f32({table.unpack(all, 2)}, want)
+    t.ok(bad == 0 and all[1] ~= all[1], fmt .. ": dequantize into an unaligned view (4 bytes in)" ..
+        (first and ": " .. first or ""))
+end
+
 -- matvec: 13 rows (blocks of 256 threads: 8 warps of 32 or 4 of 64, the last
 -- block part empty), cols of 3 blocks of 32 or 2 of 256
 for _, fmt in ipairs(order) do
