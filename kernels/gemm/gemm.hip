@@ -19,7 +19,7 @@
 // - NVIDIA sm_80 and later, f16/bf16 inputs: tensor cores through inline
 //   PTX mma.sync.m16n8k16 (f32 accumulators), tiles fed by cp.async 16-byte
 //   copies and read with ldmatrix (hkg_mma below);
-// - AMD gfx908 / gfx90a, f16/bf16/f32 inputs: MFMA 32x32 instructions
+// - AMD gfx908 / gfx90a / gfx94x, f16/bf16/f32 inputs: MFMA 32x32 instructions
 //   (v_mfma_f32_32x32x8f16, ..x4bf16 / ..x8bf16_1k, ..x2f32), fed by the
 //   tiled path's shared-memory tiles (hkg_mfma);
 // - everything else (the CPU backend, gfx1030, NVIDIA f32 and f64, any f64):
@@ -38,6 +38,15 @@
 #endif
 #if defined(__gfx908__) || defined(__gfx90a__)
 #define HKG_MFMA 1
+#endif
+// gfx94x (CDNA3, MI300) has the same 32x32 MFMA instructions, bf16 in
+// gfx90a's k = 8 form
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define HKG_MFMA 1
+#define HKG_BF16_1K 1
+#endif
+#if defined(__gfx90a__)
+#define HKG_BF16_1K 1
 #endif
 
 // Storage type <-> accumulation type.
@@ -262,7 +271,7 @@ __device__ inline hkg_f16x hkg_mfma8(const __half *sa, const __half *sb, int la,
 __device__ inline hkg_f16x hkg_mfma8(const __hip_bfloat16 *sa, const __hip_bfloat16 *sb, int la, int lb, int l,
                                      hkg_f16x c)
 {
-#ifdef __gfx90a__
+#ifdef HKG_BF16_1K
     hkg_s4 x, y;
     for (int e = 0; e < 4; e++) {
         x[e] = __builtin_bit_cast(short, sa[(4 * (l / 32) + e) * la + l % 32]);

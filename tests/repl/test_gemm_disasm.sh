@@ -1,7 +1,8 @@
 #!/bin/sh
 # The gemm family's matrix-unit paths as built (TAP): the plugin's AOT
 # images for AMD targets, disassembled by `hipkit inspect --disasm`, hold
-# MFMA instructions where the kernels use them (gfx908, gfx90a) and none on
+# MFMA instructions where the kernels use them (gfx908, gfx90a; gfx940
+# compiled by the test) and none on
 # the plain tiled path (gfx1030). SKIPs where the build made no AMD images
 # (no ROCm toolchain) or hipkit has no AMD backend module to disassemble.
 # Usage: test_gemm_disasm.sh HIPKIT PLUGIN_BUILD_DIR
@@ -37,6 +38,24 @@ has() {
 }
 has gfx90a v_mfma_f32_32x32x8f16 v_mfma_f32_32x32x8bf16_1k v_mfma_f32_32x32x2f32
 has gfx908 v_mfma_f32_32x32x8f16 v_mfma_f32_32x32x4bf16 v_mfma_f32_32x32x2f32
+# gfx940 (CDNA3, MI300): not among the default amd_targets, so compiled
+# here from the family's source; ROCm 5.2's comgr cannot decode gfx940,
+# so `hipkit inspect --disasm` goes through LLVM's llvm-objdump
+src=$(dirname "$0")/../../kernels/gemm/gemm.hip
+if "$hipkit" compile "$src" --offload-arch gfx940 -o "$T/gfx940.co" >"$T/gfx940.log" 2>&1; then
+    "$hipkit" inspect --disasm "$T/gfx940.co" >"$T/gfx940.s" 2>&1
+    if grep -q "no llvm-objdump" "$T/gfx940.s"; then
+        skip "gemm on gfx940: MFMA in the disassembly" "no llvm-objdump for gfx940 (comgr cannot decode it)"
+    else
+        miss=
+        for i in v_mfma_f32_32x32x8f16 v_mfma_f32_32x32x8_bf16 v_mfma_f32_32x32x2f32; do
+            grep -q "$i" "$T/gfx940.s" || miss="$miss $i"
+        done
+        ok "$([ -z "$miss" ]; echo $?)" "gemm on gfx940 (compiled here) disassembles with f16, bf16 and f32 MFMA${miss:+ (missing:$miss)}"
+    fi
+else
+    skip "gemm on gfx940: MFMA in the disassembly" "hipkit compile --offload-arch gfx940 failed: $(tail -n 1 "$T/gfx940.log")"
+fi
 img="$dir/gemm.hip-hip-gfx1030.img"
 if [ -f "$img" ]; then
     "$hipkit" inspect --disasm "$img" >"$T/gfx1030.s" 2>&1

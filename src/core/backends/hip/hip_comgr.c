@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "hip_comgr.h"
+#include "hip_objdump.h"
 
 #define NT_AMD_HSA_METADATA 10 /* YAML metadata, code object v2 */
 #define NT_AMDGPU_METADATA 32  /* msgpack metadata, code object v3+ */
@@ -596,8 +597,20 @@ int hkc_hip_comgr_disasm(const void *elf, size_t size, const char *target, const
         rc = HK_ENOMEM;
     if (rc == 0 && (st = amd_comgr_create_disassembly_info(isa.data, read_cb, inst_cb, addr_cb,
                                                              &info)) != AMD_COMGR_STATUS_SUCCESS) {
-        rc = comgr_fail(out, HK_EBACKEND, "amd_comgr_create_disassembly_info", st);
-        hkc_strbuf_printf(out, " (isa name \"%s\")", isa.data);
+        /* a processor newer than this comgr (ROCm 5.2: gfx940): LLVM's
+         * llvm-objdump, where one is installed, decodes it */
+        char proc[64];
+        snprintf(proc, sizeof proc, "%.*s", (int)strcspn(target, ":"), target);
+        hkc_strbuf alt;
+        hkc_strbuf_init(&alt);
+        if (hkc_hip_objdump_disasm(elf, size, proc, pick == SIZE_MAX ? NULL : fs[pick].name, &alt) == 0) {
+            hkc_strbuf_puts(out, alt.data);
+            rc = out->oom ? HK_ENOMEM : 0;
+        } else {
+            rc = comgr_fail(out, HK_EBACKEND, "amd_comgr_create_disassembly_info", st);
+            hkc_strbuf_printf(out, " (isa name \"%s\"); %s", isa.data, alt.data);
+        }
+        hkc_strbuf_free(&alt);
     } else if (rc == 0) {
         for (size_t i = 0; i < nfs; i++)
             if (pick == SIZE_MAX || i == pick)
