@@ -37,7 +37,7 @@ extern "C" __global__ void by_var(float *out, int n) {
     int t = threadIdx.x;
     s[t] = (float)t;
     __syncthreads();
-    out[t == target_t ? n + 16 : blockIdx.x * 64 + t] = s[63 - t];
+    out[t == target_t && blockIdx.x == 0 ? n + 16 : blockIdx.x * 64 + t] = s[63 - t];
 }
 ]]):format(tag)
 
