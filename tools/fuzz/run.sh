@@ -81,6 +81,12 @@ if [ $comgr_ok = 1 ]; then
         "$cc" "${flags[@]}" $comgr_inc -fsanitize=fuzzer-no-link -c src/core/backends/hip/hip_comgr.c \
             -o "$comgr_obj" || { echo "fuzz: building hip_comgr.c failed"; exit 1; }
     fi
+    # its fallback disassembler (llvm-objdump) for processors comgr refuses
+    objdump_obj=$work/obj/comgr_hip_objdump.o
+    if [ ! -f "$objdump_obj" ] || [ src/core/backends/hip/hip_objdump.c -nt "$objdump_obj" ]; then
+        "$cc" "${flags[@]}" -fsanitize=fuzzer-no-link -c src/core/backends/hip/hip_objdump.c \
+            -o "$objdump_obj" || { echo "fuzz: building hip_objdump.c failed"; exit 1; }
+    fi
 fi
 touch "$stamp"
 
@@ -127,7 +133,7 @@ for t in $targets; do
     objs=$(ls "$work"/obj/src_core*.o "$work"/obj/*host_headers.c.o)
     libs="-lxxhash -ldl -lpthread -lm"
     if [ "$t" = comgr ]; then
-        objs="$objs $comgr_obj"
+        objs="$objs $comgr_obj $objdump_obj"
         libs="$libs -lamd_comgr"
     fi
     if [ "$t" = npy ]; then
