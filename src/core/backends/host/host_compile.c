@@ -410,12 +410,8 @@ static void early_start(host_impl *h, const hkc_compile_job *job)
     for (int i = 0; ok && i < job->nflags; i++, e->nflags++)
         ok = (e->flags[i] = strdup(job->flags[i])) != NULL;
     if (!ok || pthread_create(&e->th, NULL, early_run, e) != 0) {
-        for (int i = 0; i < e->nflags; i++)
-            free(e->flags[i]);
-        free(e->flags);
-        free(e->name);
-        free(e->source);
-        free(e);
+        e->joined = 1; /* no thread to wait for */
+        early_free(e);
         return;
     }
     h->early = e;
