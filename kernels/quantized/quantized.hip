@@ -590,11 +590,203 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
     }
 };
 
-// X8: x is q8_1 (36-byte blocks of 32) rather than f32.
+// The f32 form by integer dot products (the "digits" path, where dp4a is
+// hardware, and on the CPU backend so that CI runs it). A float's
+// multiply costs the f32 form a PRMT, an FADD and an FFMA a weight;
+// integers need a quarter of a dp4a a weight and plane. x is staged as
+// integers: each group of 32 is scaled by a power of two so its largest
+// |x| lies in [2^29, 2^30), rounded to the nearest integer X, and X is
+// written as HKQ_XPLANES signed bytes (balanced base-256 digits: X =
+// sum_p D_p 256^p). Then sum q x = 2^-s * sum_p 256^p * dp4a(q, D_p), every
+// dp4a exact; the planes meet in float. With 4 planes each x is held to
+// 2^-30 of its group's largest |x| (exact for values within 2^6 of it);
+// f32's own products round at 2^-24 of each. A group holding inf or NaN
+// sends the whole launch back to the float path (the f32 semantics of
+// inf * 0 and of NaN need the floats).
+#ifndef HKQ_XPLANES
+#define HKQ_XPLANES 4
+#endif
+#ifndef HKQ_DIGITS
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610) || defined(__gfx906__) || defined(__gfx908__) || \
+    defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) ||     \
+    !(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
+#define HKQ_DIGITS 1 // dp4a in hardware, or the CPU backend (CI's run of this path)
+#else
+#define HKQ_DIGITS 0
+#endif
+#endif
+// a group's record in shared memory, 36 words (the float layout's stride):
+// plane p's word k (x 4k ... 4k + 3) at 8 p + k; word 32 the scale 2^s
+// back to x, word 33 the float sum of the group's x (formats with a min)
+#define HKQ_XD_SCALE 32
+#define HKQ_XD_SUM 33
+
+// bytes p of u0 ... u3 as one word (byte k from u_k): a 4 x 4 byte transpose
+__device__ inline void hkq_transpose4(hkq_u32 u0, hkq_u32 u1, hkq_u32 u2, hkq_u32 u3, hkq_u32 *p)
+{
+    hkq_u32 t0 = __byte_perm(u0, u1, 0x5140u), t1 = __byte_perm(u2, u3, 0x5140u);
+    hkq_u32 t2 = __byte_perm(u0, u1, 0x7362u), t3 = __byte_perm(u2, u3, 0x7362u);
+    p[0] = __byte_perm(t0, t1, 0x5410u);
+    p[1] = __byte_perm(t0, t1, 0x7632u);
+    p[2] = __byte_perm(t2, t3, 0x5410u);
+    p[3] = __byte_perm(t2, t3, 0x7632u);
+}
+
+// x (cols <= HKQ_XMAX, a multiple of 32, 16-byte aligned) into the digit
+// records; a thread per 4 values, 8 threads a group (adjacent lanes, so
+// the group's max and sum are shuffles). Every thread of the block runs the
+// same number of rounds (all lanes take part in the shuffles). Returns,
+// the same in every thread, whether x holds inf or NaN.
+template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *xs)
+{
+    const int n4 = cols / 4;
+    int bad = 0;
+    for (int base = 0; base < n4; base += blockDim.x) {
+        const int i = base + threadIdx.x;
+        float4 v = i < n4 ? ((const float4 *)x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        // inf and NaN become 0 here (the float path takes over below): no
+        // conversion of them to an integer
+        const float big = 3.402823466e38f;
+        bad |= !(fabsf(v.x) <= big && fabsf(v.y) <= big && fabsf(v.z) <= big && fabsf(v.w) <= big);
+        v.x = fabsf(v.x) <= big ? v.x : 0.0f;
+        v.y = fabsf(v.y) <= big ? v.y : 0.0f;
+        v.z = fabsf(v.z) <= big ? v.z : 0.0f;
+        v.w = fabsf(v.w) <= big ? v.w : 0.0f;
+        float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+        for (int o = 1; o < 8; o *= 2)
+            m = fmaxf(m, __shfl_xor(m, o, 8));
+        // m in [2^e, 2^(e+1)); e at least -96, so 2^(29 - e) and 2^(e - 29)
+        // are normal floats (a group below 2^-96 keeps 2^-125 steps)
+        int e = (int)((__float_as_uint(m) >> 23) & 0xffu) - 127;
+        e = e < -96 ? -96 : e;
+        const float up = __uint_as_float((hkq_u32)(127 + 29 - e) << 23);
+        // X + 0x808080: its low three bytes are the balanced digits + 128
+        // (so ^ 0x80 gives them as signed bytes), its top byte the last digit
+        hkq_u32 u0 = (hkq_u32)(__float2int_rn(v.x * up) + 0x808080);
+        hkq_u32 u1 = (hkq_u32)(__float2int_rn(v.y * up) + 0x808080);
+        hkq_u32 u2 = (hkq_u32)(__float2int_rn(v.z * up) + 0x808080);
+        hkq_u32 u3 = (hkq_u32)(__float2int_rn(v.w * up) + 0x808080);
+        hkq_u32 p[4];
+        hkq_transpose4(u0, u1, u2, u3, p);
+        // fewer planes drop the lowest: X - D_0 is X rounded to a multiple
+        // of 256 (balanced digits), so the others stand for X / 256 rounded
+        float s = 0.0f;
+        if (hkq_fmt<F>::OFFSET) {
+            s = hkq_sum4(v);
+            for (int o = 1; o < 8; o *= 2)
+                s += __shfl_xor(s, o, 8);
+        }
+        if (i < n4) {
+            hkq_u32 *g = xs + 36 * (i / 8);
+            const int k = i % 8;
+            for (int q = 0; q < HKQ_XPLANES; q++) {
+                const int src = q + 4 - HKQ_XPLANES;
+                g[8 * q + k] = src < 3 ? p[src] ^ 0x80808080u : p[3];
+            }
+            if (k == 0) {
+                g[HKQ_XD_SCALE] = (hkq_u32)(127 - 29 + e + 8 * (4 - HKQ_XPLANES)) << 23;
+                g[HKQ_XD_SUM] = __float_as_uint(s);
+            }
+        }
+    }
+    return __syncthreads_or(bad);
+}
+
+// A group's digit dot: sum_p 256^p v[p] as a float (v[p] exact integers
+// below 2^22; the float of one is 2^23 + 2^22 + v as bits, minus the same:
+// no int-to-float conversion), times the group's scale 2^s.
+__device__ inline float hkq_int2f(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
+// BIG: some v[p] may reach 2^22, converted by the hardware instead.
+template <bool BIG = false> __device__ inline float hkq_planes(const int *v, const hkq_u32 *g)
+{
+    float a = BIG ? (float)v[HKQ_XPLANES - 1] : hkq_int2f(v[HKQ_XPLANES - 1]);
+    for (int p = HKQ_XPLANES - 2; p >= 0; p--)
+        a = a * 256.0f + (BIG ? (float)v[p] : hkq_int2f(v[p]));
+    return a * __uint_as_float(g[HKQ_XD_SCALE]);
+}
+// v[p] += dp4a of weight word q with x word k of every plane (k = 4 h + j)
+__device__ inline void hkq_dotd4(hkq_u32 q, const hkq_u32 *g, int k, int *v)
+{
+    for (int p = 0; p < HKQ_XPLANES; p++)
+        v[p] = hkq_dp4a(q, g[8 * p + k], v[p]);
+}
+// nibbles n (0 ... 15, a byte each) as the signed bytes n - 8: no carry
+// leaves a byte in n + 120, and ^ 0x80 takes 128 off
+__device__ inline hkq_u32 hkq_s4(hkq_u32 n) { return (n + 0x78787878u) ^ 0x80808080u; }
+
+template <int F> struct hkq_dotd {
+    enum { OK = 0 };
+};
+template <> struct hkq_dotd<HKQ_Q4_0> {
+    enum { OK = 1 };
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
+    {
+        int v[HKQ_XPLANES] = {};
+        hkq_words<4> q(b + 2);
+        for (int k = 0; k < 4; k++) {
+            hkq_dotd4(hkq_s4(q.w[k] & 0x0F0F0F0Fu), g, k, v);
+            hkq_dotd4(hkq_s4((q.w[k] >> 4) & 0x0F0F0F0Fu), g, k + 4, v);
+        }
+        return hkq_h2f(b) * hkq_planes(v, g);
+    }
+};
+template <> struct hkq_dotd<HKQ_Q8_0> {
+    enum { OK = 1 };
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
+    {
+        int v[HKQ_XPLANES] = {};
+        hkq_words<8> q(b + 2);
+        for (int k = 0; k < 8; k++)
+            hkq_dotd4(q.w[k], g, k, v);
+        return hkq_h2f(b) * hkq_planes(v, g);
+    }
+};
+template <> struct hkq_dotd<HKQ_Q4_K> {
+    enum { OK = 1 };
+    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
+    {
+        int sc, m;
+        hkq_scale_min_k4(gi, b + 4, &sc, &m);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (gi / 2));
+        const int shift = 4 * (gi & 1);
+        int v[HKQ_XPLANES] = {};
+        for (int k = 0; k < 8; k++)
+            hkq_dotd4((qs[k] >> shift) & 0x0F0F0F0Fu, g, k, v);
+        return hkq_h2f(b) * (float)sc * hkq_planes(v, g) -
+               hkq_h2f(b + 2) * (float)m * __uint_as_float(g[HKQ_XD_SUM]);
+    }
+};
+template <> struct hkq_dotd<HKQ_Q6_K> {
+    enum { OK = 1 };
+    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
+    {
+        const int n = gi / 4, k = gi % 4, nib = 4 * (k >> 1), hs = 2 * k;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
+        int v[HKQ_XPLANES] = {};
+        for (int h = 0; h < 2; h++) {
+            int u[HKQ_XPLANES] = {};
+            for (int j = 4 * h; j < 4 * h + 4; j++) {
+                hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                // the 6-bit q + 32 as the signed byte q: + 96 and ^ 0x80
+                hkq_dotd4((w + 0x60606060u) ^ 0x80808080u, g, j, u);
+            }
+            // |u| <= 2^16 and |sc| <= 128: the two halves' sum stays within
+            // 2^24, exact in float
+            for (int p = 0; p < HKQ_XPLANES; p++)
+                v[p] += (int)sc[h] * u[p];
+        }
+        return hkq_h2f(b + 208) * hkq_planes<true>(v, g);
+    }
+};
+
+// X8: how x is staged: 0 f32, 1 q8_1 (36-byte blocks of 32), 2 f32 as digit
+// records (hkq_stage_xd).
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        XWORDS = X8 == 1 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
         // 4096-column steps measured slower than 2048 on the H100 (fewer
         // resident warps), so one size
         CHUNK = HKQ_CHUNK,
@@ -627,11 +819,11 @@ template <int F, int X8> struct hkq_stage {
 // the sum of its half h.
 template <int F, int X8> __device__ void hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
 {
-    const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+    const int n16 = (X8 == 1 ? cols / 32 * 36 : 4 * cols) / 16;
     for (int i = threadIdx.x; i < n16; i += blockDim.x)
-        xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
+        xs[X8 == 1 ? i : i + i / 8] = ((const uint4 *)x)[i];
     __syncthreads();
-    if (!X8 && hkq_fmt<F>::OFFSET) {
+    if (X8 != 1 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
             const float *p = (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
             xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
@@ -648,38 +840,50 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
     typedef hkq_fmt<F> Q;
     long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
     return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XMAX && rb % 16 == 0 &&
-           (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
+           (X8 != 1 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
+
+// group gi of block b against staged x's group gx, by how x was staged
+template <int F, int X> struct hkq_dotx;
+template <int F> struct hkq_dotx<F, 0> {
+    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *xsum, int gx)
+    {
+        return hkq_dotf<F>::run(b, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+    }
+};
+template <int F> struct hkq_dotx<F, 1> {
+    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *, int gx)
+    {
+        return hkq_dot8<F>::run(b, gi, (const hkq_u8 *)xsm + 36 * gx);
+    }
+};
+template <int F> struct hkq_dotx<F, 2> {
+    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *, int gx)
+    {
+        return hkq_dotd<F>::run(b, gi, (const hkq_u32 *)xsm + 36 * gx);
+    }
+};
 
 // The block stages x once; then each warp works alone (no block barrier):
 // rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
 // columns a step. A step: the warp's lanes copy the row's chunk (loaded
 // into registers during the previous step) into the warp's own shared
 // segment, issue the loads of the next step, then sum this one from shared
-// memory, lane l taking groups l, l + warpSize, ...
-template <int F, int X8>
-__device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
+// memory, lane l taking groups l, l + warpSize, ... X: how x was staged
+// (hkq_stage), st: the registers holding the first row's first chunk.
+template <int F, int X, typename S>
+__device__ void hkq_staged_rows(const void *w, S &st, uint4 *ws, const uint4 *xsm, const float *xsum, float *y,
+                                long long row, int rows, int cols)
 {
-    typedef hkq_stage<F, X8> S;
-    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
-    __shared__ uint4 xsm[S::XWORDS / 4];
-    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
-    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
+    const int nw = blockDim.x / warpSize, lane = threadIdx.x % warpSize;
     const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
     const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    long long row = (long long)blockIdx.x * nw + warp;
-    S st;
-    if (row < rows) // the first rows' loads in flight while x is staged
-        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
-    hkq_stage_x<F, X8>(x, cols, xsm, xsum);
-    if (row >= rows) // the whole warp: no block barrier follows
-        return;
     float acc = 0.0f;
     for (int c = 0;;) {
         const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
         __syncwarp(); // every lane is done reading the last segment
-        st.store(wsm[warp], c0, cols, lane);
+        st.store(ws, c0, cols, lane);
         __syncwarp();
         long long nrow = row;
         int nc = c + 1;
@@ -689,14 +893,11 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
         }
         if (nrow < rows) // in flight while this step is summed
             st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
-        const hkq_u8 *r = (const hkq_u8 *)wsm[warp];
+        const hkq_u8 *r = (const hkq_u8 *)ws;
         for (int g = lane; g < groups; g += warpSize) {
             const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
             const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
-            if (X8)
-                acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
-            else
-                acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+            acc += hkq_dotx<F, X>::run(blk, gi, xsm, xsum, gx);
         }
         if (nc == 0) {
             for (int off = warpSize / 2; off > 0; off /= 2)
@@ -712,6 +913,38 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
     }
 }
 
+template <int F>
+__device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
+
+template <int F, int X8>
+__device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
+{
+    typedef hkq_stage<F, X8> S;
+    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
+    __shared__ uint4 xsm[S::XWORDS / 4];
+    __shared__ float xsum[X8 == 1 ? 1 : HKQ_XMAX / 16];
+    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
+    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
+    long long row = (long long)blockIdx.x * nw + warp;
+    S st;
+    if (row < rows) // the first rows' loads in flight while x is staged
+        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
+    if (X8 == 2) {
+        // digits; where x holds inf or NaN, the unstaged path, whose
+        // products are each weight's value times x as f32 gives them (a *
+        // sum q x + o * sum x would make inf - inf of a finite product)
+        if (hkq_stage_xd<F>(x, cols, (hkq_u32 *)xsm)) {
+            for (; row < rows; row += (long long)gridDim.x * nw)
+                hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
+            return;
+        }
+    } else {
+        hkq_stage_x<F, X8>(x, cols, xsm, xsum);
+    }
+    if (row < rows) // the whole warp: no block barrier follows
+        hkq_staged_rows<F, X8>(w, st, wsm[warp], xsm, xsum, y, row, rows, cols);
+}
+
 // -------------------------------------------------------------- matvec
 
 template <int F>
@@ -723,7 +956,9 @@ template <int F>
 __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 0>(w, x, cols)) {
-        hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
+        // the digits where the format has their dot (a constant: the
+        // other form is not instantiated)
+        hkq_matvec_staged<F, HKQ_DIGITS && hkq_dotd<F>::OK ? 2 : 0>(w, x, y, rows, cols);
         return;
     }
     // grid-stride over rows, a warp each: the whole warp leaves together,

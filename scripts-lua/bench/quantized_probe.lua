@@ -56,7 +56,10 @@ local src = base .. table.concat(kern)
 -- Each variant runs the kernels its third field names: mv_ (the op's f32
 -- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 local variants = {
-    {"register path (v4)", {}, {"mv_", "mv8_"}},
+    -- v13: the f32 form by integer dot products (x as 4 digit planes)
+    {"register path (v13 digits)", {}, {"mv_", "mv8_"}},
+    {"v13 3 planes", {HKQ_XPLANES = 3}, {"mv_"}},
+    {"floats (v4)", {HKQ_DIGITS = 0}, {"mv_"}},
     {"v9", {}, {"mvx_"}},
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
     {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
@@ -117,6 +120,9 @@ local function grid_list(var, default)
     return list
 end
 local grids = grid_list("HKQ_PROBE_GRIDS", "264,528,896,1792")
+-- HKQ_PROBE_GRAPH=1: each figure also as one recorded hk.graph of the
+-- launches, replayed ("/g" after the back-to-back ratio)
+local graph = os.getenv("HKQ_PROBE_GRAPH") == "1"
 local big = 256 << 20
 local csrc, cdst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 local copy = hk.bench(function() cdst:copy(csrc) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
@@ -186,10 +192,17 @@ for _, q in ipairs(order) do
     for _, kn in ipairs{"read1", "read4"} do
         local line = {}
         for _, g in ipairs{528, 1056, 2112} do
-            local r = hk.bench(function()
+            local function all()
                 for j = 1, copies do rmod[kn]{grid = g, block = 256}(ws[j]:view("u8"), bytes // 16, sink) end
-            end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+            end
+            local r = hk.bench(all, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
             line[#line + 1] = ("%d:%.2f"):format(g, r.gbps / copy.gbps)
+            if graph then
+                local gr = hk.graph(all)
+                local rg = hk.bench(function() gr:launch() end,
+                                    {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+                line[#line] = line[#line] .. ("/g%.2f"):format(rg.gbps / copy.gbps)
+            end
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
@@ -219,11 +232,18 @@ for _, q in ipairs(order) do
                         bad = bad + 1
                     end
                 end
-                local r = hk.bench(function()
+                local function all()
                     for j = 1, copies do k{grid = g, block = bs, shared = v[7]}(ws[j], form[2], y, rows, cols) end
-                end, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+                end
+                local r = hk.bench(all, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
                 local flag = bad > 0 and ("!BAD" .. bad) or ""
                 line[#line + 1] = ("%d:%.2f%s"):format(g, r.gbps / copy.gbps, flag)
+                if graph then -- the same launches as one replayed hk.graph
+                    local gr = hk.graph(all)
+                    local rg = hk.bench(function() gr:launch() end,
+                                        {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
+                    line[#line] = line[#line] .. ("/g%.2f"):format(rg.gbps / copy.gbps)
+                end
             end
             print(("  %-5s %-7s %-24s %s"):format(q, form[3], v[1], table.concat(line, "  ")))
             ::next::

@@ -343,6 +343,69 @@ for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or or
     end
 end
 
+-- The staged f32 form of q4_0, q8_0, q4_K and q6_K multiplies by integers
+-- (x scaled per group of 32 and written as 4 signed bytes: docs/families/
+-- quantized.md). x over 2^-30 ... 2^30 with zeros and groups of one value
+-- besides zeros still meets the double product; inf or NaN in x gives
+-- what f32 arithmetic gives (the launch falls back to the floats): rows
+-- with an inf where w is nonzero are inf of its sign, NaN where it meets a
+-- zero weight or infs of both signs, and every row is NaN for a NaN.
+local function wide_x(cols)
+    local xv = {}
+    for c = 1, cols do
+        local r = math.random()
+        if r < 0.1 then
+            xv[c] = 0.0
+        else
+            xv[c] = (math.random(0, 1) * 2 - 1) * (1 + math.random()) * 2.0 ^ math.random(-30, 30)
+        end
+        -- the second group: one value and zeros
+        if c > 32 and c <= 64 then xv[c] = c == 40 and 3.0e5 or 0.0 end
+    end
+    return xv
+end
+-- the class of a float: "nan", "inf", "-inf" or "finite"
+local function class(v)
+    if v ~= v then return "nan" end
+    if v == math.huge then return "inf" end
+    if v == -math.huge then return "-inf" end
+    return "finite"
+end
+for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
+    local bs, bytes = formats[fmt][1], formats[fmt][2]
+    local rows = 13
+    local cols = (2304 // bs * bytes) % 16 == 0 and 2304 or 4096
+    local s = random_blocks(fmt, rows * cols // bs)
+    local w = upload(fmt, s)
+    local ref = reference(fmt, s)
+    local xv = wide_x(cols)
+    local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+    Q.matvec(y, w, hk.from(xv, "f32", mode))
+    local worst = matvec_err(ref, xv, rows, cols, y:totable())
+    t.ok(worst < 2e-6, ("%s: staged matvec, x over 2^-30 ... 2^30 with zeros, within %.1e of the double product")
+         :format(fmt, worst))
+    for _, bad in ipairs{math.huge, -math.huge, 0 / 0} do
+        local xb = {}
+        for c = 1, cols do xb[c] = xv[c] end
+        xb[cols - 5] = bad
+        local yb = hk.alloc(rows, "f32", mode):fill(1.0)
+        Q.matvec(yb, w, hk.from(xb, "f32", mode))
+        local got, wrong = yb:totable(), 0
+        for r = 0, rows - 1 do
+            local sum = 0.0
+            for c = 1, cols do
+                local wv = ref[r * cols + c]
+                -- a row whose weights are inf or NaN themselves (random
+                -- f16 scales) is what it is either way
+                sum = sum + wv * xb[c]
+            end
+            if class(sum) ~= class(got[r + 1]) then wrong = wrong + 1 end
+        end
+        t.ok(wrong == 0, ("%s: staged matvec with %s in x gives f32's inf and NaN (%d rows differ)")
+             :format(fmt, tostring(bad), wrong))
+    end
+end
+
 -- the kernels walk rows grid-stride (each warp its rows, one after the
 -- other): 41 rows launched directly on grids of 1, 2 and 3 blocks, x f32
 -- (aligned: staged; not: the general path) and q8_1
