@@ -363,7 +363,9 @@ __device__ inline float hkq_mag(hkq_u32 w, int k)
 // they replace cost an instruction per 2 bytes in the shared-memory pipe).
 template <int N> struct hkq_words {
     hkq_u32 w[N];
-    __device__ explicit hkq_words(const hkq_u8 *p)
+    __device__ hkq_words() {}
+    __device__ explicit hkq_words(const hkq_u8 *p) { load(p); }
+    __device__ void load(const hkq_u8 *p)
     {
         const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)p & ~3ull);
         const unsigned sh = 8u * (unsigned)((unsigned long long)p & 2);
@@ -430,67 +432,124 @@ __device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
     s += (hkq_mag(w, 2) - bias) * x.z;
     return s + (hkq_mag(w, 3) - bias) * x.w;
 }
-template <> struct hkq_dotf<HKQ_Q4_0> {
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
+// The four formats the issue measures, read as 32-bit words from shared
+// memory: a "word source" per group gives word k (k = 0 ... 7) as 4
+// unsigned bytes q + BIAS standing for the group's values 4k ... 4k + 3,
+// an integer multiplier of each half of 16 (q6_K's scales), and the
+// group's sum from A = sum over halves of mult * sum q x and the sum of
+// x (formats with a min). The float and the digit dots below share them.
+template <int F> struct hkq_wsrc {
+    enum { OK = 0 };
+};
+template <> struct hkq_wsrc<HKQ_Q4_0> {
+    enum { OK = 1, BIAS = 8 };
+    hkq_words<4> q;
+    __device__ void at(const hkq_u8 *b, int) { q.load(b + 2); }
+    __device__ hkq_u32 word(int k) const { return k < 4 ? q.w[k] & 0x0F0F0F0Fu : (q.w[k - 4] >> 4) & 0x0F0F0F0Fu; }
+    __device__ int mult(int) const { return 1; }
+    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b) * a; }
+};
+template <> struct hkq_wsrc<HKQ_Q8_0> {
+    enum { OK = 1, BIAS = 128 };
+    hkq_words<8> q;
+    __device__ void at(const hkq_u8 *b, int) { q.load(b + 2); }
+    // signed bytes + 128 are unsigned ones
+    __device__ hkq_u32 word(int k) const { return q.w[k] ^ 0x80808080u; }
+    __device__ int mult(int) const { return 1; }
+    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b) * a; }
+};
+// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
+// are), so the group's 32 nibble bytes are aligned words.
+template <> struct hkq_wsrc<HKQ_Q4_K> {
+    enum { OK = 1, BIAS = 0 };
+    const hkq_u32 *qs;
+    int shift, sc, m;
+    __device__ void at(const hkq_u8 *b, int g)
     {
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            s0 = hkq_dot4(q.w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4((q.w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
-        }
-        return hkq_h2f(b) * (s0 + s1);
+        qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
+        shift = 4 * (g & 1);
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+    }
+    __device__ hkq_u32 word(int k) const { return (qs[k] >> shift) & 0x0F0F0F0Fu; }
+    __device__ int mult(int) const { return 1; }
+    __device__ float fin(const hkq_u8 *b, float a, float xsum) const
+    {
+        return hkq_h2f(b) * (float)sc * a - hkq_h2f(b + 2) * (float)m * xsum;
+    }
+};
+template <> struct hkq_wsrc<HKQ_Q6_K> {
+    enum { OK = 1, BIAS = 32 };
+    hkq_words<8> lw, hw;
+    int nib, hs, sc0, sc1;
+    __device__ void at(const hkq_u8 *b, int g)
+    {
+        lw.load(b + 64 * (g / 4) + 32 * (g % 4 & 1));
+        hw.load(b + 128 + 32 * (g / 4));
+        nib = 4 * (g % 4 >> 1);
+        hs = 2 * (g % 4);
+        const signed char *sc = (const signed char *)(b + 192 + 8 * (g / 4) + 2 * (g % 4));
+        sc0 = sc[0];
+        sc1 = sc[1];
+    }
+    __device__ hkq_u32 word(int k) const
+    {
+        return ((lw.w[k] >> nib) & 0x0F0F0F0Fu) | (((hw.w[k] >> hs) & 0x03030303u) << 4);
+    }
+    __device__ int mult(int h) const { return h ? sc1 : sc0; }
+    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b + 208) * a; }
+};
+// R rows' groups (blocks b, b + stride, ...) against one group of f32 x in
+// shared memory (xs, its two half sums xsum): each float4 of x read once
+// for all R rows. A weight costs a PRMT, an FADD and an FFMA (hkq_dot4).
+template <int F, int R>
+__device__ inline void hkq_dotf_rows(const hkq_u8 *b, int stride, int g, const float *xs, const float *xsum,
+                                     float *acc)
+{
+    hkq_wsrc<F> src[R];
+    float s[R][2];
+    for (int r = 0; r < R; r++) {
+        src[r].at(b + r * stride, g);
+        s[r][0] = s[r][1] = 0.0f;
+    }
+    for (int k = 0; k < 8; k++) {
+        float4 xv = *(const float4 *)(xs + 4 * k);
+        for (int r = 0; r < R; r++)
+            s[r][k / 4] = hkq_dot4(src[r].word(k), HKQ_MAGIC + (float)hkq_wsrc<F>::BIAS, xv, s[r][k / 4]);
+    }
+    for (int r = 0; r < R; r++)
+        acc[r] += src[r].fin(b + r * stride, (float)src[r].mult(0) * s[r][0] + (float)src[r].mult(1) * s[r][1],
+                             xsum[0] + xsum[1]);
+}
+template <> struct hkq_dotf<HKQ_Q4_0> {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    {
+        float a = 0.0f;
+        hkq_dotf_rows<HKQ_Q4_0, 1>(b, 0, g, xs, xsum, &a);
+        return a;
     }
 };
 template <> struct hkq_dotf<HKQ_Q8_0> {
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
     {
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k += 2) {
-            // signed bytes + 128 are unsigned ones
-            s0 = hkq_dot4(q.w[k] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4(q.w[k + 1] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        return hkq_h2f(b) * (s0 + s1);
+        float a = 0.0f;
+        hkq_dotf_rows<HKQ_Q8_0, 1>(b, 0, g, xs, xsum, &a);
+        return a;
     }
 };
-// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
-// are), so the group's 32 nibble bytes are two 16-byte reads.
 template <> struct hkq_dotf<HKQ_Q4_K> {
     static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
     {
-        int sc, m;
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
-        const int shift = 4 * (g & 1);
-        float s0 = 0.0f, s1 = 0.0f;
-        for (int k = 0; k < 8; k += 2) {
-            s0 = hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
+        float a = 0.0f;
+        hkq_dotf_rows<HKQ_Q4_K, 1>(b, 0, g, xs, xsum, &a);
+        return a;
     }
 };
 template <> struct hkq_dotf<HKQ_Q6_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *)
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
     {
-        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
-        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
-        hkq_words<8> lw(ql), hw(qh);
-        float s[2];
-        for (int h = 0; h < 2; h++) {
-            float s0 = 0.0f, s1 = 0.0f;
-            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
-                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
-                s0 = hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j), s0);
-                s1 = hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j + 4), s1);
-            }
-            s[h] = s0 + s1;
-        }
-        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
+        float a = 0.0f;
+        hkq_dotf_rows<HKQ_Q6_K, 1>(b, 0, g, xs, xsum, &a);
+        return a;
     }
 };
 
@@ -593,19 +652,15 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 // The f32 form by integer dot products (the "digits" path, where dp4a is
 // hardware, and on the CPU backend so that CI runs it). A float's
 // multiply costs the f32 form a PRMT, an FADD and an FFMA a weight;
-// integers need a quarter of a dp4a a weight and plane. x is staged as
-// integers: each group of 32 is scaled by a power of two so its largest
-// |x| lies in [2^29, 2^30), rounded to the nearest integer X, and X is
-// written as HKQ_XPLANES signed bytes (balanced base-256 digits: X =
-// sum_p D_p 256^p). Then sum q x = 2^-s * sum_p 256^p * dp4a(q, D_p), every
-// dp4a exact; the planes meet in float. With 4 planes each x is held to
-// 2^-30 of its group's largest |x| (exact for values within 2^6 of it);
-// f32's own products round at 2^-24 of each. A group holding inf or NaN
-// sends the whole launch back to the float path (the f32 semantics of
-// inf * 0 and of NaN need the floats).
-#ifndef HKQ_XPLANES
-#define HKQ_XPLANES 4
-#endif
+// integers need a dp4a per 4 weights and plane. x is staged as integers:
+// each group of 32 is scaled by a power of two so its largest |x| lies in
+// [2^29, 2^30), rounded to the nearest integer X, and X is written as 4
+// signed bytes (balanced base-256 digits: X = sum_p D_p 256^p). Then sum q
+// x = 2^-s * sum_p 256^p * dp4a(q, D_p), every dp4a exact; the planes
+// meet in float. Each x is held to 2^-30 of its group's largest |x| (exact
+// for values within 2^6 of it); f32's own products round at 2^-24 of
+// each. inf or NaN in x sends the launch to the unstaged path (the f32
+// semantics of inf * 0 and of NaN need the floats).
 #ifndef HKQ_DIGITS
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610) || defined(__gfx906__) || defined(__gfx908__) || \
     defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) ||     \
@@ -616,8 +671,9 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 #endif
 #endif
 // a group's record in shared memory, 36 words (the float layout's stride):
-// plane p's word k (x 4k ... 4k + 3) at 8 p + k; word 32 the scale 2^s
-// back to x, word 33 the float sum of the group's x (formats with a min)
+// plane p's word k (x 4k ... 4k + 3) at 4 k + p, so one 16-byte read
+// gives a word of all 4 planes; word 32 the scale 2^s back to x, word 33
+// the float sum of the group's x (formats with a min)
 #define HKQ_XD_SCALE 32
 #define HKQ_XD_SUM 33
 
@@ -668,8 +724,6 @@ template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *x
         hkq_u32 u3 = (hkq_u32)(__float2int_rn(v.w * up) + 0x808080);
         hkq_u32 p[4];
         hkq_transpose4(u0, u1, u2, u3, p);
-        // fewer planes drop the lowest: X - D_0 is X rounded to a multiple
-        // of 256 (balanced digits), so the others stand for X / 256 rounded
         float s = 0.0f;
         if (hkq_fmt<F>::OFFSET) {
             s = hkq_sum4(v);
@@ -679,12 +733,9 @@ template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *x
         if (i < n4) {
             hkq_u32 *g = xs + 36 * (i / 8);
             const int k = i % 8;
-            for (int q = 0; q < HKQ_XPLANES; q++) {
-                const int src = q + 4 - HKQ_XPLANES;
-                g[8 * q + k] = src < 3 ? p[src] ^ 0x80808080u : p[3];
-            }
+            *(uint4 *)(g + 4 * k) = make_uint4(p[0] ^ 0x80808080u, p[1] ^ 0x80808080u, p[2] ^ 0x80808080u, p[3]);
             if (k == 0) {
-                g[HKQ_XD_SCALE] = (hkq_u32)(127 - 29 + e + 8 * (4 - HKQ_XPLANES)) << 23;
+                g[HKQ_XD_SCALE] = (hkq_u32)(127 - 29 + e) << 23;
                 g[HKQ_XD_SUM] = __float_as_uint(s);
             }
         }
@@ -692,105 +743,66 @@ template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *x
     return __syncthreads_or(bad);
 }
 
-// A group's digit dot: sum_p 256^p v[p] as a float (v[p] exact integers
-// below 2^22; the float of one is 2^23 + 2^22 + v as bits, minus the same:
-// no int-to-float conversion), times the group's scale 2^s.
-__device__ inline float hkq_int2f(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
-// BIG: some v[p] may reach 2^22, converted by the hardware instead.
-template <bool BIG = false> __device__ inline float hkq_planes(const int *v, const hkq_u32 *g)
+// R rows' groups (blocks b, b + stride, ...) against one group of x as
+// digit planes (record g): word k of the 4 planes is one 16-byte read,
+// shared by the R rows; a weight word (made signed: q, not q + BIAS) costs
+// a dp4a a plane. Each half's integer sums are exact (|sum| < 2^17); the
+// planes meet in float as sum_p 256^p v_p (exact up to 2^24, rounded once
+// a step after), times 2^s.
+template <int F, int R>
+__device__ inline void hkq_dotd_rows(const hkq_u8 *b, int stride, int g, const hkq_u32 *xd, float *acc)
 {
-    float a = BIG ? (float)v[HKQ_XPLANES - 1] : hkq_int2f(v[HKQ_XPLANES - 1]);
-    for (int p = HKQ_XPLANES - 2; p >= 0; p--)
-        a = a * 256.0f + (BIG ? (float)v[p] : hkq_int2f(v[p]));
-    return a * __uint_as_float(g[HKQ_XD_SCALE]);
-}
-// v[p] += dp4a of weight word q with x word k of every plane (k = 4 h + j)
-__device__ inline void hkq_dotd4(hkq_u32 q, const hkq_u32 *g, int k, int *v)
-{
-    for (int p = 0; p < HKQ_XPLANES; p++)
-        v[p] = hkq_dp4a(q, g[8 * p + k], v[p]);
-}
-// nibbles n (0 ... 15, a byte each) as the signed bytes n - 8: no carry
-// leaves a byte in n + 120, and ^ 0x80 takes 128 off
-__device__ inline hkq_u32 hkq_s4(hkq_u32 n) { return (n + 0x78787878u) ^ 0x80808080u; }
-
-template <int F> struct hkq_dotd {
-    enum { OK = 0 };
-};
-template <> struct hkq_dotd<HKQ_Q4_0> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
-    {
-        int v[HKQ_XPLANES] = {};
-        hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            hkq_dotd4(hkq_s4(q.w[k] & 0x0F0F0F0Fu), g, k, v);
-            hkq_dotd4(hkq_s4((q.w[k] >> 4) & 0x0F0F0F0Fu), g, k + 4, v);
+    typedef hkq_wsrc<F> W;
+    W src[R];
+    int v[R][2][4];
+    for (int r = 0; r < R; r++) {
+        src[r].at(b + r * stride, g);
+        for (int h = 0; h < 2; h++)
+            for (int p = 0; p < 4; p++)
+                v[r][h][p] = 0;
+    }
+    for (int k = 0; k < 8; k++) {
+        uint4 xk = *(const uint4 *)(xd + 4 * k);
+        for (int r = 0; r < R; r++) {
+            hkq_u32 u = src[r].word(k);
+            // q + BIAS as the signed byte q: + (128 - BIAS) stays in the
+            // byte (no carry), ^ 0x80 takes the 128 off
+            hkq_u32 q = W::BIAS == 0 ? u : (u + (128u - W::BIAS) * 0x01010101u) ^ 0x80808080u;
+            v[r][k / 4][0] = hkq_dp4a(q, xk.x, v[r][k / 4][0]);
+            v[r][k / 4][1] = hkq_dp4a(q, xk.y, v[r][k / 4][1]);
+            v[r][k / 4][2] = hkq_dp4a(q, xk.z, v[r][k / 4][2]);
+            v[r][k / 4][3] = hkq_dp4a(q, xk.w, v[r][k / 4][3]);
         }
-        return hkq_h2f(b) * hkq_planes(v, g);
     }
-};
-template <> struct hkq_dotd<HKQ_Q8_0> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
-    {
-        int v[HKQ_XPLANES] = {};
-        hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k++)
-            hkq_dotd4(q.w[k], g, k, v);
-        return hkq_h2f(b) * hkq_planes(v, g);
+    const float scale = __uint_as_float(xd[HKQ_XD_SCALE]), xsum = __uint_as_float(xd[HKQ_XD_SUM]);
+    for (int r = 0; r < R; r++) {
+        float a = 0.0f;
+        for (int p = 3; p >= 0; p--) // |m0 v0 + m1 v1| <= 2^24 (q6_K: 128 * 2^16 a half): exact in float
+            a = a * 256.0f + (float)(src[r].mult(0) * v[r][0][p] + src[r].mult(1) * v[r][1][p]);
+        acc[r] += src[r].fin(b + r * stride, a * scale, xsum);
     }
-};
-template <> struct hkq_dotd<HKQ_Q4_K> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
-    {
-        int sc, m;
-        hkq_scale_min_k4(gi, b + 4, &sc, &m);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (gi / 2));
-        const int shift = 4 * (gi & 1);
-        int v[HKQ_XPLANES] = {};
-        for (int k = 0; k < 8; k++)
-            hkq_dotd4((qs[k] >> shift) & 0x0F0F0F0Fu, g, k, v);
-        return hkq_h2f(b) * (float)sc * hkq_planes(v, g) -
-               hkq_h2f(b + 2) * (float)m * __uint_as_float(g[HKQ_XD_SUM]);
-    }
-};
-template <> struct hkq_dotd<HKQ_Q6_K> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
-    {
-        const int n = gi / 4, k = gi % 4, nib = 4 * (k >> 1), hs = 2 * k;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
-        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
-        hkq_words<8> lw(ql), hw(qh);
-        int v[HKQ_XPLANES] = {};
-        for (int h = 0; h < 2; h++) {
-            int u[HKQ_XPLANES] = {};
-            for (int j = 4 * h; j < 4 * h + 4; j++) {
-                hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                // the 6-bit q + 32 as the signed byte q: + 96 and ^ 0x80
-                hkq_dotd4((w + 0x60606060u) ^ 0x80808080u, g, j, u);
-            }
-            // |u| <= 2^16 and |sc| <= 128: the two halves' sum stays within
-            // 2^24, exact in float
-            for (int p = 0; p < HKQ_XPLANES; p++)
-                v[p] += (int)sc[h] * u[p];
-        }
-        return hkq_h2f(b + 208) * hkq_planes<true>(v, g);
-    }
-};
+}
 
 // X8: how x is staged: 0 f32, 1 q8_1 (36-byte blocks of 32), 2 f32 as digit
 // records (hkq_stage_xd).
-template <int F, int X8> struct hkq_stage {
+// R: rows a warp stages at once. CHUNK: the columns of a step, HKQ_CHUNK
+// (4096-column steps measured slower than 2048 on the H100: fewer resident
+// warps) or less where 8 warps' R segments and x would pass the 48 KiB of
+// static shared memory; 0 where no size of whole 16-byte pieces fits.
+template <int F, int X8, int R = 1> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
         XWORDS = X8 == 1 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
-        // 4096-column steps measured slower than 2048 on the H100 (fewer
-        // resident warps), so one size
-        CHUNK = HKQ_CHUNK,
-        SEG = CHUNK / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
+        XBYTES = 4 * XWORDS + (X8 == 1 ? 4 : HKQ_XMAX / 16 * 4),
+#define HKQ_FITS(c)                                                                      \
+    ((c) >= Q::BLOCK && (c) / Q::BLOCK * Q::BYTES % 16 == 0 &&                          \
+     HKQ_ROWS * R * ((c) / Q::BLOCK * Q::BYTES / 16 + 1) * 16 + XBYTES <= 48 * 1024)
+        CHUNK = HKQ_FITS(HKQ_CHUNK)       ? HKQ_CHUNK
+                : HKQ_FITS(HKQ_CHUNK / 2) ? HKQ_CHUNK / 2
+                : HKQ_FITS(HKQ_CHUNK / 4) ? HKQ_CHUNK / 4
+                                          : 0,
+#undef HKQ_FITS
+        SEG = (CHUNK ? CHUNK : HKQ_CHUNK) / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
         SEG16 = SEG / 16,
         WLOADS = (SEG16 + 31) / 32, // a lane's 16-byte pieces of a segment (warps of 32 or more)
     };
@@ -798,13 +810,15 @@ template <int F, int X8> struct hkq_stage {
     uint4 wr[WLOADS];
 
     static __device__ int pieces(int c0, int cols) { return min((int)CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16; }
-    // the chunk at column c0 of row `row` into this lane's registers
-    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane)
+    // the chunk at column c0 of row `row` into this lane's registers; zeros
+    // for a row past the last (a warp's rows beyond the matrix: their sums
+    // are not stored, but they are defined)
+    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane, long long rows)
     {
         const uint4 *p = (const uint4 *)(w + row * rb + (long long)c0 / Q::BLOCK * Q::BYTES);
         for (int u = 0; u < WLOADS; u++)
             if (lane + u * warpSize < pieces(c0, cols))
-                wr[u] = p[lane + u * warpSize];
+                wr[u] = row < rows ? p[lane + u * warpSize] : make_uint4(0, 0, 0, 0);
     }
     __device__ void store(uint4 *ws, int c0, int cols, int lane) const
     {
@@ -844,67 +858,88 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
 
-// group gi of block b against staged x's group gx, by how x was staged
-template <int F, int X> struct hkq_dotx;
-template <int F> struct hkq_dotx<F, 0> {
-    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *xsum, int gx)
+// Rows a warp sums at once, each x read from shared memory serving all of
+// them: f32 x (floats or digits), q8_1 x.
+#ifndef HKQ_XROWS
+#define HKQ_XROWS 2
+#endif
+#ifndef HKQ_X8ROWS
+#define HKQ_X8ROWS 1
+#endif
+// R rows' group gi (blocks b, b + stride, ...) against staged x's group gx,
+// added to acc[0 ... R-1], by how x was staged; formats without a word
+// source take their own dot a row at a time.
+template <int F, int X, int R, int FAST = hkq_wsrc<F>::OK> struct hkq_dotx {
+    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *xsum, int gx,
+                               float *acc)
     {
-        return hkq_dotf<F>::run(b, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+        for (int r = 0; r < R; r++)
+            acc[r] += X == 1 ? hkq_dot8<F>::run(b + r * stride, gi, (const hkq_u8 *)xsm + 36 * gx)
+                             : hkq_dotf<F>::run(b + r * stride, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
     }
 };
-template <int F> struct hkq_dotx<F, 1> {
-    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *, int gx)
+template <int F, int R> struct hkq_dotx<F, 0, R, 1> {
+    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *xsum, int gx,
+                               float *acc)
     {
-        return hkq_dot8<F>::run(b, gi, (const hkq_u8 *)xsm + 36 * gx);
+        hkq_dotf_rows<F, R>(b, stride, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx, acc);
     }
 };
-template <int F> struct hkq_dotx<F, 2> {
-    static __device__ float run(const hkq_u8 *b, int gi, const uint4 *xsm, const float *, int gx)
+template <int F, int R> struct hkq_dotx<F, 2, R, 1> {
+    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *, int gx,
+                               float *acc)
     {
-        return hkq_dotd<F>::run(b, gi, (const hkq_u32 *)xsm + 36 * gx);
+        hkq_dotd_rows<F, R>(b, stride, gi, (const hkq_u32 *)xsm + 36 * gx, acc);
     }
 };
 
 // The block stages x once; then each warp works alone (no block barrier):
-// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
-// columns a step. A step: the warp's lanes copy the row's chunk (loaded
-// into registers during the previous step) into the warp's own shared
-// segment, issue the loads of the next step, then sum this one from shared
-// memory, lane l taking groups l, l + warpSize, ... X: how x was staged
-// (hkq_stage), st: the registers holding the first row's first chunk.
-template <int F, int X, typename S>
-__device__ void hkq_staged_rows(const void *w, S &st, uint4 *ws, const uint4 *xsm, const float *xsum, float *y,
+// R rows from (blockIdx.x * nw + warp) * R, then gridDim.x * nw * R
+// further, ..., each S::CHUNK columns a step. A step: the warp's lanes copy
+// the rows' chunks (loaded into registers during the previous step) into
+// the warp's own shared segments, issue the loads of the next step, then
+// sum this one from shared memory, lane l taking groups l, l + warpSize,
+// ... of all R rows. X: how x was staged (hkq_stage); st: the registers
+// holding the first rows' first chunks; ws: the warp's R segments.
+template <int F, int X, int R, typename S>
+__device__ void hkq_staged_rows(const void *w, S *st, uint4 *ws, const uint4 *xsm, const float *xsum, float *y,
                                 long long row, int rows, int cols)
 {
     const int nw = blockDim.x / warpSize, lane = threadIdx.x % warpSize;
     const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
     const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    float acc = 0.0f;
+    float acc[R];
+    for (int r = 0; r < R; r++)
+        acc[r] = 0.0f;
     for (int c = 0;;) {
         const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
-        __syncwarp(); // every lane is done reading the last segment
-        st.store(ws, c0, cols, lane);
+        __syncwarp(); // every lane is done reading the last segments
+        for (int r = 0; r < R; r++)
+            st[r].store(ws + r * (S::SEG16 + 1), c0, cols, lane);
         __syncwarp();
         long long nrow = row;
         int nc = c + 1;
         if (nc == nchunks) {
             nc = 0;
-            nrow += (long long)gridDim.x * nw;
+            nrow += (long long)gridDim.x * nw * R;
         }
         if (nrow < rows) // in flight while this step is summed
-            st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
-        const hkq_u8 *r = (const hkq_u8 *)ws;
+            for (int r = 0; r < R; r++)
+                st[r].load((const hkq_u8 *)w, rb, nrow + r, nc * S::CHUNK, cols, lane, rows);
+        const hkq_u8 *seg = (const hkq_u8 *)ws;
         for (int g = lane; g < groups; g += warpSize) {
-            const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
+            const hkq_u8 *blk = seg + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
             const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
-            acc += hkq_dotx<F, X>::run(blk, gi, xsm, xsum, gx);
+            hkq_dotx<F, X, R>::run(blk, (S::SEG16 + 1) * 16, gi, xsm, xsum, gx, acc);
         }
         if (nc == 0) {
-            for (int off = warpSize / 2; off > 0; off /= 2)
-                acc += __shfl_xor(acc, off);
-            if (lane == 0)
-                y[row] = acc;
-            acc = 0.0f;
+            for (int r = 0; r < R; r++) {
+                for (int off = warpSize / 2; off > 0; off /= 2)
+                    acc[r] += __shfl_xor(acc[r], off);
+                if (lane == 0 && row + r < rows)
+                    y[row + r] = acc[r];
+                acc[r] = 0.0f;
+            }
         }
         if (nrow >= rows)
             break;
@@ -919,22 +954,25 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
 template <int F, int X8>
 __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
 {
-    typedef hkq_stage<F, X8> S;
-    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
+    // the rows a warp sums at once, 1 where their segments would not fit
+    enum { R0 = X8 == 1 ? HKQ_X8ROWS : HKQ_XROWS, R = hkq_stage<F, X8, R0>::CHUNK ? R0 : 1 };
+    typedef hkq_stage<F, X8, R> S;
+    __shared__ uint4 wsm[HKQ_ROWS][R][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
     __shared__ uint4 xsm[S::XWORDS / 4];
     __shared__ float xsum[X8 == 1 ? 1 : HKQ_XMAX / 16];
     const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
     const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    long long row = (long long)blockIdx.x * nw + warp;
-    S st;
+    long long row = ((long long)blockIdx.x * nw + warp) * R;
+    S st[R];
     if (row < rows) // the first rows' loads in flight while x is staged
-        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
+        for (int r = 0; r < R; r++)
+            st[r].load((const hkq_u8 *)w, rb, row + r, 0, cols, lane, rows);
     if (X8 == 2) {
         // digits; where x holds inf or NaN, the unstaged path, whose
         // products are each weight's value times x as f32 gives them (a *
         // sum q x + o * sum x would make inf - inf of a finite product)
         if (hkq_stage_xd<F>(x, cols, (hkq_u32 *)xsm)) {
-            for (; row < rows; row += (long long)gridDim.x * nw)
+            for (row = (long long)blockIdx.x * nw + warp; row < rows; row += (long long)gridDim.x * nw)
                 hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
             return;
         }
@@ -942,7 +980,7 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
         hkq_stage_x<F, X8>(x, cols, xsm, xsum);
     }
     if (row < rows) // the whole warp: no block barrier follows
-        hkq_staged_rows<F, X8>(w, st, wsm[warp], xsm, xsum, y, row, rows, cols);
+        hkq_staged_rows<F, X8, R>(w, st, wsm[warp][0], xsm, xsum, y, row, rows, cols);
 }
 
 // -------------------------------------------------------------- matvec
@@ -958,7 +996,7 @@ __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, in
     if (hkq_can_stage<F, 0>(w, x, cols)) {
         // the digits where the format has their dot (a constant: the
         // other form is not instantiated)
-        hkq_matvec_staged<F, HKQ_DIGITS && hkq_dotd<F>::OK ? 2 : 0>(w, x, y, rows, cols);
+        hkq_matvec_staged<F, HKQ_DIGITS && hkq_wsrc<F>::OK ? 2 : 0>(w, x, y, rows, cols);
         return;
     }
     // grid-stride over rows, a warp each: the whole warp leaves together,
