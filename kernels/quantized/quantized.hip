@@ -363,9 +363,7 @@ __device__ inline float hkq_mag(hkq_u32 w, int k)
 // they replace cost an instruction per 2 bytes in the shared-memory pipe).
 template <int N> struct hkq_words {
     hkq_u32 w[N];
-    __device__ hkq_words() {}
-    __device__ explicit hkq_words(const hkq_u8 *p) { load(p); }
-    __device__ void load(const hkq_u8 *p)
+    __device__ explicit hkq_words(const hkq_u8 *p)
     {
         const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)p & ~3ull);
         const unsigned sh = 8u * (unsigned)((unsigned long long)p & 2);
@@ -432,124 +430,67 @@ __device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
     s += (hkq_mag(w, 2) - bias) * x.z;
     return s + (hkq_mag(w, 3) - bias) * x.w;
 }
-// The four formats the issue measures, read as 32-bit words from shared
-// memory: a "word source" per group gives word k (k = 0 ... 7) as 4
-// unsigned bytes q + BIAS standing for the group's values 4k ... 4k + 3,
-// an integer multiplier of each half of 16 (q6_K's scales), and the
-// group's sum from A = sum over halves of mult * sum q x and the sum of
-// x (formats with a min). The float and the digit dots below share them.
-template <int F> struct hkq_wsrc {
-    enum { OK = 0 };
-};
-template <> struct hkq_wsrc<HKQ_Q4_0> {
-    enum { OK = 1, BIAS = 8 };
-    hkq_words<4> q;
-    __device__ void at(const hkq_u8 *b, int) { q.load(b + 2); }
-    __device__ hkq_u32 word(int k) const { return k < 4 ? q.w[k] & 0x0F0F0F0Fu : (q.w[k - 4] >> 4) & 0x0F0F0F0Fu; }
-    __device__ int mult(int) const { return 1; }
-    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b) * a; }
-};
-template <> struct hkq_wsrc<HKQ_Q8_0> {
-    enum { OK = 1, BIAS = 128 };
-    hkq_words<8> q;
-    __device__ void at(const hkq_u8 *b, int) { q.load(b + 2); }
-    // signed bytes + 128 are unsigned ones
-    __device__ hkq_u32 word(int k) const { return q.w[k] ^ 0x80808080u; }
-    __device__ int mult(int) const { return 1; }
-    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b) * a; }
-};
-// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
-// are), so the group's 32 nibble bytes are aligned words.
-template <> struct hkq_wsrc<HKQ_Q4_K> {
-    enum { OK = 1, BIAS = 0 };
-    const hkq_u32 *qs;
-    int shift, sc, m;
-    __device__ void at(const hkq_u8 *b, int g)
-    {
-        qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
-        shift = 4 * (g & 1);
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-    }
-    __device__ hkq_u32 word(int k) const { return (qs[k] >> shift) & 0x0F0F0F0Fu; }
-    __device__ int mult(int) const { return 1; }
-    __device__ float fin(const hkq_u8 *b, float a, float xsum) const
-    {
-        return hkq_h2f(b) * (float)sc * a - hkq_h2f(b + 2) * (float)m * xsum;
-    }
-};
-template <> struct hkq_wsrc<HKQ_Q6_K> {
-    enum { OK = 1, BIAS = 32 };
-    hkq_words<8> lw, hw;
-    int nib, hs, sc0, sc1;
-    __device__ void at(const hkq_u8 *b, int g)
-    {
-        lw.load(b + 64 * (g / 4) + 32 * (g % 4 & 1));
-        hw.load(b + 128 + 32 * (g / 4));
-        nib = 4 * (g % 4 >> 1);
-        hs = 2 * (g % 4);
-        const signed char *sc = (const signed char *)(b + 192 + 8 * (g / 4) + 2 * (g % 4));
-        sc0 = sc[0];
-        sc1 = sc[1];
-    }
-    __device__ hkq_u32 word(int k) const
-    {
-        return ((lw.w[k] >> nib) & 0x0F0F0F0Fu) | (((hw.w[k] >> hs) & 0x03030303u) << 4);
-    }
-    __device__ int mult(int h) const { return h ? sc1 : sc0; }
-    __device__ float fin(const hkq_u8 *b, float a, float) const { return hkq_h2f(b + 208) * a; }
-};
-// R rows' groups (blocks b, b + stride, ...) against one group of f32 x in
-// shared memory (xs, its two half sums xsum): each float4 of x read once
-// for all R rows. A weight costs a PRMT, an FADD and an FFMA (hkq_dot4).
-template <int F, int R>
-__device__ inline void hkq_dotf_rows(const hkq_u8 *b, int stride, int g, const float *xs, const float *xsum,
-                                     float *acc)
-{
-    hkq_wsrc<F> src[R];
-    float s[R][2];
-    for (int r = 0; r < R; r++) {
-        src[r].at(b + r * stride, g);
-        s[r][0] = s[r][1] = 0.0f;
-    }
-    for (int k = 0; k < 8; k++) {
-        float4 xv = *(const float4 *)(xs + 4 * k);
-        for (int r = 0; r < R; r++)
-            s[r][k / 4] = hkq_dot4(src[r].word(k), HKQ_MAGIC + (float)hkq_wsrc<F>::BIAS, xv, s[r][k / 4]);
-    }
-    for (int r = 0; r < R; r++)
-        acc[r] += src[r].fin(b + r * stride, (float)src[r].mult(0) * s[r][0] + (float)src[r].mult(1) * s[r][1],
-                             xsum[0] + xsum[1]);
-}
 template <> struct hkq_dotf<HKQ_Q4_0> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
-        float a = 0.0f;
-        hkq_dotf_rows<HKQ_Q4_0, 1>(b, 0, g, xs, xsum, &a);
-        return a;
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<4> q(b + 2);
+        for (int k = 0; k < 4; k++) {
+            s0 = hkq_dot4(q.w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((q.w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
+        }
+        return hkq_h2f(b) * (s0 + s1);
     }
 };
 template <> struct hkq_dotf<HKQ_Q8_0> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
-        float a = 0.0f;
-        hkq_dotf_rows<HKQ_Q8_0, 1>(b, 0, g, xs, xsum, &a);
-        return a;
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<8> q(b + 2);
+        for (int k = 0; k < 8; k += 2) {
+            // signed bytes + 128 are unsigned ones
+            s0 = hkq_dot4(q.w[k] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4(q.w[k + 1] ^ 0x80808080u, HKQ_MAGIC + 128.0f, *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        return hkq_h2f(b) * (s0 + s1);
     }
 };
+// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
+// are), so the group's 32 nibble bytes are two 16-byte reads.
 template <> struct hkq_dotf<HKQ_Q4_K> {
     static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
     {
-        float a = 0.0f;
-        hkq_dotf_rows<HKQ_Q4_K, 1>(b, 0, g, xs, xsum, &a);
-        return a;
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
+        const int shift = 4 * (g & 1);
+        float s0 = 0.0f, s1 = 0.0f;
+        for (int k = 0; k < 8; k += 2) {
+            s0 = hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
     }
 };
 template <> struct hkq_dotf<HKQ_Q6_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *)
     {
-        float a = 0.0f;
-        hkq_dotf_rows<HKQ_Q6_K, 1>(b, 0, g, xs, xsum, &a);
-        return a;
+        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
+        float s[2];
+        for (int h = 0; h < 2; h++) {
+            float s0 = 0.0f, s1 = 0.0f;
+            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
+                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
+                s0 = hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j), s0);
+                s1 = hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j + 4), s1);
+            }
+            s[h] = s0 + s1;
+        }
+        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
     }
 };
 
@@ -649,160 +590,15 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
     }
 };
 
-// The f32 form by integer dot products (the "digits" path, where dp4a is
-// hardware, and on the CPU backend so that CI runs it). A float's
-// multiply costs the f32 form a PRMT, an FADD and an FFMA a weight;
-// integers need a dp4a per 4 weights and plane. x is staged as integers:
-// each group of 32 is scaled by a power of two so its largest |x| lies in
-// [2^29, 2^30), rounded to the nearest integer X, and X is written as 4
-// signed bytes (balanced base-256 digits: X = sum_p D_p 256^p). Then sum q
-// x = 2^-s * sum_p 256^p * dp4a(q, D_p), every dp4a exact; the planes
-// meet in float. Each x is held to 2^-30 of its group's largest |x| (exact
-// for values within 2^6 of it); f32's own products round at 2^-24 of
-// each. inf or NaN in x sends the launch to the unstaged path (the f32
-// semantics of inf * 0 and of NaN need the floats).
-#ifndef HKQ_DIGITS
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610) || defined(__gfx906__) || defined(__gfx908__) || \
-    defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) ||     \
-    !(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
-#define HKQ_DIGITS 1 // dp4a in hardware, or the CPU backend (CI's run of this path)
-#else
-#define HKQ_DIGITS 0
-#endif
-#endif
-// a group's record in shared memory, 36 words (the float layout's stride):
-// plane p's word k (x 4k ... 4k + 3) at 4 k + p, so one 16-byte read
-// gives a word of all 4 planes; word 32 the scale 2^s back to x, word 33
-// the float sum of the group's x (formats with a min)
-#define HKQ_XD_SCALE 32
-#define HKQ_XD_SUM 33
-
-// bytes p of u0 ... u3 as one word (byte k from u_k): a 4 x 4 byte transpose
-__device__ inline void hkq_transpose4(hkq_u32 u0, hkq_u32 u1, hkq_u32 u2, hkq_u32 u3, hkq_u32 *p)
-{
-    hkq_u32 t0 = __byte_perm(u0, u1, 0x5140u), t1 = __byte_perm(u2, u3, 0x5140u);
-    hkq_u32 t2 = __byte_perm(u0, u1, 0x7362u), t3 = __byte_perm(u2, u3, 0x7362u);
-    p[0] = __byte_perm(t0, t1, 0x5410u);
-    p[1] = __byte_perm(t0, t1, 0x7632u);
-    p[2] = __byte_perm(t2, t3, 0x5410u);
-    p[3] = __byte_perm(t2, t3, 0x7632u);
-}
-
-// x (cols <= HKQ_XMAX, a multiple of 32, 16-byte aligned) into the digit
-// records; a thread per 4 values, 8 threads a group (adjacent lanes, so
-// the group's max and sum are shuffles). Every thread of the block runs the
-// same number of rounds (all lanes take part in the shuffles). Returns,
-// the same in every thread, whether x holds inf or NaN.
-template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *xs)
-{
-    const int n4 = cols / 4;
-    int bad = 0;
-    for (int base = 0; base < n4; base += blockDim.x) {
-        const int i = base + threadIdx.x;
-        float4 v = i < n4 ? ((const float4 *)x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        // inf and NaN become 0 here (the float path takes over below): no
-        // conversion of them to an integer
-        const float big = 3.402823466e38f;
-        bad |= !(fabsf(v.x) <= big && fabsf(v.y) <= big && fabsf(v.z) <= big && fabsf(v.w) <= big);
-        v.x = fabsf(v.x) <= big ? v.x : 0.0f;
-        v.y = fabsf(v.y) <= big ? v.y : 0.0f;
-        v.z = fabsf(v.z) <= big ? v.z : 0.0f;
-        v.w = fabsf(v.w) <= big ? v.w : 0.0f;
-        float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
-        for (int o = 1; o < 8; o *= 2)
-            m = fmaxf(m, __shfl_xor(m, o, 8));
-        // m in [2^e, 2^(e+1)); e at least -96, so 2^(29 - e) and 2^(e - 29)
-        // are normal floats (a group below 2^-96 keeps 2^-125 steps)
-        int e = (int)((__float_as_uint(m) >> 23) & 0xffu) - 127;
-        e = e < -96 ? -96 : e;
-        const float up = __uint_as_float((hkq_u32)(127 + 29 - e) << 23);
-        // X + 0x808080: its low three bytes are the balanced digits + 128
-        // (so ^ 0x80 gives them as signed bytes), its top byte the last digit
-        hkq_u32 u0 = (hkq_u32)(__float2int_rn(v.x * up) + 0x808080);
-        hkq_u32 u1 = (hkq_u32)(__float2int_rn(v.y * up) + 0x808080);
-        hkq_u32 u2 = (hkq_u32)(__float2int_rn(v.z * up) + 0x808080);
-        hkq_u32 u3 = (hkq_u32)(__float2int_rn(v.w * up) + 0x808080);
-        hkq_u32 p[4];
-        hkq_transpose4(u0, u1, u2, u3, p);
-        float s = 0.0f;
-        if (hkq_fmt<F>::OFFSET) {
-            s = hkq_sum4(v);
-            for (int o = 1; o < 8; o *= 2)
-                s += __shfl_xor(s, o, 8);
-        }
-        if (i < n4) {
-            hkq_u32 *g = xs + 36 * (i / 8);
-            const int k = i % 8;
-            *(uint4 *)(g + 4 * k) = make_uint4(p[0] ^ 0x80808080u, p[1] ^ 0x80808080u, p[2] ^ 0x80808080u, p[3]);
-            if (k == 0) {
-                g[HKQ_XD_SCALE] = (hkq_u32)(127 - 29 + e) << 23;
-                g[HKQ_XD_SUM] = __float_as_uint(s);
-            }
-        }
-    }
-    return __syncthreads_or(bad);
-}
-
-// R rows' groups (blocks b, b + stride, ...) against one group of x as
-// digit planes (record g): word k of the 4 planes is one 16-byte read,
-// shared by the R rows; a weight word (made signed: q, not q + BIAS) costs
-// a dp4a a plane. Each half's integer sums are exact (|sum| < 2^17); the
-// planes meet in float as sum_p 256^p v_p (exact up to 2^24, rounded once
-// a step after), times 2^s.
-template <int F, int R>
-__device__ inline void hkq_dotd_rows(const hkq_u8 *b, int stride, int g, const hkq_u32 *xd, float *acc)
-{
-    typedef hkq_wsrc<F> W;
-    W src[R];
-    int v[R][2][4];
-    for (int r = 0; r < R; r++) {
-        src[r].at(b + r * stride, g);
-        for (int h = 0; h < 2; h++)
-            for (int p = 0; p < 4; p++)
-                v[r][h][p] = 0;
-    }
-    for (int k = 0; k < 8; k++) {
-        uint4 xk = *(const uint4 *)(xd + 4 * k);
-        for (int r = 0; r < R; r++) {
-            hkq_u32 u = src[r].word(k);
-            // q + BIAS as the signed byte q: + (128 - BIAS) stays in the
-            // byte (no carry), ^ 0x80 takes the 128 off
-            hkq_u32 q = W::BIAS == 0 ? u : (u + (128u - W::BIAS) * 0x01010101u) ^ 0x80808080u;
-            v[r][k / 4][0] = hkq_dp4a(q, xk.x, v[r][k / 4][0]);
-            v[r][k / 4][1] = hkq_dp4a(q, xk.y, v[r][k / 4][1]);
-            v[r][k / 4][2] = hkq_dp4a(q, xk.z, v[r][k / 4][2]);
-            v[r][k / 4][3] = hkq_dp4a(q, xk.w, v[r][k / 4][3]);
-        }
-    }
-    const float scale = __uint_as_float(xd[HKQ_XD_SCALE]), xsum = __uint_as_float(xd[HKQ_XD_SUM]);
-    for (int r = 0; r < R; r++) {
-        float a = 0.0f;
-        for (int p = 3; p >= 0; p--) // |m0 v0 + m1 v1| <= 2^24 (q6_K: 128 * 2^16 a half): exact in float
-            a = a * 256.0f + (float)(src[r].mult(0) * v[r][0][p] + src[r].mult(1) * v[r][1][p]);
-        acc[r] += src[r].fin(b + r * stride, a * scale, xsum);
-    }
-}
-
-// X8: how x is staged: 0 f32, 1 q8_1 (36-byte blocks of 32), 2 f32 as digit
-// records (hkq_stage_xd).
-// R: rows a warp stages at once. CHUNK: the columns of a step, HKQ_CHUNK
-// (4096-column steps measured slower than 2048 on the H100: fewer resident
-// warps) or less where 8 warps' R segments and x would pass the 48 KiB of
-// static shared memory; 0 where no size of whole 16-byte pieces fits.
-template <int F, int X8, int R = 1> struct hkq_stage {
+// X8: x is q8_1 (36-byte blocks of 32) rather than f32.
+template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 == 1 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
-        XBYTES = 4 * XWORDS + (X8 == 1 ? 4 : HKQ_XMAX / 16 * 4),
-#define HKQ_FITS(c)                                                                      \
-    ((c) >= Q::BLOCK && (c) / Q::BLOCK * Q::BYTES % 16 == 0 &&                          \
-     HKQ_ROWS * R * ((c) / Q::BLOCK * Q::BYTES / 16 + 1) * 16 + XBYTES <= 48 * 1024)
-        CHUNK = HKQ_FITS(HKQ_CHUNK)       ? HKQ_CHUNK
-                : HKQ_FITS(HKQ_CHUNK / 2) ? HKQ_CHUNK / 2
-                : HKQ_FITS(HKQ_CHUNK / 4) ? HKQ_CHUNK / 4
-                                          : 0,
-#undef HKQ_FITS
-        SEG = (CHUNK ? CHUNK : HKQ_CHUNK) / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        // 4096-column steps measured slower than 2048 on the H100 (fewer
+        // resident warps), so one size
+        CHUNK = HKQ_CHUNK,
+        SEG = CHUNK / Q::BLOCK * Q::BYTES, // bytes of a row's chunk
         SEG16 = SEG / 16,
         WLOADS = (SEG16 + 31) / 32, // a lane's 16-byte pieces of a segment (warps of 32 or more)
     };
@@ -810,15 +606,13 @@ template <int F, int X8, int R = 1> struct hkq_stage {
     uint4 wr[WLOADS];
 
     static __device__ int pieces(int c0, int cols) { return min((int)CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16; }
-    // the chunk at column c0 of row `row` into this lane's registers; zeros
-    // for a row past the last (a warp's rows beyond the matrix: their sums
-    // are not stored, but they are defined)
-    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane, long long rows)
+    // the chunk at column c0 of row `row` into this lane's registers
+    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane)
     {
         const uint4 *p = (const uint4 *)(w + row * rb + (long long)c0 / Q::BLOCK * Q::BYTES);
         for (int u = 0; u < WLOADS; u++)
             if (lane + u * warpSize < pieces(c0, cols))
-                wr[u] = row < rows ? p[lane + u * warpSize] : make_uint4(0, 0, 0, 0);
+                wr[u] = p[lane + u * warpSize];
     }
     __device__ void store(uint4 *ws, int c0, int cols, int lane) const
     {
@@ -831,20 +625,27 @@ template <int F, int X8, int R = 1> struct hkq_stage {
 // x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
 // sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
 // the sum of its half h.
-template <int F, int X8> __device__ void hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
+// Returns, the same in every thread, whether a sum of x is inf or NaN
+// where the format has an offset (f32 x): a * sum q x + o * sum x would
+// then make inf - inf of products that are inf, so the caller takes the
+// unstaged path (each weight's value times x, as f32 gives it).
+template <int F, int X8> __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
 {
-    const int n16 = (X8 == 1 ? cols / 32 * 36 : 4 * cols) / 16;
+    const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
     for (int i = threadIdx.x; i < n16; i += blockDim.x)
-        xs[X8 == 1 ? i : i + i / 8] = ((const uint4 *)x)[i];
+        xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
     __syncthreads();
-    if (X8 != 1 && hkq_fmt<F>::OFFSET) {
+    int bad = 0;
+    if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
             const float *p = (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
             xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
                       (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+            bad |= !(fabsf(xsum[i]) <= 3.402823466e38f);
         }
-        __syncthreads();
+        bad = __syncthreads_or(bad);
     }
+    return bad;
 }
 
 // Whether the staged path applies: whole 16-byte pieces per row, aligned
@@ -854,133 +655,75 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
     typedef hkq_fmt<F> Q;
     long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
     return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XMAX && rb % 16 == 0 &&
-           (X8 != 1 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
+           (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
 
-// Rows a warp sums at once, each x read from shared memory serving all of
-// them: f32 x (floats or digits), q8_1 x.
-#ifndef HKQ_XROWS
-#define HKQ_XROWS 2
-#endif
-#ifndef HKQ_X8ROWS
-#define HKQ_X8ROWS 1
-#endif
-// R rows' group gi (blocks b, b + stride, ...) against staged x's group gx,
-// added to acc[0 ... R-1], by how x was staged; formats without a word
-// source take their own dot a row at a time.
-template <int F, int X, int R, int FAST = hkq_wsrc<F>::OK> struct hkq_dotx {
-    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *xsum, int gx,
-                               float *acc)
-    {
-        for (int r = 0; r < R; r++)
-            acc[r] += X == 1 ? hkq_dot8<F>::run(b + r * stride, gi, (const hkq_u8 *)xsm + 36 * gx)
-                             : hkq_dotf<F>::run(b + r * stride, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
-    }
-};
-template <int F, int R> struct hkq_dotx<F, 0, R, 1> {
-    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *xsum, int gx,
-                               float *acc)
-    {
-        hkq_dotf_rows<F, R>(b, stride, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx, acc);
-    }
-};
-template <int F, int R> struct hkq_dotx<F, 2, R, 1> {
-    static __device__ void run(const hkq_u8 *b, int stride, int gi, const uint4 *xsm, const float *, int gx,
-                               float *acc)
-    {
-        hkq_dotd_rows<F, R>(b, stride, gi, (const hkq_u32 *)xsm + 36 * gx, acc);
-    }
-};
-
 // The block stages x once; then each warp works alone (no block barrier):
-// R rows from (blockIdx.x * nw + warp) * R, then gridDim.x * nw * R
-// further, ..., each S::CHUNK columns a step. A step: the warp's lanes copy
-// the rows' chunks (loaded into registers during the previous step) into
-// the warp's own shared segments, issue the loads of the next step, then
-// sum this one from shared memory, lane l taking groups l, l + warpSize,
-// ... of all R rows. X: how x was staged (hkq_stage); st: the registers
-// holding the first rows' first chunks; ws: the warp's R segments.
-template <int F, int X, int R, typename S>
-__device__ void hkq_staged_rows(const void *w, S *st, uint4 *ws, const uint4 *xsm, const float *xsum, float *y,
-                                long long row, int rows, int cols)
-{
-    const int nw = blockDim.x / warpSize, lane = threadIdx.x % warpSize;
-    const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
-    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    float acc[R];
-    for (int r = 0; r < R; r++)
-        acc[r] = 0.0f;
-    for (int c = 0;;) {
-        const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
-        __syncwarp(); // every lane is done reading the last segments
-        for (int r = 0; r < R; r++)
-            st[r].store(ws + r * (S::SEG16 + 1), c0, cols, lane);
-        __syncwarp();
-        long long nrow = row;
-        int nc = c + 1;
-        if (nc == nchunks) {
-            nc = 0;
-            nrow += (long long)gridDim.x * nw * R;
-        }
-        if (nrow < rows) // in flight while this step is summed
-            for (int r = 0; r < R; r++)
-                st[r].load((const hkq_u8 *)w, rb, nrow + r, nc * S::CHUNK, cols, lane, rows);
-        const hkq_u8 *seg = (const hkq_u8 *)ws;
-        for (int g = lane; g < groups; g += warpSize) {
-            const hkq_u8 *blk = seg + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
-            const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
-            hkq_dotx<F, X, R>::run(blk, (S::SEG16 + 1) * 16, gi, xsm, xsum, gx, acc);
-        }
-        if (nc == 0) {
-            for (int r = 0; r < R; r++) {
-                for (int off = warpSize / 2; off > 0; off /= 2)
-                    acc[r] += __shfl_xor(acc[r], off);
-                if (lane == 0 && row + r < rows)
-                    y[row + r] = acc[r];
-                acc[r] = 0.0f;
-            }
-        }
-        if (nrow >= rows)
-            break;
-        row = nrow;
-        c = nc;
-    }
-}
-
+// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
+// columns a step. A step: the warp's lanes copy the row's chunk (loaded
+// into registers during the previous step) into the warp's own shared
+// segment, issue the loads of the next step, then sum this one from shared
+// memory, lane l taking groups l, l + warpSize, ...
 template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 
 template <int F, int X8>
 __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
 {
-    // the rows a warp sums at once, 1 where their segments would not fit
-    enum { R0 = X8 == 1 ? HKQ_X8ROWS : HKQ_XROWS, R = hkq_stage<F, X8, R0>::CHUNK ? R0 : 1 };
-    typedef hkq_stage<F, X8, R> S;
-    __shared__ uint4 wsm[HKQ_ROWS][R][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
+    typedef hkq_stage<F, X8> S;
+    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
     __shared__ uint4 xsm[S::XWORDS / 4];
-    __shared__ float xsum[X8 == 1 ? 1 : HKQ_XMAX / 16];
+    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
     const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
+    const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
     const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    long long row = ((long long)blockIdx.x * nw + warp) * R;
-    S st[R];
+    long long row = (long long)blockIdx.x * nw + warp;
+    S st;
     if (row < rows) // the first rows' loads in flight while x is staged
-        for (int r = 0; r < R; r++)
-            st[r].load((const hkq_u8 *)w, rb, row + r, 0, cols, lane, rows);
-    if (X8 == 2) {
-        // digits; where x holds inf or NaN, the unstaged path, whose
-        // products are each weight's value times x as f32 gives them (a *
-        // sum q x + o * sum x would make inf - inf of a finite product)
-        if (hkq_stage_xd<F>(x, cols, (hkq_u32 *)xsm)) {
-            for (row = (long long)blockIdx.x * nw + warp; row < rows; row += (long long)gridDim.x * nw)
-                hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
-            return;
-        }
-    } else {
-        hkq_stage_x<F, X8>(x, cols, xsm, xsum);
+        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
+    if (hkq_stage_x<F, X8>(x, cols, xsm, xsum)) {
+        for (; row < rows; row += (long long)gridDim.x * nw)
+            hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
+        return;
     }
-    if (row < rows) // the whole warp: no block barrier follows
-        hkq_staged_rows<F, X8, R>(w, st, wsm[warp][0], xsm, xsum, y, row, rows, cols);
+    if (row >= rows) // the whole warp: no block barrier follows
+        return;
+    float acc = 0.0f;
+    for (int c = 0;;) {
+        const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
+        __syncwarp(); // every lane is done reading the last segment
+        st.store(wsm[warp], c0, cols, lane);
+        __syncwarp();
+        long long nrow = row;
+        int nc = c + 1;
+        if (nc == nchunks) {
+            nc = 0;
+            nrow += (long long)gridDim.x * nw;
+        }
+        if (nrow < rows) // in flight while this step is summed
+            st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
+        const hkq_u8 *r = (const hkq_u8 *)wsm[warp];
+        for (int g = lane; g < groups; g += warpSize) {
+            const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
+            const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
+            if (X8)
+                acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
+            else
+                acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+        }
+        if (nc == 0) {
+            for (int off = warpSize / 2; off > 0; off /= 2)
+                acc += __shfl_xor(acc, off);
+            if (lane == 0)
+                y[row] = acc;
+            acc = 0.0f;
+        }
+        if (nrow >= rows)
+            break;
+        row = nrow;
+        c = nc;
+    }
 }
 
 // -------------------------------------------------------------- matvec
@@ -994,9 +737,7 @@ template <int F>
 __device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 0>(w, x, cols)) {
-        // the digits where the format has their dot (a constant: the
-        // other form is not instantiated)
-        hkq_matvec_staged<F, HKQ_DIGITS && hkq_wsrc<F>::OK ? 2 : 0>(w, x, y, rows, cols);
+        hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
         return;
     }
     // grid-stride over rows, a warp each: the whole warp leaves together,

@@ -78,10 +78,6 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 /* Blocks a matvec launches at most before each takes several row groups
  * (about 8 for each of an H100's 132 SMs): fewer stagings of x. */
 #define MATVEC_BLOCKS 1024
-/* Rows a warp of the f32-x matvec sums at once: HKQ_XROWS in
- * kernels/quantized/quantized.hip (any grid is correct; this one gives
- * each block whole row groups). */
-#define MATVEC_F32_ROWS 2
 
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
@@ -118,10 +114,6 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * while it sums this one. */
     unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
-    /* f32 x: each warp sums MATVEC_F32_ROWS rows at once (the kernel's
-     * HKQ_XROWS) */
-    if (!q8)
-        per *= MATVEC_F32_ROWS;
     size_t groups = (rows + per - 1) / per, each = (groups + MATVEC_BLOCKS - 1) / MATVEC_BLOCKS;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
     hk_plugin_config cfg = {{(unsigned)((groups + each - 1) / each), 1, 1}, {256, 1, 1}, 0};

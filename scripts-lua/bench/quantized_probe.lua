@@ -56,15 +56,9 @@ local src = base .. table.concat(kern)
 -- Each variant runs the kernels its third field names: mv_ (the op's f32
 -- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 local variants = {
-    -- v13: the f32 form by integer dot products (x as 4 digit planes), R
-    -- rows a warp sharing each read of x (HKQ_XROWS; the op's: digits R2)
-    {"register path (v13 digits R2)", {}, {"mv_", "mv8_"}},
-    {"digits R1", {HKQ_XROWS = 1}, {"mv_"}},
-    {"digits R4", {HKQ_XROWS = 4}, {"mv_"}},
-    {"floats R1 (v4)", {HKQ_DIGITS = 0, HKQ_XROWS = 1}, {"mv_"}},
-    {"floats R2", {HKQ_DIGITS = 0}, {"mv_"}},
-    {"floats R4", {HKQ_DIGITS = 0, HKQ_XROWS = 4}, {"mv_"}},
-    {"q8_1 R2", {HKQ_X8ROWS = 2}, {"mv8_"}},
+    -- v13 (commits 907200b, b6591ed; quantized-notes.md, 2026-11-27): x as
+    -- integer digit planes and 2-4 rows a warp, measured no faster, removed
+    {"register path (v4)", {}, {"mv_", "mv8_"}},
     {"v9", {}, {"mvx_"}},
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
     {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
