@@ -344,7 +344,9 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 // The decoders below build floats without int-to-float conversions (slow
 // on NVIDIA): 2^23 + q is the float with q in its low mantissa bits, one
 // subtraction gives q exactly.
+#ifndef HKQ_CHUNK
 #define HKQ_CHUNK 2048 // columns of a row a warp stages at once
+#endif
 #define HKQ_ROWS 8     // warps of a block at most (256 threads, warps of 32)
 #define HKQ_XMAX 4096  // columns of x a block stages: more take the unstaged path
 #define HKQ_MAGIC 8388608.0f
@@ -365,8 +367,12 @@ template <int N> struct hkq_words {
     hkq_u32 w[N];
     __device__ explicit hkq_words(const hkq_u8 *p)
     {
-        const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)p & ~3ull);
-        const unsigned sh = 8u * (unsigned)((unsigned long long)p & 2);
+        // p minus its misalignment, not the address masked as an integer:
+        // the pointer stays one into shared memory, so the compiler emits
+        // shared loads rather than generic ones
+        const unsigned mis = (unsigned)((unsigned long long)p & 2);
+        const hkq_u32 *a = (const hkq_u32 *)(p - mis);
+        const unsigned sh = 8u * mis;
         hkq_u32 lo = a[0];
         for (int k = 0; k < N; k++) {
             hkq_u32 hi = a[k + 1];
@@ -501,7 +507,7 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
 // word k of a q8_1 block's values: 36-byte blocks keep them 4-byte aligned
 __device__ inline hkq_u32 hkq_x8w(const hkq_u8 *xb, int k) { return *(const hkq_u32 *)(xb + 4 + 4 * k); }
 template <int F> struct hkq_dot8 {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *)
     {
         typedef hkq_fmt<F> Q;
         int q[32];
@@ -523,7 +529,8 @@ template <int F> struct hkq_dot8 {
         return acc;
     }
 };
-// sum of the 16 int8 x values of half h: dp4a with bytes of 1
+// sum of the 16 int8 x values of half h: dp4a with bytes of 1 (the staged
+// path works them out once a block: s8 below, the group's two)
 __device__ inline int hkq_x8sum(const hkq_u8 *xb, int h)
 {
     int s = 0;
@@ -532,7 +539,7 @@ __device__ inline int hkq_x8sum(const hkq_u8 *xb, int h)
     return s;
 }
 template <> struct hkq_dot8<HKQ_Q4_0> {
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb, const int *s8)
     {
         int dot = 0;
         hkq_words<4> q(b + 2);
@@ -541,12 +548,12 @@ template <> struct hkq_dot8<HKQ_Q4_0> {
             dot = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
         }
         // the nibbles are q + 8: sum (q + 8) x = sum q x + 8 sum x
-        dot -= 8 * (hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1));
+        dot -= 8 * (s8[0] + s8[1]);
         return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
 template <> struct hkq_dot8<HKQ_Q8_0> {
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb)
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb, const int *)
     {
         int dot = 0;
         hkq_words<8> q(b + 2);
@@ -556,7 +563,7 @@ template <> struct hkq_dot8<HKQ_Q8_0> {
     }
 };
 template <> struct hkq_dot8<HKQ_Q4_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *s8)
     {
         int sc, m;
         hkq_scale_min_k4(g, b + 4, &sc, &m);
@@ -565,12 +572,12 @@ template <> struct hkq_dot8<HKQ_Q4_K> {
         int dot = 0;
         for (int k = 0; k < 8; k++)
             dot = hkq_dp4a((qs[k] >> shift) & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
-        int sum = hkq_x8sum(xb, 0) + hkq_x8sum(xb, 1);
+        int sum = s8[0] + s8[1];
         return hkq_h2f(xb) * (hkq_h2f(b) * (float)sc * (float)dot - hkq_h2f(b + 2) * (float)m * (float)sum);
     }
 };
 template <> struct hkq_dot8<HKQ_Q6_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *s8)
     {
         const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
         const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
@@ -584,11 +591,21 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
                 dot = hkq_dp4a(w, hkq_x8w(xb, j), dot);
             }
             // the 6-bit values are q + 32
-            acc += (float)sc[h] * (float)(dot - 32 * hkq_x8sum(xb, h));
+            acc += (float)sc[h] * (float)(dot - 32 * s8[h]);
         }
         return hkq_h2f(xb) * (hkq_h2f(b + 208) * acc);
     }
 };
+
+// Lanes of a warp as a constant where the target fixes it (a division or
+// stride by it then costs nothing), the runtime value elsewhere.
+#if defined(__CUDA_ARCH__)
+#define HKQ_WARP 32
+#elif defined(__AMDGCN_WAVEFRONT_SIZE)
+#define HKQ_WARP __AMDGCN_WAVEFRONT_SIZE
+#else
+#define HKQ_WARP warpSize
+#endif
 
 // X8: x is q8_1 (36-byte blocks of 32) rather than f32.
 template <int F, int X8> struct hkq_stage {
@@ -605,36 +622,40 @@ template <int F, int X8> struct hkq_stage {
     static_assert(SEG % 16 == 0, "a chunk of a row is whole 16-byte pieces");
     uint4 wr[WLOADS];
 
-    static __device__ int pieces(int c0, int cols) { return min((int)CHUNK, cols - c0) / Q::BLOCK * Q::BYTES / 16; }
-    // the chunk at column c0 of row `row` into this lane's registers
-    __device__ void load(const hkq_u8 *w, long long rb, long long row, int c0, int cols, int lane)
+    // n 16-byte pieces from p into this lane's registers
+    __device__ void load(const uint4 *p, unsigned n, unsigned lane)
     {
-        const uint4 *p = (const uint4 *)(w + row * rb + (long long)c0 / Q::BLOCK * Q::BYTES);
         for (int u = 0; u < WLOADS; u++)
-            if (lane + u * warpSize < pieces(c0, cols))
-                wr[u] = p[lane + u * warpSize];
+            if (lane + u * HKQ_WARP < n)
+                wr[u] = p[lane + u * HKQ_WARP];
     }
-    __device__ void store(uint4 *ws, int c0, int cols, int lane) const
+    __device__ void store(uint4 *ws, unsigned n, unsigned lane) const
     {
         for (int u = 0; u < WLOADS; u++)
-            if (lane + u * warpSize < pieces(c0, cols))
-                ws[lane + u * warpSize] = wr[u];
+            if (lane + u * HKQ_WARP < n)
+                ws[lane + u * HKQ_WARP] = wr[u];
     }
 };
 
 // x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
 // sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
-// the sum of its half h.
+// the sum of its half h; q8_1 x as it is, and s8[2 g + h] the integer sum
+// of its half h.
 // Returns, the same in every thread, whether a sum of x is inf or NaN
 // where the format has an offset (f32 x): a * sum q x + o * sum x would
 // then make inf - inf of products that are inf, so the caller takes the
 // unstaged path (each weight's value times x, as f32 gives it).
-template <int F, int X8> __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum)
+template <int F, int X8> __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
     const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
     for (int i = threadIdx.x; i < n16; i += blockDim.x)
         xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
     __syncthreads();
+    if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
+        for (int i = threadIdx.x; i < cols / 16; i += blockDim.x)
+            s8[i] = hkq_x8sum((const hkq_u8 *)xs + 36 * (i / 2), i % 2);
+        __syncthreads();
+    }
     int bad = 0;
     if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
@@ -664,62 +685,92 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
 // columns a step. A step: the warp's lanes copy the row's chunk (loaded
 // into registers during the previous step) into the warp's own shared
 // segment, issue the loads of the next step, then sum this one from shared
-// memory, lane l taking groups l, l + warpSize, ...
+// memory, lane l taking groups l, l + warpSize, ... The step's counts
+// (pieces and groups of a full and of the last chunk) are worked out once:
+// a step is only a few groups a lane, so its own arithmetic shows.
 template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
+
+// group g of the warp's segment seg (its chunk's groups from gx0 on in x)
+template <int F, int X8>
+__device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned gx0, const uint4 *xsm,
+                                         const float *xsum, const int *s8)
+{
+    typedef hkq_fmt<F> Q;
+    const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
+    const int gi = g % (Q::BLOCK / 32);
+    if (X8)
+        return hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * (gx0 + g), s8 + 2 * (gx0 + g));
+    return hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * (gx0 + g), xsum + 2 * (gx0 + g));
+}
 
 template <int F, int X8>
 __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
 {
     typedef hkq_stage<F, X8> S;
+    typedef hkq_fmt<F> Q;
     __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
     __shared__ uint4 xsm[S::XWORDS / 4];
     __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
-    const int nw = blockDim.x / warpSize, warp = threadIdx.x / warpSize, lane = threadIdx.x % warpSize;
-    const int nchunks = (cols + S::CHUNK - 1) / S::CHUNK;
-    const long long rb = (long long)(cols / hkq_fmt<F>::BLOCK) * hkq_fmt<F>::BYTES;
-    long long row = (long long)blockIdx.x * nw + warp;
+    __shared__ int s8[X8 ? HKQ_XMAX / 16 : 1];
+    const unsigned nw = blockDim.x / HKQ_WARP, warp = threadIdx.x / HKQ_WARP, lane = threadIdx.x % HKQ_WARP;
+    const unsigned nchunks = ((unsigned)cols + S::CHUNK - 1) / S::CHUNK;
+    const unsigned rb16 = (unsigned)cols / Q::BLOCK * Q::BYTES / 16;   // a row's 16-byte pieces
+    const unsigned last16 = rb16 - (nchunks - 1) * S::SEG16;             // those of its last chunk
+    const unsigned lastg = ((unsigned)cols - (nchunks - 1) * S::CHUNK) / 32; // groups of the last chunk
+    const uint4 *wp = (const uint4 *)w;
+    const unsigned long long stride = (unsigned long long)gridDim.x * nw;
+    unsigned long long row = (unsigned long long)blockIdx.x * nw + warp;
     S st;
-    if (row < rows) // the first rows' loads in flight while x is staged
-        st.load((const hkq_u8 *)w, rb, row, 0, cols, lane);
-    if (hkq_stage_x<F, X8>(x, cols, xsm, xsum)) {
-        for (; row < rows; row += (long long)gridDim.x * nw)
+    if (row < (unsigned)rows) // the first rows' loads in flight while x is staged
+        st.load(wp + row * rb16, nchunks == 1 ? last16 : S::SEG16, lane);
+    if (hkq_stage_x<F, X8>(x, cols, xsm, xsum, s8)) {
+        for (; row < (unsigned)rows; row += stride)
             hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
         return;
     }
-    if (row >= rows) // the whole warp: no block barrier follows
+    if (row >= (unsigned)rows) // the whole warp: no block barrier follows
         return;
+    uint4 *ws = wsm[warp];
+    const hkq_u8 *seg = (const hkq_u8 *)ws;
     float acc = 0.0f;
-    for (int c = 0;;) {
-        const int c0 = c * S::CHUNK, groups = min((int)S::CHUNK, cols - c0) / 32;
+    for (unsigned c = 0;;) {
+        const bool lastc = c + 1 == nchunks;
         __syncwarp(); // every lane is done reading the last segment
-        st.store(wsm[warp], c0, cols, lane);
+        st.store(ws, lastc ? last16 : S::SEG16, lane);
         __syncwarp();
-        long long nrow = row;
-        int nc = c + 1;
-        if (nc == nchunks) {
+        unsigned long long nrow = row;
+        unsigned nc = c + 1;
+        if (lastc) {
             nc = 0;
-            nrow += (long long)gridDim.x * nw;
+            nrow += stride;
         }
-        if (nrow < rows) // in flight while this step is summed
-            st.load((const hkq_u8 *)w, rb, nrow, nc * S::CHUNK, cols, lane);
-        const hkq_u8 *r = (const hkq_u8 *)wsm[warp];
-        for (int g = lane; g < groups; g += warpSize) {
-            const hkq_u8 *blk = r + (g / (hkq_fmt<F>::BLOCK / 32)) * hkq_fmt<F>::BYTES;
-            const int gi = g % (hkq_fmt<F>::BLOCK / 32), gx = c0 / 32 + g;
-            if (X8)
-                acc += hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * gx);
-            else
-                acc += hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
+        if (nrow < (unsigned)rows) // in flight while this step is summed
+            st.load(wp + nrow * rb16 + nc * S::SEG16, nc + 1 == nchunks ? last16 : S::SEG16, lane);
+        const unsigned gx0 = c * (S::CHUNK / 32);
+#if defined(__CUDA_ARCH__) || defined(__AMDGCN_WAVEFRONT_SIZE)
+        if (!lastc) {
+            // a full chunk: a known number of groups a lane, unrolled so
+            // that their independent sums interleave
+            static_assert(S::CHUNK / 32 % HKQ_WARP == 0, "a chunk is whole groups for every lane");
+#pragma unroll
+            for (unsigned u = 0; u < S::CHUNK / 32 / HKQ_WARP; u++)
+                acc += hkq_staged_group<F, X8>(seg, lane + u * HKQ_WARP, gx0, xsm, xsum, s8);
+        } else
+#endif
+        {
+            const unsigned groups = lastc ? lastg : S::CHUNK / 32;
+            for (unsigned g = lane; g < groups; g += HKQ_WARP)
+                acc += hkq_staged_group<F, X8>(seg, g, gx0, xsm, xsum, s8);
         }
-        if (nc == 0) {
-            for (int off = warpSize / 2; off > 0; off /= 2)
+        if (lastc) {
+            for (int off = HKQ_WARP / 2; off > 0; off /= 2)
                 acc += __shfl_xor(acc, off);
             if (lane == 0)
                 y[row] = acc;
             acc = 0.0f;
         }
-        if (nrow >= rows)
+        if (nrow >= (unsigned)rows)
             break;
         row = nrow;
         c = nc;

@@ -59,6 +59,7 @@ local variants = {
     -- v13 (commits 907200b, b6591ed; quantized-notes.md, 2026-11-27): x as
     -- integer digit planes and 2-4 rows a warp, measured no faster, removed
     {"register path (v4)", {}, {"mv_", "mv8_"}},
+    {"v4 chunk 4096", {HKQ_CHUNK = 4096}, {"mv_", "mv8_"}},
     {"v9", {}, {"mvx_"}},
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
     {"v9 R4", {HKQ_XR_R = 4}, {"mvx_"}},
