@@ -56,8 +56,9 @@ local src = base .. table.concat(kern)
 -- Each variant runs the kernels its third field names: mv_ (the op's f32
 -- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 local variants = {
-    -- v13 (commits 907200b, b6591ed; quantized-notes.md, 2026-11-27): x as
-    -- integer digit planes and 2-4 rows a warp, measured no faster, removed
+    -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
+    -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
+    -- measured no faster and are not in the kernel
     {"register path (v4)", {}, {"mv_", "mv8_"}},
     {"v4 chunk 4096", {HKQ_CHUNK = 4096}, {"mv_", "mv8_"}},
     {"v9", {}, {"mvx_"}},
