@@ -51,6 +51,18 @@ static int no_format(const hk_plugin_host *host, const hk_plugin_call *call, con
                             "q2_K q3_K q4_K q5_K q6_K q8_K)", what, dt ? dt : "?");
 }
 
+/* The n values of w (format f) into y (dtype out: f32, f16, bf16). */
+static int launch_dequantize(const hk_plugin_host *host, const hk_plugin_call *call, int f, const char *out,
+                             hk_plugin_arg y, hk_plugin_arg w, size_t n)
+{
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "dequantize_%s_%s", formats[f].name, out);
+    hk_plugin_arg a[3] = {w, y};
+    a[2].kind = HK_PLUGIN_ARG_INT;
+    a[2].v.i = (long long)n;
+    return host->launch(call, kernel, a, 3);
+}
+
 /* dequantize(y, w): y (f32, f16 or bf16) gets the #w values of w. */
 static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
                          const hk_plugin_arg *args, int nargs)
@@ -67,12 +79,7 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
     if (host->length(call, args[0].v.buf) != n)
         return host->fail(call, "y has %zu elements, w %zu: they must be the same",
                           host->length(call, args[0].v.buf), n);
-    char kernel[64];
-    snprintf(kernel, sizeof kernel, "dequantize_%s_%s", formats[f].name, out);
-    hk_plugin_arg a[3] = {args[1], args[0]};
-    a[2].kind = HK_PLUGIN_ARG_INT;
-    a[2].v.i = (long long)n;
-    return host->launch(call, kernel, a, 3);
+    return launch_dequantize(host, call, f, out, args[0], args[1], n);
 }
 
 /* Blocks a matvec launches at most before each takes several row groups
@@ -120,6 +127,41 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch_config(call, kernel, &cfg, a, 5);
 }
 
+/* From this many activation rows on, matmul dequantizes W to f32 once
+ * (scratch of rows x cols floats, at most MATMUL_GEMM_BYTES_MAX) and hands
+ * Y = X W^T to the gemm family: its f32 kernels (no TF32) run the product
+ * at tens of TFLOP/s on an H100 where the tiled kernel below, which decodes
+ * W per 64 x 64 tile, runs at ~18; the dequantize costs about what a
+ * 64-row product does. Fewer rows keep the tiled kernel (no scratch). */
+#define MATMUL_GEMM_MIN_M 64
+#define MATMUL_GEMM_BYTES_MAX (1ull << 30)
+
+static hk_plugin_arg int_arg(long long v)
+{
+    hk_plugin_arg a = {HK_PLUGIN_ARG_INT, {0}};
+    a.v.i = v;
+    return a;
+}
+
+/* Y [m, rows] = X [m, cols] W^T as dequantize(W) and the gemm family's
+ * matmul with B transposed (W is rows x cols, row-major: B^T stored n x k). */
+static int matmul_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, int f, const hk_plugin_arg *args,
+                          long long m, long long rows, long long cols)
+{
+    hk_plugin_arg wf = {HK_PLUGIN_ARG_BUFFER, {0}};
+    wf.v.buf = host->scratch_raw(call, "f32", (size_t)(rows * cols)); /* dequantize writes it all */
+    if (!wf.v.buf)
+        return -1; /* the call is failed already */
+    int r = launch_dequantize(host, call, f, "f32", wf, args[1], (size_t)(rows * cols));
+    if (r != 0)
+        return r;
+    hk_plugin_arg g[8] = {args[0], args[2], wf, int_arg(m), int_arg(rows), int_arg(cols)};
+    g[6].kind = g[7].kind = HK_PLUGIN_ARG_BOOL;
+    g[6].v.i = 0; /* A = X as it is */
+    g[7].v.i = 1; /* B = W^T */
+    return host->call_op(call, "gemm", "matmul", g, 8);
+}
+
 /* matmul(y, w, x): Y = X W^T, X [m, cols] = x, W [rows, cols] = w, Y
  * [m, rows] = y; cols = #x / m with m = #y / rows, rows from w: given as
  * matmul(y, w, x, rows). */
@@ -149,6 +191,9 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
     size_t m = ny / (size_t)rows;
     if (m > 0xffffu * 64)
         return host->fail(call, "m = %zu activation rows: at most %u", m, 0xffffu * 64);
+    if (m >= MATMUL_GEMM_MIN_M && HK_PLUGIN_HOST_HAS(host, scratch_raw) &&
+        (unsigned long long)rows * cols * 4 <= MATMUL_GEMM_BYTES_MAX)
+        return matmul_by_gemm(host, call, f, args, (long long)m, rows, (long long)cols);
     char kernel[64];
     snprintf(kernel, sizeof kernel, "matmul_%s", formats[f].name);
     hk_plugin_arg a[6] = {args[1], args[2], args[0]};
@@ -190,7 +235,8 @@ static const struct {
     {"matvec", "y, w, x", op_matvec,
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
-     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles"},
+     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 64 rows of x "
+     "W dequantized to f32 and the gemm family's product"},
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
 };
 
