@@ -129,11 +129,13 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
 
 /* From this many activation rows on, matmul dequantizes W to f32 once
  * (scratch of rows x cols floats, at most MATMUL_GEMM_BYTES_MAX) and hands
- * Y = X W^T to the gemm family: its f32 kernels (no TF32) run the product
- * at tens of TFLOP/s on an H100 where the tiled kernel below, which decodes
- * W per 64 x 64 tile, runs at ~18; the dequantize costs about what a
- * 64-row product does. Fewer rows keep the tiled kernel (no scratch). */
-#define MATMUL_GEMM_MIN_M 64
+ * Y = X W^T to the gemm family: its f32 kernels (no TF32) ran 512 rows of
+ * a 14336 x 4096 product at 29 TFLOP/s on an H100 where the tiled kernel
+ * below, which decodes W per 64 x 64 tile, ran at 14-18; at 64 rows the
+ * tiled kernel was 12-26 % faster (the dequantize and the gemm's small-m
+ * shape), the two meeting near 90 (docs/RESULTS.md). Fewer rows keep the
+ * tiled kernel (no scratch). */
+#define MATMUL_GEMM_MIN_M 128
 #define MATMUL_GEMM_BYTES_MAX (1ull << 30)
 
 static hk_plugin_arg int_arg(long long v)
@@ -235,7 +237,7 @@ static const struct {
     {"matvec", "y, w, x", op_matvec,
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
-     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 64 rows of x "
+     "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 128 rows of x "
      "W dequantized to f32 and the gemm family's product"},
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
 };
