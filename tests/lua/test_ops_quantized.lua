@@ -324,13 +324,18 @@ local function q8_1_values(xq) return reference("q8_1", string.char(table.unpack
 -- under valgrind (the Lua references are the slow part) the four formats
 -- with their own decoders and one on the shared decode_q
 local valgrind = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true)
-for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or order) do
+-- A staged case of fmt: 13 rows of 2304 columns where a row is then whole
+-- 16-byte pieces, else 4096; w uploaded from random blocks and its
+-- reference values.
+local function staged_case(fmt)
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local rows = 13
     local cols = (2304 // bs * bytes) % 16 == 0 and 2304 or 4096
     local s = random_blocks(fmt, rows * cols // bs)
-    local w = upload(fmt, s)
-    local ref = reference(fmt, s)
+    return rows, cols, upload(fmt, s), reference(fmt, s)
+end
+for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or order) do
+    local rows, cols, w, ref = staged_case(fmt)
     local x = hk.alloc(cols, "f32", mode):rand{seed = 9, lo = -1, hi = 1}
     local xq = hk.alloc(cols, "q8_1", mode)
     Q.quantize(xq, x)
@@ -372,12 +377,7 @@ local function class(v)
     return "finite"
 end
 for _, fmt in ipairs(valgrind and {"q4_0", "q4_K"} or {"q4_0", "q8_0", "q4_K", "q6_K", "q4_1", "q5_K"}) do
-    local bs, bytes = formats[fmt][1], formats[fmt][2]
-    local rows = 13
-    local cols = (2304 // bs * bytes) % 16 == 0 and 2304 or 4096
-    local s = random_blocks(fmt, rows * cols // bs)
-    local w = upload(fmt, s)
-    local ref = reference(fmt, s)
+    local rows, cols, w, ref = staged_case(fmt)
     local xv = wide_x(cols)
     local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
     Q.matvec(y, w, hk.from(xv, "f32", mode))
