@@ -121,7 +121,7 @@ f:write(src)
 f:close()
 local function run(env, how)
     local p = io.popen(("%s HIPKIT_CACHE_DIR=%s %s --backend host %s %s %s %d %d %d %d 2>&1"):format(
-        env, sh(os.getenv("HIPKIT_CACHE_DIR") or (dir .. "/cache")), sh(exe), sh(child), how,
+        env, sh(hk.cache.dir()), sh(exe), sh(child), how, -- this process's cache, wherever it is
         sh(saved), nb, fb, ft, tag % 100000))
     local s = p:read("a")
     p:close()
