@@ -680,14 +680,6 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
 
-// The block stages x once; then each warp works alone (no block barrier):
-// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
-// columns a step. A step: the warp's lanes copy the row's chunk (loaded
-// into registers during the previous step) into the warp's own shared
-// segment, issue the loads of the next step, then sum this one from shared
-// memory, lane l taking groups l, l + warpSize, ... The step's counts
-// (pieces and groups of a full and of the last chunk) are worked out once:
-// a step is only a few groups a lane, so its own arithmetic shows.
 template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 
@@ -704,6 +696,14 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
     return hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * (gx0 + g), xsum + 2 * (gx0 + g));
 }
 
+// The block stages x once; then each warp works alone (no block barrier):
+// rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
+// columns a step. A step: the warp's lanes copy the row's chunk (loaded
+// into registers during the previous step) into the warp's own shared
+// segment, issue the loads of the next step, then sum this one from shared
+// memory, lane l taking groups l, l + warpSize, ... The step's counts
+// (pieces and groups of a full and of the last chunk) are worked out once:
+// a step is only a few groups a lane, so its own arithmetic shows.
 template <int F, int X8>
 __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
 {
