@@ -348,7 +348,8 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 #define HKQ_CHUNK 2048 // columns of a row a warp stages at once
 #endif
 #define HKQ_ROWS 8     // warps of a block at most (256 threads, warps of 32)
-#define HKQ_XMAX 4096  // columns of x a block stages: more take the unstaged path
+#define HKQ_XMAX 4096  // columns of x a block stages in shared memory
+#define HKQ_XGMAX 16384 // columns up to which wider rows read x from global memory (L1)
 #define HKQ_MAGIC 8388608.0f
 
 // 2^23 + byte k of w, as a float: PRMT on NVIDIA, shift and or elsewhere
@@ -645,21 +646,26 @@ template <int F, int X8> struct hkq_stage {
 // where the format has an offset (f32 x): a * sum q x + o * sum x would
 // then make inf - inf of products that are inf, so the caller takes the
 // unstaged path (each weight's value times x, as f32 gives it).
-template <int F, int X8> __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
+// XG: x stays in global memory (rows wider than HKQ_XMAX): only the sums
+// are staged, read from x itself.
+template <int F, int X8, int XG = 0>
+__device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
-    const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
-    for (int i = threadIdx.x; i < n16; i += blockDim.x)
-        xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
-    __syncthreads();
+    if (!XG) {
+        const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+        for (int i = threadIdx.x; i < n16; i += blockDim.x)
+            xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
+        __syncthreads();
+    }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x)
-            s8[i] = hkq_x8sum((const hkq_u8 *)xs + 36 * (i / 2), i % 2);
+            s8[i] = hkq_x8sum((XG ? (const hkq_u8 *)x : (const hkq_u8 *)xs) + 36 * (i / 2), i % 2);
         __syncthreads();
     }
     int bad = 0;
     if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
-            const float *p = (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
+            const float *p = XG ? (const float *)x + 16 * i : (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
             xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
                       (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
             bad |= !(fabsf(xsum[i]) <= 3.402823466e38f);
@@ -670,12 +676,12 @@ template <int F, int X8> __device__ int hkq_stage_x(const void *x, int cols, uin
 }
 
 // Whether the staged path applies: whole 16-byte pieces per row, aligned
-// w and x, x small enough to stage whole, warps of 32 or more.
+// w and x, x within HKQ_XGMAX columns, warps of 32 or more.
 template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, const void *x, int cols)
 {
     typedef hkq_fmt<F> Q;
     long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
-    return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XMAX && rb % 16 == 0 &&
+    return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XGMAX && rb % 16 == 0 &&
            (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
@@ -683,17 +689,19 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
 template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 
-// group g of the warp's segment seg (its chunk's groups from gx0 on in x)
-template <int F, int X8>
+// group g of the warp's segment seg (its chunk's groups from gx0 on in x):
+// x staged (xsm, padded) or, XG, x itself in global memory
+template <int F, int X8, int XG>
 __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned gx0, const uint4 *xsm,
-                                         const float *xsum, const int *s8)
+                                         const void *x, const float *xsum, const int *s8)
 {
     typedef hkq_fmt<F> Q;
     const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
     const int gi = g % (Q::BLOCK / 32);
+    const unsigned gx = gx0 + g;
     if (X8)
-        return hkq_dot8<F>::run(blk, gi, (const hkq_u8 *)xsm + 36 * (gx0 + g), s8 + 2 * (gx0 + g));
-    return hkq_dotf<F>::run(blk, gi, (const float *)xsm + 36 * (gx0 + g), xsum + 2 * (gx0 + g));
+        return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xsm + 36 * gx, s8 + 2 * gx);
+    return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
 }
 
 // The block stages x once; then each warp works alone (no block barrier):
@@ -704,15 +712,15 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
 // memory, lane l taking groups l, l + warpSize, ... The step's counts
 // (pieces and groups of a full and of the last chunk) are worked out once:
 // a step is only a few groups a lane, so its own arithmetic shows.
-template <int F, int X8>
-__device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
+// XG: rows wider than HKQ_XMAX, x read from global memory where it is
+// (the weights still staged); ws: the block's segments, SEG16 + 1 pieces a
+// warp.
+template <int F, int X8, int XG>
+__device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, int rows, int cols, uint4 *wsm,
+                                       uint4 *xsm, float *xsum, int *s8)
 {
     typedef hkq_stage<F, X8> S;
     typedef hkq_fmt<F> Q;
-    __shared__ uint4 wsm[HKQ_ROWS][S::SEG16 + 1]; // + 1: hkq_words reads a word past a block
-    __shared__ uint4 xsm[S::XWORDS / 4];
-    __shared__ float xsum[X8 ? 1 : HKQ_XMAX / 16];
-    __shared__ int s8[X8 ? HKQ_XMAX / 16 : 1];
     const unsigned nw = blockDim.x / HKQ_WARP, warp = threadIdx.x / HKQ_WARP, lane = threadIdx.x % HKQ_WARP;
     const unsigned nchunks = ((unsigned)cols + S::CHUNK - 1) / S::CHUNK;
     const unsigned rb16 = (unsigned)cols / Q::BLOCK * Q::BYTES / 16;   // a row's 16-byte pieces
@@ -724,14 +732,14 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
     S st;
     if (row < (unsigned)rows) // the first rows' loads in flight while x is staged
         st.load(wp + row * rb16, nchunks == 1 ? last16 : S::SEG16, lane);
-    if (hkq_stage_x<F, X8>(x, cols, xsm, xsum, s8)) {
+    if (hkq_stage_x<F, X8, XG>(x, cols, xsm, xsum, s8)) {
         for (; row < (unsigned)rows; row += stride)
             hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
         return;
     }
     if (row >= (unsigned)rows) // the whole warp: no block barrier follows
         return;
-    uint4 *ws = wsm[warp];
+    uint4 *ws = wsm + warp * (S::SEG16 + 1);
     const hkq_u8 *seg = (const hkq_u8 *)ws;
     float acc = 0.0f;
     for (unsigned c = 0;;) {
@@ -755,13 +763,13 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
             static_assert(S::CHUNK / 32 % HKQ_WARP == 0, "a chunk is whole groups for every lane");
 #pragma unroll
             for (unsigned u = 0; u < S::CHUNK / 32 / HKQ_WARP; u++)
-                acc += hkq_staged_group<F, X8>(seg, lane + u * HKQ_WARP, gx0, xsm, xsum, s8);
+                acc += hkq_staged_group<F, X8, XG>(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
         } else
 #endif
         {
             const unsigned groups = lastc ? lastg : S::CHUNK / 32;
             for (unsigned g = lane; g < groups; g += HKQ_WARP)
-                acc += hkq_staged_group<F, X8>(seg, g, gx0, xsm, xsum, s8);
+                acc += hkq_staged_group<F, X8, XG>(seg, g, gx0, xsm, x, xsum, s8);
         }
         if (lastc) {
             for (int off = HKQ_WARP / 2; off > 0; off /= 2)
@@ -777,6 +785,24 @@ __device__ void hkq_matvec_staged(const void *w, const void *x, float *y, int ro
     }
 }
 
+// The shared memory both forms of the staged path use (declared once, so a
+// kernel holding both does not hold it twice): x staged where it fits,
+// else only its sums. Inlined into the kernel: the AMD compiler gives every
+// kernel the shared variables of all non-inlined functions that have any.
+template <int F, int X8>
+__device__ __forceinline__ void hkq_matvec_staged(const void *w, const void *x, float *y, int rows, int cols)
+{
+    typedef hkq_stage<F, X8> S;
+    __shared__ uint4 wsm[HKQ_ROWS * (S::SEG16 + 1)]; // + 1: hkq_words reads a word past a block
+    __shared__ uint4 xsm[S::XWORDS / 4];
+    __shared__ float xsum[X8 ? 1 : HKQ_XGMAX / 16];
+    __shared__ int s8[X8 ? HKQ_XGMAX / 16 : 1];
+    if (cols <= HKQ_XMAX)
+        hkq_matvec_staged_body<F, X8, 0>(w, x, y, rows, cols, wsm, xsm, xsum, s8);
+    else
+        hkq_matvec_staged_body<F, X8, 1>(w, x, y, rows, cols, wsm, xsm, xsum, s8);
+}
+
 // -------------------------------------------------------------- matvec
 
 template <int F>
@@ -785,7 +811,7 @@ template <int F>
 __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane);
 
 template <int F>
-__device__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
+__device__ __forceinline__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 0>(w, x, cols)) {
         hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
@@ -837,7 +863,7 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
 // and integer arithmetic for the products; the warp-per-row walk is
 // matvec's.
 template <int F>
-__device__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
+__device__ __forceinline__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
 {
     if (hkq_can_stage<F, 1>(w, xq, cols)) {
         hkq_matvec_staged<F, 1>(w, xq, y, rows, cols);

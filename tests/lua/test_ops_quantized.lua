@@ -348,6 +348,47 @@ for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or or
     end
 end
 
+-- Rows wider than 4096 columns (a Llama down projection's 14336): the staged
+-- path with x read from global memory (its sums staged), f32 and q8_1 x,
+-- the first width past 4096 whose rows are whole 16-byte pieces (q8_1 x:
+-- whole 16-byte pieces too); inf in x for a format with a min.
+for _, fmt in ipairs(valgrind and {"q4_0", "q4_1"} or {"q4_0", "q8_0", "q4_K", "q6_K", "q4_1"}) do
+    local bs, bytes = formats[fmt][1], formats[fmt][2]
+    local cols = 4096 + bs
+    while (cols // bs * bytes) % 16 ~= 0 or cols % 128 ~= 0 do cols = cols + bs end
+    local rows = 13
+    local s = random_blocks(fmt, rows * cols // bs)
+    local w = upload(fmt, s)
+    local ref = reference(fmt, s)
+    local x = hk.alloc(cols, "f32", mode):rand{seed = 11, lo = -1, hi = 1}
+    local xq = hk.alloc(cols, "q8_1", mode)
+    Q.quantize(xq, x)
+    for _, form in ipairs{{"f32", x, x:totable()}, {"q8_1", xq, q8_1_values(xq)}} do
+        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.matvec(y, w, form[2])
+        local worst = matvec_err(ref, form[3], rows, cols, y:totable())
+        t.ok(worst < 2e-6, ("%s: matvec %dx%d (x from global memory), %s x, within %.1e of the double product")
+             :format(fmt, rows, cols, form[1], worst))
+    end
+    if fmt == "q4_1" then -- a min: the sums decide whether the floats may be split
+        local xv = x:totable()
+        xv[cols - 3] = math.huge
+        local y = hk.alloc(rows, "f32", mode):fill(1.0)
+        Q.matvec(y, w, hk.from(xv, "f32", mode))
+        local got, wrong = y:totable(), 0
+        for r = 0, rows - 1 do
+            local sum = 0.0
+            for c = 1, cols do sum = sum + ref[r * cols + c] * xv[c] end
+            local a, b = sum, got[r + 1]
+            if (a ~= a) ~= (b ~= b) or (a == a and b == b and (math.abs(a) == math.huge) ~= (math.abs(b) == math.huge)) then
+                wrong = wrong + 1
+            end
+        end
+        t.ok(wrong == 0, ("%s: matvec %dx%d (x from global memory) with inf in x gives f32's inf and NaN (%d rows differ)")
+             :format(fmt, rows, cols, wrong))
+    end
+end
+
 -- The staged f32 form: x over 2^-30 ... 2^30 with zeros and a group of one
 -- value besides zeros still meets the double product; inf or NaN in x
 -- gives what f32 arithmetic gives: rows with an inf where w is nonzero are
