@@ -329,6 +329,22 @@ typedef struct hk_plugin_image {
 
 typedef int hk_plugin_init_fn(const hk_plugin_api *api);
 
+/* Arguments an op builds for host->launch, launch_config and call_op. */
+static inline hk_plugin_arg hk_plugin_int_arg(long long v)
+{
+    hk_plugin_arg a;
+    a.kind = HK_PLUGIN_ARG_INT;
+    a.v.i = v;
+    return a;
+}
+static inline hk_plugin_arg hk_plugin_buffer_arg(void *buf)
+{
+    hk_plugin_arg a;
+    a.kind = HK_PLUGIN_ARG_BUFFER;
+    a.v.buf = buf;
+    return a;
+}
+
 /* Hands a table of images to add_image, after the sources they were built
  * from. A host older than minor 1 has no add_image: the images are skipped
  * and the sources JIT-compiled, so this returns 0. */

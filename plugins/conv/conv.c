@@ -30,12 +30,6 @@ typedef struct {
 } geom;
 
 static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_BUFFER; }
-static hk_plugin_arg iarg(long long v)
-{
-    hk_plugin_arg a = {HK_PLUGIN_ARG_INT, {0}};
-    a.v.i = v;
-    return a;
-}
 
 /* The first nbuf arguments must be buffers of one float dtype: its index
  * in dtypes, or -1 with the call failed. */
@@ -168,7 +162,7 @@ static void patch_args(hk_plugin_arg *a, const geom *g)
 {
     long long ints[14] = {g->n, g->c, g->h, g->wd, g->r, g->s, g->oh, g->ow, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
     for (int i = 0; i < 14; i++)
-        a[2 + i] = iarg(ints[i]);
+        a[2 + i] = hk_plugin_int_arg(ints[i]);
 }
 
 /* im2col of x into col ({n, oh, ow, c, r, s}). GPUs: tiles of I2C_TILE
@@ -255,7 +249,7 @@ static int launch_conv(const hk_plugin_host *host, const hk_plugin_call *call, c
     hk_plugin_arg a[19] = {args[1], args[2], args[0]};
     const long long *v = &g->n;
     for (int i = 0; i < 16; i++)
-        a[3 + i] = iarg(v[i]);
+        a[3 + i] = hk_plugin_int_arg(v[i]);
     if (!tiled)
         return launch_steps(host, call, kernel, d, a, 19, g->n * g->k * g->oh * g->ow);
     char name[64];
@@ -294,13 +288,13 @@ static int conv_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, 
     int r = launch_unfold(host, call, d, g, args[1], col);
     if (r != 0)
         return r;
-    hk_plugin_arg m[17] = {args[0], args[2], col, iarg(g->k), iarg(pix), iarg(taps), iarg(0), iarg(0)};
+    hk_plugin_arg m[17] = {args[0], args[2], col, hk_plugin_int_arg(g->k), hk_plugin_int_arg(pix), hk_plugin_int_arg(taps), hk_plugin_int_arg(0), hk_plugin_int_arg(0)};
     m[6].kind = m[7].kind = HK_PLUGIN_ARG_BOOL;
     m[8].kind = m[9].kind = HK_PLUGIN_ARG_FLOAT;
     m[8].v.f = 1.0, m[9].v.f = 0.0;
     long long tail[7] = {taps, pix, pix, g->n, 0, pix * taps, g->k * pix};
     for (int i = 0; i < 7; i++)
-        m[10 + i] = iarg(tail[i]);
+        m[10 + i] = hk_plugin_int_arg(tail[i]);
     return host->call_op(call, "gemm", "matmul", m, 17);
 }
 
@@ -480,8 +474,8 @@ static int op_col2im1d(const hk_plugin_host *host, const hk_plugin_call *call, c
     if ((r = check_len(host, call, &args[1], "x", xs[0] * xs[1] * xs[2] * xs[3])) ||
         (r = check_len(host, call, &args[0], "out", xs[0] * xs[2] * lout)))
         return r;
-    hk_plugin_arg a[8] = {args[1], args[0], iarg(xs[0]), iarg(xs[1]), iarg(xs[2]), iarg(xs[3]), iarg(lout),
-                          iarg(v[0][0])};
+    hk_plugin_arg a[8] = {args[1], args[0], hk_plugin_int_arg(xs[0]), hk_plugin_int_arg(xs[1]), hk_plugin_int_arg(xs[2]), hk_plugin_int_arg(xs[3]), hk_plugin_int_arg(lout),
+                          hk_plugin_int_arg(v[0][0])};
     return launch_steps(host, call, "col2im1d", d, a, 8, xs[0] * xs[2] * lout);
 }
 
@@ -516,16 +510,16 @@ static int plane_op(const hk_plugin_host *host, const hk_plugin_call *call, cons
     if ((r = check_len(host, call, &args[1], "x", planes * h * wd)) ||
         (r = check_len(host, call, &args[0], "out", planes * oh * ow)))
         return r;
-    hk_plugin_arg a[11] = {args[1], args[0], iarg(planes), iarg(h), iarg(wd)};
+    hk_plugin_arg a[11] = {args[1], args[0], hk_plugin_int_arg(planes), hk_plugin_int_arg(h), hk_plugin_int_arg(wd)};
     if (ups) {
-        a[5] = iarg(oh), a[6] = iarg(ow);
+        a[5] = hk_plugin_int_arg(oh), a[6] = hk_plugin_int_arg(ow);
         a[7].kind = a[8].kind = HK_PLUGIN_ARG_FLOAT;
         a[7].v.f = (double)h / (double)oh, a[8].v.f = (double)wd / (double)ow;
         return launch_rows(host, call, kernel, d, a, 9, planes * oh, ow);
     }
     long long ints[6] = {kh, kw, sh, sw, oh, ow};
     for (int i = 0; i < 6; i++)
-        a[5 + i] = iarg(ints[i]);
+        a[5 + i] = hk_plugin_int_arg(ints[i]);
     return launch_rows(host, call, kernel, d, a, 11, planes * oh, ow);
 }
 
@@ -570,7 +564,7 @@ static int op_copy2d(const hk_plugin_host *host, const hk_plugin_call *call, con
     if ((r = check_len(host, call, &args[1], "src", (d1 - 1) * ss + d2)) ||
         (r = check_len(host, call, &args[0], "dst", (d1 - 1) * ds + d2)))
         return r;
-    hk_plugin_arg a[6] = {args[1], args[0], iarg(d1), iarg(d2), iarg(ss), iarg(ds)};
+    hk_plugin_arg a[6] = {args[1], args[0], hk_plugin_int_arg(d1), hk_plugin_int_arg(d2), hk_plugin_int_arg(ss), hk_plugin_int_arg(ds)};
     return launch_steps(host, call, "copy2d", d, a, 6, d1 * d2);
 }
 

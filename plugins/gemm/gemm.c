@@ -249,10 +249,8 @@ static int sixteen_byte_rows(long long unit, long long ld) { return unit == 1 &&
 /* n integer arguments into a[0 .. n) */
 static void int_args(hk_plugin_arg *a, const long long *v, int n)
 {
-    for (int i = 0; i < n; i++) {
-        a[i].kind = HK_PLUGIN_ARG_INT;
-        a[i].v.i = v[i];
-    }
+    for (int i = 0; i < n; i++)
+        a[i] = hk_plugin_int_arg(v[i]);
 }
 
 /* Packs operand X (rows x k: X(r, p) = x[z * bs + r * sr + p * sp]) into

@@ -57,9 +57,7 @@ static int launch_dequantize(const hk_plugin_host *host, const hk_plugin_call *c
 {
     char kernel[64];
     snprintf(kernel, sizeof kernel, "dequantize_%s_%s", formats[f].name, out);
-    hk_plugin_arg a[3] = {w, y};
-    a[2].kind = HK_PLUGIN_ARG_INT;
-    a[2].v.i = (long long)n;
+    hk_plugin_arg a[3] = {w, y, hk_plugin_int_arg((long long)n)};
     return host->launch(call, kernel, a, 3);
 }
 
@@ -109,10 +107,8 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
         return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, rows, cols);
     char kernel[64];
     snprintf(kernel, sizeof kernel, q8 ? "matvec_%s_q8_1" : "matvec_%s", formats[f].name);
-    hk_plugin_arg a[5] = {args[1], args[2], args[0]};
-    a[3].kind = a[4].kind = HK_PLUGIN_ARG_INT;
-    a[3].v.i = (long long)rows;
-    a[4].v.i = (long long)cols;
+    hk_plugin_arg a[5] = {args[1], args[2], args[0], hk_plugin_int_arg((long long)rows),
+                          hk_plugin_int_arg((long long)cols)};
     if (!HK_PLUGIN_HOST_HAS(host, launch_config) || !HK_PLUGIN_HOST_HAS(host, warp_size))
         return host->launch(call, kernel, a, 5);
     /* The kernels walk row groups (a row per warp of a 256-thread block)
@@ -138,26 +134,18 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
 #define MATMUL_GEMM_MIN_M 128
 #define MATMUL_GEMM_BYTES_MAX (1ull << 30)
 
-static hk_plugin_arg int_arg(long long v)
-{
-    hk_plugin_arg a = {HK_PLUGIN_ARG_INT, {0}};
-    a.v.i = v;
-    return a;
-}
-
 /* Y [m, rows] = X [m, cols] W^T as dequantize(W) and the gemm family's
  * matmul with B transposed (W is rows x cols, row-major: B^T stored n x k). */
 static int matmul_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, int f, const hk_plugin_arg *args,
                           long long m, long long rows, long long cols)
 {
-    hk_plugin_arg wf = {HK_PLUGIN_ARG_BUFFER, {0}};
-    wf.v.buf = host->scratch_raw(call, "f32", (size_t)(rows * cols)); /* dequantize writes it all */
-    if (!wf.v.buf)
+    hk_plugin_arg wf = hk_plugin_buffer_arg(host->scratch_raw(call, "f32", (size_t)(rows * cols)));
+    if (!wf.v.buf) /* dequantize writes it all */
         return -1; /* the call is failed already */
     int r = launch_dequantize(host, call, f, "f32", wf, args[1], (size_t)(rows * cols));
     if (r != 0)
         return r;
-    hk_plugin_arg g[8] = {args[0], args[2], wf, int_arg(m), int_arg(rows), int_arg(cols)};
+    hk_plugin_arg g[8] = {args[0], args[2], wf, hk_plugin_int_arg(m), hk_plugin_int_arg(rows), hk_plugin_int_arg(cols)};
     g[6].kind = g[7].kind = HK_PLUGIN_ARG_BOOL;
     g[6].v.i = 0; /* A = X as it is */
     g[7].v.i = 1; /* B = W^T */
@@ -198,11 +186,8 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
         return matmul_by_gemm(host, call, f, args, (long long)m, rows, (long long)cols);
     char kernel[64];
     snprintf(kernel, sizeof kernel, "matmul_%s", formats[f].name);
-    hk_plugin_arg a[6] = {args[1], args[2], args[0]};
-    a[3].kind = a[4].kind = a[5].kind = HK_PLUGIN_ARG_INT;
-    a[3].v.i = rows;
-    a[4].v.i = (long long)cols;
-    a[5].v.i = (long long)m;
+    hk_plugin_arg a[6] = {args[1], args[2], args[0], hk_plugin_int_arg(rows), hk_plugin_int_arg((long long)cols),
+                          hk_plugin_int_arg((long long)m)};
     hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), (unsigned)((m + 63) / 64), 1}, {256, 1, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, 6);
 }
@@ -222,9 +207,7 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
                           host->length(call, args[1].v.buf), n);
     char kernel[64];
     snprintf(kernel, sizeof kernel, "quantize_%s", formats[f].name);
-    hk_plugin_arg a[3] = {args[1], args[0]};
-    a[2].kind = HK_PLUGIN_ARG_INT;
-    a[2].v.i = (long long)n;
+    hk_plugin_arg a[3] = {args[1], args[0], hk_plugin_int_arg((long long)n)};
     return host->launch(call, kernel, a, 3);
 }
 

@@ -60,16 +60,6 @@ static int is_flag(const hk_plugin_arg *a)
 {
     return a->kind == HK_PLUGIN_ARG_BOOL || a->kind == HK_PLUGIN_ARG_INT;
 }
-static hk_plugin_arg int_arg(long long v)
-{
-    hk_plugin_arg a = {HK_PLUGIN_ARG_INT, {.i = v}};
-    return a;
-}
-static hk_plugin_arg buffer_arg(void *buf)
-{
-    hk_plugin_arg a = {HK_PLUGIN_ARG_BUFFER, {.buf = buf}};
-    return a;
-}
 static unsigned long long pow2_at_least(unsigned long long n)
 {
     unsigned long long p = 1;
@@ -131,7 +121,7 @@ static int argsort_rows(const hk_plugin_host *host, const hk_plugin_call *call, 
     const char *tn = types[p->t].name;
     unsigned long long P = pow2_at_least((unsigned long long)p->cols), C = p->chunk;
     unsigned long long tasks = (unsigned long long)p->rows * ((p->cols + C - 1) / C);
-    hk_plugin_arg a[7] = {x, idx, int_arg(p->rows), int_arg(p->cols), int_arg(desc)};
+    hk_plugin_arg a[7] = {x, idx, hk_plugin_int_arg(p->rows), hk_plugin_int_arg(p->cols), hk_plugin_int_arg(desc)};
     hk_plugin_config cfg = {{grid_of(tasks), 1, 1}, {p->block, 1, 1}, 0};
     if (tasks == (unsigned long long)p->rows && tasks <= 0x7fffffff)
         cfg.grid[0] = (unsigned)tasks; /* a block per row, as the rule */
@@ -142,12 +132,12 @@ static int argsort_rows(const hk_plugin_host *host, const hk_plugin_call *call, 
         hk_plugin_config step = {{grid_of((pairs + 255) / 256), 1, 1}, {256, 1, 1}, 0};
         snprintf(kernel, sizeof kernel, "argsort_step_%s_%s", tn, p->it);
         for (unsigned long long j = k / 2; r == 0 && j >= C; j /= 2) {
-            a[5] = int_arg((long long)k);
-            a[6] = int_arg((long long)j);
+            a[5] = hk_plugin_int_arg((long long)k);
+            a[6] = hk_plugin_int_arg((long long)j);
             r = host->launch_config(call, kernel, &step, a, 7);
         }
         snprintf(kernel, sizeof kernel, "argsort_merge_%s_%s", tn, p->it);
-        a[6] = int_arg((long long)C);
+        a[6] = hk_plugin_int_arg((long long)C);
         if (r == 0)
             r = host->launch_config(call, kernel, &cfg, a, 7);
     }
@@ -190,8 +180,8 @@ static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const
     const char *tn = types[p.t].name;
     char kernel[64];
     if (p.chunk >= pow2_at_least((unsigned long long)p.cols)) { /* one block sorts a row */
-        hk_plugin_arg a[7] = {args[2], args[0], args[1], int_arg(p.rows), int_arg(p.cols), int_arg(k),
-                              int_arg(largest)};
+        hk_plugin_arg a[7] = {args[2], args[0], args[1], hk_plugin_int_arg(p.rows), hk_plugin_int_arg(p.cols), hk_plugin_int_arg(k),
+                              hk_plugin_int_arg(largest)};
         hk_plugin_config cfg = {{0, 0, 0}, {p.block, 1, 1}, 0};
         snprintf(kernel, sizeof kernel, "topk_%s_%s", tn, p.it);
         return host->launch_config(call, kernel, &cfg, a, 7);
@@ -200,13 +190,13 @@ static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const
     if (!HK_PLUGIN_HOST_HAS(host, scratch))
         return host->fail(call, "rows of %lld exceed one block's %llu columns, which needs scratch "
                                 "memory (plugin ABI 1.5)", p.cols, p.chunk);
-    hk_plugin_arg order = buffer_arg(host->scratch(call, p.it, (size_t)(p.rows * p.cols)));
+    hk_plugin_arg order = hk_plugin_buffer_arg(host->scratch(call, p.it, (size_t)(p.rows * p.cols)));
     if (!order.v.buf)
         return -1; /* the call is failed already */
     r = argsort_rows(host, call, &p, args[2], order, largest);
     if (r != 0)
         return r;
-    hk_plugin_arg a[7] = {args[2], order, args[0], args[1], int_arg(p.rows), int_arg(p.cols), int_arg(k)};
+    hk_plugin_arg a[7] = {args[2], order, args[0], args[1], hk_plugin_int_arg(p.rows), hk_plugin_int_arg(p.cols), hk_plugin_int_arg(k)};
     hk_plugin_config cfg = {{grid_of(((unsigned long long)(p.rows * k) + 255) / 256), 1, 1}, {256, 1, 1}, 0};
     snprintf(kernel, sizeof kernel, "topk_gather_%s_%s", tn, p.it);
     return host->launch_config(call, kernel, &cfg, a, 7);
@@ -226,11 +216,11 @@ static int radix(const hk_plugin_host *host, const hk_plugin_call *call, int t, 
     int pay = vals.kind == HK_PLUGIN_ARG_BUFFER;
     /* the second key array, the histograms and their chunk totals (at
      * most 257 per tile), the payload's second array */
-    hk_plugin_arg tmp = buffer_arg(host->scratch(call, types[t].name, n));
-    hk_plugin_arg counts = buffer_arg(tmp.v.buf ? host->scratch(call, "u32", 257 * tiles) : NULL);
+    hk_plugin_arg tmp = hk_plugin_buffer_arg(host->scratch(call, types[t].name, n));
+    hk_plugin_arg counts = hk_plugin_buffer_arg(tmp.v.buf ? host->scratch(call, "u32", 257 * tiles) : NULL);
     hk_plugin_arg vtmp = {HK_PLUGIN_ARG_NULL, {0}};
     if (pay && counts.v.buf)
-        vtmp = buffer_arg(host->scratch(call, "u32", n));
+        vtmp = hk_plugin_buffer_arg(host->scratch(call, "u32", n));
     if (!counts.v.buf || (pay && !vtmp.v.buf))
         return -1; /* the call is failed already */
     hk_plugin_arg nn = {HK_PLUGIN_ARG_UINT, {.u = n}}, mm = {HK_PLUGIN_ARG_UINT, {.u = m}};
@@ -244,12 +234,12 @@ static int radix(const hk_plugin_host *host, const hk_plugin_call *call, int t, 
     hk_plugin_arg src = keys, dst = tmp, vsrc = vals, vdst = vtmp;
     int r = 0;
     for (unsigned shift = 0; r == 0 && shift < types[t].bits; shift += 8) {
-        hk_plugin_arg c[5] = {src, counts, nn, int_arg(shift), int_arg(desc)};
+        hk_plugin_arg c[5] = {src, counts, nn, hk_plugin_int_arg(shift), hk_plugin_int_arg(desc)};
         hk_plugin_arg s[2] = {counts, mm};
         int first_iota = iota && shift == 0;
         hk_plugin_arg vin = first_iota ? (hk_plugin_arg){HK_PLUGIN_ARG_NULL, {0}} : vsrc;
-        hk_plugin_arg sc[9] = {src, dst, vin, vdst, counts, nn, int_arg(shift), int_arg(desc),
-                               int_arg(first_iota)};
+        hk_plugin_arg sc[9] = {src, dst, vin, vdst, counts, nn, hk_plugin_int_arg(shift), hk_plugin_int_arg(desc),
+                               hk_plugin_int_arg(first_iota)};
         r = host->launch_config(call, kcount, &count, c, 5);
         if (r == 0)
             r = host->launch_config(call, "radix_scan_chunks", &scan, s, 2);
