@@ -324,28 +324,43 @@ local function q8_1_values(xq) return reference("q8_1", string.char(table.unpack
 -- under valgrind (the Lua references are the slow part) the four formats
 -- with their own decoders and one on the shared decode_q
 local valgrind = (os.getenv("LD_PRELOAD") or ""):find("vgpreload", 1, true)
--- A staged case of fmt: 13 rows of 2304 columns where a row is then whole
--- 16-byte pieces, else 4096; w uploaded from random blocks and its
--- reference values.
-local function staged_case(fmt)
+-- A staged case of fmt: 13 rows of cols columns (default 2304 where a row
+-- is then whole 16-byte pieces, else 4096); w uploaded from random blocks
+-- and its reference values.
+local function staged_case(fmt, cols)
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local rows = 13
-    local cols = (2304 // bs * bytes) % 16 == 0 and 2304 or 4096
+    cols = cols or ((2304 // bs * bytes) % 16 == 0 and 2304 or 4096)
     local s = random_blocks(fmt, rows * cols // bs)
     return rows, cols, upload(fmt, s), reference(fmt, s)
 end
-for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or order) do
-    local rows, cols, w, ref = staged_case(fmt)
-    local x = hk.alloc(cols, "f32", mode):rand{seed = 9, lo = -1, hi = 1}
+-- matvec of a staged case with x random (seed) as f32 and as q8_1, each
+-- against the double product of the values it stands for; what names the
+-- case in the test names
+local function check_x_forms(fmt, rows, cols, w, ref, seed, what)
+    local x = hk.alloc(cols, "f32", mode):rand{seed = seed, lo = -1, hi = 1}
     local xq = hk.alloc(cols, "q8_1", mode)
     Q.quantize(xq, x)
     for _, form in ipairs{{"f32", x, x:totable()}, {"q8_1", xq, q8_1_values(xq)}} do
         local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
         Q.matvec(y, w, form[2])
         local worst = matvec_err(ref, form[3], rows, cols, y:totable())
-        t.ok(worst < 2e-6, ("%s: staged matvec %dx%d, %s x, within %.1e of the double product"):format(
-            fmt, rows, cols, form[1], worst))
+        t.ok(worst < 2e-6, ("%s: %s %dx%d, %s x, within %.1e of the double product"):format(
+            fmt, what, rows, cols, form[1], worst))
     end
+    return x
+end
+for _, fmt in ipairs(valgrind and {"q4_0", "q8_0", "q4_K", "q6_K", "q5_1"} or order) do
+    local rows, cols, w, ref = staged_case(fmt)
+    check_x_forms(fmt, rows, cols, w, ref, 9, "staged matvec")
+end
+
+-- the class of a float: "nan", "inf", "-inf" or "finite"
+local function class(v)
+    if v ~= v then return "nan" end
+    if v == math.huge then return "inf" end
+    if v == -math.huge then return "-inf" end
+    return "finite"
 end
 
 -- Rows wider than 4096 columns (a Llama down projection's 14336): the staged
@@ -356,20 +371,8 @@ for _, fmt in ipairs(valgrind and {"q4_0", "q4_1"} or {"q4_0", "q8_0", "q4_K", "
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local cols = 4096 + bs
     while (cols // bs * bytes) % 16 ~= 0 or cols % 128 ~= 0 do cols = cols + bs end
-    local rows = 13
-    local s = random_blocks(fmt, rows * cols // bs)
-    local w = upload(fmt, s)
-    local ref = reference(fmt, s)
-    local x = hk.alloc(cols, "f32", mode):rand{seed = 11, lo = -1, hi = 1}
-    local xq = hk.alloc(cols, "q8_1", mode)
-    Q.quantize(xq, x)
-    for _, form in ipairs{{"f32", x, x:totable()}, {"q8_1", xq, q8_1_values(xq)}} do
-        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
-        Q.matvec(y, w, form[2])
-        local worst = matvec_err(ref, form[3], rows, cols, y:totable())
-        t.ok(worst < 2e-6, ("%s: matvec %dx%d (x from global memory), %s x, within %.1e of the double product")
-             :format(fmt, rows, cols, form[1], worst))
-    end
+    local rows, _, w, ref = staged_case(fmt, cols)
+    local x = check_x_forms(fmt, rows, cols, w, ref, 11, "matvec (x from global memory)")
     if fmt == "q4_1" then -- a min: the sums decide whether the floats may be split
         local xv = x:totable()
         xv[cols - 3] = math.huge
@@ -379,10 +382,7 @@ for _, fmt in ipairs(valgrind and {"q4_0", "q4_1"} or {"q4_0", "q8_0", "q4_K", "
         for r = 0, rows - 1 do
             local sum = 0.0
             for c = 1, cols do sum = sum + ref[r * cols + c] * xv[c] end
-            local a, b = sum, got[r + 1]
-            if (a ~= a) ~= (b ~= b) or (a == a and b == b and (math.abs(a) == math.huge) ~= (math.abs(b) == math.huge)) then
-                wrong = wrong + 1
-            end
+            if class(sum) ~= class(got[r + 1]) then wrong = wrong + 1 end
         end
         t.ok(wrong == 0, ("%s: matvec %dx%d (x from global memory) with inf in x gives f32's inf and NaN (%d rows differ)")
              :format(fmt, rows, cols, wrong))
@@ -409,13 +409,6 @@ local function wide_x(cols)
         if c > 32 and c <= 64 then xv[c] = c == 40 and 3.0e5 or 0.0 end
     end
     return xv
-end
--- the class of a float: "nan", "inf", "-inf" or "finite"
-local function class(v)
-    if v ~= v then return "nan" end
-    if v == math.huge then return "inf" end
-    if v == -math.huge then return "-inf" end
-    return "finite"
 end
 for _, fmt in ipairs(valgrind and {"q4_0", "q4_K"} or {"q4_0", "q8_0", "q4_K", "q6_K", "q4_1", "q5_K"}) do
     local rows, cols, w, ref = staged_case(fmt)
