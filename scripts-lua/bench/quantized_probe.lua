@@ -28,6 +28,10 @@ xf:close()
 local tf = assert(io.open(here .. "quantized_tc.hip", "r"))
 base = base .. tf:read("a")
 tf:close()
+-- the integer tensor-core experiment (v16): quantized_mma.hip
+local mf = assert(io.open(here .. "quantized_mma.hip", "r"))
+base = base .. mf:read("a")
+mf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
@@ -35,12 +39,18 @@ for _, q in ipairs(order) do
     kern[#kern + 1] = ([[
 extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec<%s>(w, x, y, rows, cols); }
+#ifndef HKM_MINB
+#define HKM_MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(256, HKM_MINB)
+mvi_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkm_matvec_any<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
 mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
-]]):format(q, fmts[q], q, fmts[q], q, fmts[q])
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
     if q ~= "q6_K" then -- v10 has no q6_K decoder
         kern[#kern + 1] = ([[
 extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
@@ -59,7 +69,13 @@ local variants = {
     -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
     -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
     -- measured no faster and are not in the kernel
-    {"register path (v4)", {}, {"mv_", "mv8_"}},
+    {"register path (v15)", {}, {"mv_", "mv8_"}},
+    -- the f32 x form on integer tensor cores (v16, quantized_mma.hip):
+    -- blocks walk 16-row tiles, so few blocks; 3 or 4 an SM by registers
+    {"mma (v16)", {}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "132,264,396,528,896"},
+    {"mma minb3", {HKM_MINB = 3}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
+    {"mma minb4", {HKM_MINB = 4}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
+    {"mma CH1024 minb4", {HKM_MINB = 4, HKM_CH4 = 1024}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
     {"v4 chunk 4096", {HKQ_CHUNK = 4096}, {"mv_", "mv8_"}},
     {"v9", {}, {"mvx_"}},
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
@@ -171,11 +187,12 @@ for i, v in ipairs(variants) do
             local inf = mods[i][k .. q]:info()
             io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
-            if k == "mvt_" then
+            if k == "mvt_" or k == "mvi_" then
                 local ok, dis = pcall(function() return mods[i][k .. q]:disasm() end)
                 local n = 0
-                if ok and dis then for _ in dis:gmatch("HMMA") do n = n + 1 end end
-                io.write(("  [HMMA %s]"):format(ok and tostring(n) or "?"))
+                local op = k == "mvt_" and "HMMA" or "IMMA"
+                if ok and dis then for _ in dis:gmatch(op) do n = n + 1 end end
+                io.write(("  [%s %s]"):format(op, ok and tostring(n) or "?"))
             end
             ::none::
         end
@@ -207,7 +224,8 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mvt_", x, "f32 x"}, {"mv8_", xq, "q8_1 x"}} do
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvi_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mvt_", x, "f32 x"},
+                          {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
         local wv = want:totable()

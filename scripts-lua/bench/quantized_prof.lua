@@ -15,12 +15,21 @@ f:close()
 local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
 local defines = {}
 for name, v in (os.getenv("HKQ_PROF_DEFINES") or ""):gmatch("([%w_]+)=([%w_]+)") do defines[name] = v end
+-- HKQ_PROF_MMA=1: mv_ is the integer tensor-core kernel of quantized_mma.hip
+-- (v16) instead of the op's
+local mma = os.getenv("HKQ_PROF_MMA") == "1"
+if mma then
+    local mf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_mma.hip", "r"))
+    base = base .. mf:read("a")
+    mf:close()
+end
 local m = hk.compile(base .. ([[
 extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int rows, int cols)
-{ hkq_matvec<%s>(w, x, y, rows, cols); }
+{ %s<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
-]]):format(fmt, fmts[fmt], fmt, fmts[fmt]), {name = "qprof_" .. fmt, defines = defines})
+]]):format(fmt, mma and "hkm_matvec_any" or "hkq_matvec", fmts[fmt], fmt, fmts[fmt]),
+             {name = "qprof_" .. fmt, defines = defines})
 local rows, cols = 14336, 4096
 local w = hk.alloc(rows * cols, fmt)
 w:view("u8"):rand{seed = 1, lo = 0, hi = 255}
