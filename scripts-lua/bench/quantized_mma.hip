@@ -464,6 +464,216 @@ template <int F> struct hkm_smem {
 };
 #endif
 
+// v16b (HKM_RING): the tile chunks copied straight into a two-stage ring
+// of shared memory with cp.async (no registers hold them), so while a
+// chunk is summed the next two are in flight; x's digits and the ring in
+// dynamic shared memory (hkm_ring_bytes<F>). HKM_DYN: blocks after their
+// first tile take the next from a counter (a __device__ variable, reset by
+// the last block to finish: a probe only, two launches at once would
+// share it), so an SM that runs ahead takes more tiles.
+template <int F> struct hkm_ring_smem {
+    typedef hkm_smem<F> L;
+    enum { BYTES = 2 * L::W + L::XP + L::XS + L::XF + L::XSUM + L::RED + 16 };
+};
+__device__ inline void hkm_cp16(uint4 *s, const uint4 *g)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %0; cp.async.cg.shared.global [a], [%1], 16; }"
+                 :
+                 : "l"(s), "l"(g)
+                 : "memory");
+#else
+    *s = *g;
+#endif
+}
+__device__ inline void hkm_cp_commit()
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.commit_group;" : : : "memory");
+#endif
+}
+__device__ inline void hkm_cp_wait1() // all but the latest group landed
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_group 1;" : : : "memory");
+#endif
+}
+#if defined(HKM_DYN)
+__device__ unsigned hkm_ctr[2];
+#endif
+// the 16 rows of tile `tile`, chunk c into stage ws (SEG as hkm_copy)
+template <int F, int SEG>
+__device__ inline void hkm_issue(uint4 *ws, const uint4 *wp, unsigned tile, unsigned c, unsigned seg16, unsigned rb16,
+                                 int rows)
+{
+    typedef hkm_stage<F> S;
+    const unsigned n = SEG ? SEG : seg16;
+    unsigned r = threadIdx.x / n, k = threadIdx.x - r * n;
+    const unsigned dr = 32 * HKM_W / n, dk = 32 * HKM_W - dr * n;
+    const uint4 *p = wp + (unsigned long long)tile * HKM_TILE * rb16 + c * S::SEG16;
+    const unsigned rmax = min((unsigned)HKM_TILE, (unsigned)rows - tile * HKM_TILE);
+#pragma unroll
+    for (int u = 0; u < S::WL; u++) {
+        if (r < rmax)
+            hkm_cp16(ws + r * S::PITCH16 + k, p + r * rb16 + k);
+        k += dk;
+        r += dr;
+        if (k >= n) {
+            k -= n;
+            r++;
+        }
+    }
+}
+template <int F>
+__device__ void hkm_matvec_ring(const void *w, const float *x, float *y, int rows, int cols, uint4 *sm)
+{
+    typedef hkq_fmt<F> Q;
+    typedef hkm_fmt<F> M;
+    typedef hkm_stage<F> S;
+    typedef hkm_smem<F> L;
+    char *base = (char *)sm;
+    uint4 *stage[2] = {(uint4 *)base, (uint4 *)(base + L::W)};
+    char *rest = base + 2 * L::W;
+    hkq_u32 *xp = (hkq_u32 *)rest;
+    int *xs = (int *)(rest + L::XP);
+    float *xf = (float *)(rest + L::XP + L::XS), *xsum = (float *)(rest + L::XP + L::XS + L::XF);
+    float *red = (float *)(rest + L::XP + L::XS + L::XF + L::XSUM);
+    unsigned *next = (unsigned *)(red + HKM_W * HKM_TILE); // HKM_DYN: two slots
+    const unsigned tiles = ((unsigned)rows + HKM_TILE - 1) / HKM_TILE;
+    if (blockIdx.x >= tiles) {
+#if defined(HKM_DYN)
+        if (threadIdx.x == 0 && atomicAdd(&hkm_ctr[1], 1u) == gridDim.x - 1) {
+            hkm_ctr[0] = 0;
+            hkm_ctr[1] = 0;
+        }
+#endif
+        return;
+    }
+    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const unsigned nch = ((unsigned)cols + M::CH - 1) / M::CH;
+    const unsigned rb16 = (unsigned)cols / Q::BLOCK * Q::BYTES / 16;
+    const unsigned last16 = rb16 - (nch - 1) * S::SEG16;
+    const uint4 *wp = (const uint4 *)w;
+    // (itile, ic): the next chunk to issue; st_*: what each stage holds
+    unsigned itile = blockIdx.x, ic = 0, ns = 0, st_tile[2], st_c[2];
+#if defined(HKM_DYN)
+    if (threadIdx.x == 0)
+        next[0] = gridDim.x + atomicAdd(&hkm_ctr[0], 1u);
+#endif
+    auto issue = [&](unsigned s) {
+        st_tile[s] = itile;
+        st_c[s] = ic;
+        if (itile < tiles) {
+            const unsigned seg16 = ic + 1 == nch ? last16 : (unsigned)S::SEG16;
+            if (seg16 == S::SEG16)
+                hkm_issue<F, S::SEG16>(stage[s], wp, itile, ic, seg16, rb16, rows);
+            else
+                hkm_issue<F, 0>(stage[s], wp, itile, ic, seg16, rb16, rows);
+        }
+        hkm_cp_commit(); // a group even when empty: one a chunk
+        if (++ic == nch) {
+            ic = 0;
+#if defined(HKM_DYN)
+            // slot ns was written by thread 0 at least a barrier ago; the
+            // other slot was read by every thread at least a barrier ago
+            itile = next[ns];
+            if (threadIdx.x == 0 && itile < tiles)
+                next[ns ^ 1] = gridDim.x + atomicAdd(&hkm_ctr[0], 1u);
+            else if (threadIdx.x == 0)
+                next[ns ^ 1] = tiles;
+            ns ^= 1;
+#else
+            itile += gridDim.x;
+#endif
+        }
+    };
+    if (hkm_stage_x<F>(x, cols, xp, xs, xf, xsum)) { // (a barrier: next[0] is seen)
+        const unsigned nw = blockDim.x / warpSize, blocks = min(gridDim.x, tiles);
+        for (unsigned long long row = (unsigned long long)blockIdx.x * nw + threadIdx.x / warpSize;
+             row < (unsigned)rows; row += (unsigned long long)blocks * nw)
+            hkq_matvec_row<F>(w, x, y, (long long)row, cols, (int)(threadIdx.x % warpSize));
+#if defined(HKM_DYN)
+        if (threadIdx.x == 0 && atomicAdd(&hkm_ctr[1], 1u) == gridDim.x - 1) {
+            hkm_ctr[0] = 0;
+            hkm_ctr[1] = 0;
+        }
+#endif
+        return;
+    }
+    issue(0);
+    __syncthreads(); // (HKM_DYN: a slot written during issue(0) is seen by issue(1))
+    issue(1);
+    const hkq_u32 bm0 = M::HALF && g >= 4 ? 0u : ~0u, bm1 = M::HALF && g < 4 ? 0u : ~0u;
+    const unsigned rowoff = g * (16 * S::PITCH16);
+    const hkq_u32 *xpl = xp + 8 * (g & 3) + 2 * t;
+    const int *xsl = xs + (M::HALF ? 4 * (t >> 1) : 0) + 2 * (t & 1);
+    const float *xfl = xf + (t & 1);
+    enum { XS = M::HALF ? 8 : 4 };
+    float acc0 = 0.0f, acc1 = 0.0f;
+    for (unsigned i = 0;; i++) {
+        const unsigned s = i & 1, tile = st_tile[s], c = st_c[s];
+        if (tile >= tiles)
+            break;
+        const bool lastc = c + 1 == nch;
+        hkm_cp_wait1(); // this thread's copies of stage s landed
+        __syncthreads(); // and everyone's
+        const hkq_u8 *r0 = (const hkq_u8 *)stage[s] + rowoff, *r1 = r0 + 8 * (16 * S::PITCH16);
+        const unsigned G0 = c * (M::CH / 32);
+        if (!lastc || (unsigned)cols % M::CH == 0) {
+            enum { PER = M::CH / 32 / HKM_W };
+            const unsigned j0 = warp * PER, G = G0 + j0;
+            const hkq_u32 *xpc = xpl + 32 * G;
+            const int *xsc = xsl + XS * G;
+            const float *xfc = xfl + 2 * G, *xmc = xsum + G;
+#pragma unroll
+            for (unsigned u = 0; u < PER; u++)
+                hkm_group<F>(r0, r1, j0 + u, t, xpc + 32 * u, xsc + XS * u, xfc + 2 * u, xmc + u, bm0, bm1, acc0,
+                             acc1);
+        } else {
+            const unsigned ng = ((unsigned)cols - c * M::CH) / 32, per = (ng + HKM_W - 1) / HKM_W;
+            const unsigned j1 = min(ng, (warp + 1) * per);
+            for (unsigned j = warp * per; j < j1; j++)
+                hkm_group<F>(r0, r1, j, t, xpl + 32 * (G0 + j), xsl + XS * (G0 + j), xfl + 2 * (G0 + j),
+                             xsum + G0 + j, bm0, bm1, acc0, acc1);
+        }
+        if (lastc) {
+            if (!M::HALF && t >= 2) {
+                acc0 = 0.0f;
+                acc1 = 0.0f;
+            }
+            for (int o = 1; o < 4; o *= 2) {
+                acc0 += __shfl_xor(acc0, o);
+                acc1 += __shfl_xor(acc1, o);
+            }
+            if (t == 0) {
+                red[warp * HKM_TILE + g] = acc0;
+                red[warp * HKM_TILE + g + 8] = acc1;
+            }
+            acc0 = acc1 = 0.0f;
+        }
+        __syncthreads(); // everyone is done with stage s, and red is written
+        if (lastc) {
+            const unsigned row = tile * HKM_TILE + threadIdx.x;
+            if (threadIdx.x < HKM_TILE && row < (unsigned)rows) {
+                float sum = 0.0f;
+                for (int k = 0; k < HKM_W; k++)
+                    sum += red[k * HKM_TILE + threadIdx.x];
+                y[row] = sum;
+            }
+        }
+        issue(s);
+    }
+#if defined(__CUDA_ARCH__)
+    asm volatile("cp.async.wait_all;" : : : "memory");
+#endif
+#if defined(HKM_DYN)
+    if (threadIdx.x == 0 && atomicAdd(&hkm_ctr[1], 1u) == gridDim.x - 1) {
+        hkm_ctr[0] = 0;
+        hkm_ctr[1] = 0;
+    }
+#endif
+}
+
 // mvi_<fmt>: the tensor-core matvec where it applies (hkm_can), else the
 // op's row path (no shared memory of its own: the two would not fit 48 KB)
 template <int F> __device__ __forceinline__ void hkm_matvec_any(const void *w, const float *x, float *y, int rows, int cols)
@@ -476,6 +686,26 @@ template <int F> __device__ __forceinline__ void hkm_matvec_any(const void *w, c
         hkm_matvec_body<F>(w, x, y, rows, cols, (uint4 *)p, (hkq_u32 *)(p + L::W), (int *)(p + L::W + L::XP),
                            (float *)(p + L::W + L::XP + L::XS), (float *)(p + L::W + L::XP + L::XS + L::XF),
                            (float *)(p + L::W + L::XP + L::XS + L::XF + L::XSUM));
+        return;
+    }
+#endif
+    const int lane = threadIdx.x % warpSize, nw = blockDim.x / warpSize;
+    for (long long row = (long long)blockIdx.x * nw + threadIdx.x / warpSize; row < rows;
+         row += (long long)gridDim.x * nw)
+        hkq_matvec_row<F>(w, x, y, row, cols, lane);
+}
+// mvr_<fmt>: v16b, launched with hkm_ring_smem<F>::BYTES of dynamic shared
+// memory (less: the row path)
+template <int F> __device__ __forceinline__ void hkm_matvec_ring_any(const void *w, const float *x, float *y, int rows, int cols)
+{
+#if HKM_ON
+    extern __shared__ uint4 hkm_dsm[];
+    unsigned dyn = hkm_ring_smem<F>::BYTES;
+#if defined(__CUDA_ARCH__)
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+#endif
+    if (hkm_can<F>(w, x, cols) && dyn >= (unsigned)hkm_ring_smem<F>::BYTES) {
+        hkm_matvec_ring<F>(w, x, y, rows, cols, hkm_dsm);
         return;
     }
 #endif

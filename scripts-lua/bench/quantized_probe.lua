@@ -45,12 +45,15 @@ extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int ro
 extern "C" __global__ void __launch_bounds__(256, HKM_MINB)
 mvi_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkm_matvec_any<%s>(w, x, y, rows, cols); }
+extern "C" __global__ void __launch_bounds__(256, HKM_MINB)
+mvr_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkm_matvec_ring_any<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
 mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
-]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
     if q ~= "q6_K" then -- v10 has no q6_K decoder
         kern[#kern + 1] = ([[
 extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
@@ -65,17 +68,25 @@ local src = base .. table.concat(kern)
 -- HKQ_PAIR), measured slower on the H100 and removed (quantized-notes.md).
 -- Each variant runs the kernels its third field names: mv_ (the op's f32
 -- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
+-- the dynamic shared memory of quantized_mma.hip's ring kernel (mvr_), by format
+local mma_ring = {q4_0 = 57364, q8_0 = 53272, q4_K = 55828, q6_K = 75796}
 local variants = {
     -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
     -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
     -- measured no faster and are not in the kernel
-    {"register path (v15)", {}, {"mv_", "mv8_"}},
+    {"register path (v15)", {HKQ_SUB = 0}, {"mv_", "mv8_"}},
+    {"subnormal weights (v17)", {}, {"mv_"}},
     -- the f32 x form on integer tensor cores (v16, quantized_mma.hip):
     -- blocks walk 16-row tiles, so few blocks; 3 or 4 an SM by registers
     {"mma (v16)", {}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "132,264,396,528,896"},
     {"mma minb3", {HKM_MINB = 3}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
     {"mma minb4", {HKM_MINB = 4}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
     {"mma CH1024 minb4", {HKM_MINB = 4, HKM_CH4 = 1024}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792"},
+    -- v16b: a cp.async ring of two chunks in dynamic shared memory (the
+    -- bytes each format's kernel takes), and with a tile counter (HKM_DYN)
+    {"mma ring (v16b)", {HKM_MINB = 3}, {"mvr_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792", mma_ring},
+    {"mma ring dyn", {HKM_MINB = 3, HKM_DYN = 1}, {"mvr_"}, 256, "HKQ_PROBE_MMA_GRIDS", "264,396,528,792",
+     mma_ring},
     {"v4 chunk 4096", {HKQ_CHUNK = 4096}, {"mv_", "mv8_"}},
     {"v9", {}, {"mvx_"}},
     {"v9 minb1", {HKQ_XR_MINB = 1}, {"mvx_"}},
@@ -187,7 +198,7 @@ for i, v in ipairs(variants) do
             local inf = mods[i][k .. q]:info()
             io.write(("  [%s %s%s regs %s shared %s local %s]"):format(v[1], k, q, tostring(inf.registers),
                 tostring(inf.static_shared), tostring(inf.local_bytes)))
-            if k == "mvt_" or k == "mvi_" then
+            if k == "mvt_" or k == "mvi_" or k == "mvr_" then
                 local ok, dis = pcall(function() return mods[i][k .. q]:disasm() end)
                 local n = 0
                 local op = k == "mvt_" and "HMMA" or "IMMA"
@@ -224,7 +235,8 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvi_", x, "f32 x"}, {"mvx_", x, "f32 x"}, {"mvt_", x, "f32 x"},
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvi_", x, "f32 x"}, {"mvr_", x, "f32 x"}, {"mvx_", x, "f32 x"},
+                          {"mvt_", x, "f32 x"},
                           {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
@@ -240,9 +252,10 @@ for _, q in ipairs(order) do
             local k = mods[i][form[1] .. q]
             local line = {}
             local bs = v[4] or 256
+            local shared = type(v[7]) == "table" and v[7][q] or v[7]
             for _, g in ipairs(v[5] and grid_list(v[5], v[6]) or grids) do
                 y:fill(0 / 0)
-                k{grid = g, block = bs, shared = v[7]}(w1, form[2], y, rows, cols)
+                k{grid = g, block = bs, shared = shared}(w1, form[2], y, rows, cols)
                 local got, bad = y:totable(), 0
                 for r = 1, rows do
                     local d = math.abs(got[r] - wv[r])
@@ -252,7 +265,7 @@ for _, q in ipairs(order) do
                     end
                 end
                 local function all()
-                    for j = 1, copies do k{grid = g, block = bs, shared = v[7]}(ws[j], form[2], y, rows, cols) end
+                    for j = 1, copies do k{grid = g, block = bs, shared = shared}(ws[j], form[2], y, rows, cols) end
                 end
                 local r = hk.bench(all, {bytes = copies * bytes, reps = 10, warmup = 2, print = false})
                 local flag = bad > 0 and ("!BAD" .. bad) or ""
