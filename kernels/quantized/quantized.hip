@@ -501,121 +501,6 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
     }
 };
 
-// The four measured formats once more, with one instruction a weight
-// fewer (HKQ_SUB): x is staged times 2^HKQ_DS (exact), and a weight's
-// unsigned integer n becomes the float whose bits are n, n * 2^-149 (a
-// subnormal: no exponent to subtract, so no FADD), whose product with the
-// staged x is n x 2^(HKQ_DS - 149) exactly inside the FMA. A PRMT and an
-// FFMA a weight; the bias (q4_0's 8, q8_0's 128, q6_K's 32) and q4_K's
-// min come off with x's half sums, staged in the same units. The kernel's
-// sum is multiplied by 2^(149 - HKQ_DS) at the end. x of 2^27 or more
-// (2^127 once staged), inf or NaN takes the unstaged path. FMA keeps
-// subnormal inputs on NVIDIA and the CPU; AMD keeps the float path (its
-// f32 denormal mode is not checked here).
-#ifndef HKQ_SUB // (the probe compares both)
-#if !defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
-#define HKQ_SUB 1
-#else
-#define HKQ_SUB 0
-#endif
-#endif
-#define HKQ_DS 100                        // x staged times 2^100
-#define HKQ_DS_X 1.2676506002282294e30f   // 2^100
-#define HKQ_DS_SUM 1.7763568394002505e-15f // 2^(100 - 149): x's sums in the products' units
-#define HKQ_DS_Y 562949953421312.0f       // 2^(149 - 100): back to y's units
-#define HKQ_DS_MAX 134217728.0f           // 2^27: larger |x| would overflow once staged
-// byte k of w as the low bits of a float (n * 2^-149)
-__device__ inline float hkq_sub(hkq_u32 w, int k)
-{
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(__byte_perm(w, 0u, 0x4440u + k));
-#else
-    return __uint_as_float((w >> (8 * k)) & 0xffu);
-#endif
-}
-__device__ inline float hkq_dot4s(hkq_u32 w, float4 x, float s)
-{
-    s = fmaf(hkq_sub(w, 0), x.x, s);
-    s = fmaf(hkq_sub(w, 1), x.y, s);
-    s = fmaf(hkq_sub(w, 2), x.z, s);
-    return fmaf(hkq_sub(w, 3), x.w, s);
-}
-template <int F> struct hkq_dots {
-    enum { ON = 0 };
-};
-template <> struct hkq_dots<HKQ_Q4_0> {
-    enum { ON = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
-    {
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            s0 = hkq_dot4s(q.w[k] & 0x0F0F0F0Fu, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4s((q.w[k] >> 4) & 0x0F0F0F0Fu, *(const float4 *)(xs + 16 + 4 * k), s1);
-        }
-        return hkq_h2f(b) * fmaf(-8.0f, xsum[0] + xsum[1], s0 + s1); // n - 8
-    }
-};
-template <> struct hkq_dots<HKQ_Q8_0> {
-    enum { ON = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
-    {
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k += 2) {
-            // signed bytes + 128 are unsigned ones
-            s0 = hkq_dot4s(q.w[k] ^ 0x80808080u, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4s(q.w[k + 1] ^ 0x80808080u, *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        return hkq_h2f(b) * fmaf(-128.0f, xsum[0] + xsum[1], s0 + s1);
-    }
-};
-template <> struct hkq_dots<HKQ_Q4_K> {
-    enum { ON = 1 };
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
-    {
-        int sc, m;
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
-        const int shift = 4 * (g & 1);
-        float s0 = 0.0f, s1 = 0.0f;
-        for (int k = 0; k < 8; k += 2) {
-            s0 = hkq_dot4s((qs[k] >> shift) & 0x0F0F0F0Fu, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4s((qs[k + 1] >> shift) & 0x0F0F0F0Fu, *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
-    }
-};
-template <> struct hkq_dots<HKQ_Q6_K> {
-    enum { ON = 1 };
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
-    {
-        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
-        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
-        hkq_words<8> lw(ql), hw(qh);
-        float s[2];
-        for (int h = 0; h < 2; h++) {
-            float s0 = 0.0f, s1 = 0.0f;
-            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
-                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
-                s0 = hkq_dot4s(w0, *(const float4 *)(xs + 4 * j), s0);
-                s1 = hkq_dot4s(w1, *(const float4 *)(xs + 4 * j + 4), s1);
-            }
-            s[h] = fmaf(-32.0f, xsum[h], s0 + s1); // the 6-bit values are q + 32
-        }
-        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
-    }
-};
-// whether the staged f32 path of format F takes the subnormal form
-template <int F, int X8, int XG> struct hkq_subf {
-    enum { ON = HKQ_SUB && !X8 && !XG && hkq_dots<F>::ON };
-};
-// the f32 group sum of either form (SUB: hkq_dots, else hkq_dotf)
-template <int F, int SUB> struct hkq_dot_f32 : hkq_dotf<F> {};
-template <int F> struct hkq_dot_f32<F, 1> : hkq_dots<F> {};
-
 // The q8_1 form: group g of block b against the q8_1 block xb (shared
 // memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
 // Generic: the decoded integers one by one; q4_0, q8_0, q4_K, q6_K: dp4a
@@ -766,21 +651,10 @@ template <int F, int X8> struct hkq_stage {
 template <int F, int X8, int XG = 0>
 __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
-    enum { SUB = hkq_subf<F, X8, XG>::ON };
-    int big = 0;
     if (!XG) {
         const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
-        for (int i = threadIdx.x; i < n16; i += blockDim.x) {
-            uint4 v = ((const uint4 *)x)[i];
-            if (SUB) { // x times 2^HKQ_DS where that stays finite
-                float4 f = *(float4 *)&v;
-                big |= !(fmaxf(fmaxf(fabsf(f.x), fabsf(f.y)), fmaxf(fabsf(f.z), fabsf(f.w))) < HKQ_DS_MAX) ||
-                       f.x != f.x || f.y != f.y || f.z != f.z || f.w != f.w;
-                f = make_float4(f.x * HKQ_DS_X, f.y * HKQ_DS_X, f.z * HKQ_DS_X, f.w * HKQ_DS_X);
-                v = *(uint4 *)&f;
-            }
-            xs[X8 ? i : i + i / 8] = v;
-        }
+        for (int i = threadIdx.x; i < n16; i += blockDim.x)
+            xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
         __syncthreads();
     }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
@@ -788,20 +662,16 @@ __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int 
             s8[i] = hkq_x8sum((XG ? (const hkq_u8 *)x : (const hkq_u8 *)xs) + 36 * (i / 2), i % 2);
         __syncthreads();
     }
-    int bad = big;
-    if (!X8 && (hkq_fmt<F>::OFFSET || SUB)) {
+    int bad = 0;
+    if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
-            // SUB: the sums of x itself (x before staging), then in the
-            // products' units (times 2^(HKQ_DS - 149), exact)
-            const float *p = XG || SUB ? (const float *)x + 16 * i : (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
-            const float sum = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
-                              (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
-            xsum[i] = SUB ? sum * HKQ_DS_SUM : sum;
-            bad |= !(fabsf(sum) <= 3.402823466e38f);
+            const float *p = XG ? (const float *)x + 16 * i : (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
+            xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
+                      (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+            bad |= !(fabsf(xsum[i]) <= 3.402823466e38f);
         }
-    }
-    if (!X8 && (hkq_fmt<F>::OFFSET || SUB))
         bad = __syncthreads_or(bad);
+    }
     return bad;
 }
 
@@ -831,8 +701,6 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
     const unsigned gx = gx0 + g;
     if (X8)
         return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xsm + 36 * gx, s8 + 2 * gx);
-    if (hkq_subf<F, X8, XG>::ON)
-        return hkq_dot_f32<F, hkq_subf<F, X8, XG>::ON>::run(blk, gi, (const float *)xsm + 36 * gx, xsum + 2 * gx);
     return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
 }
 
@@ -906,8 +774,8 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
         if (lastc) {
             for (int off = HKQ_WARP / 2; off > 0; off /= 2)
                 acc += __shfl_xor(acc, off);
-            if (lane == 0) // (the subnormal form's sums are in units of 2^(HKQ_DS - 149))
-                y[row] = hkq_subf<F, X8, XG>::ON ? acc * HKQ_DS_Y : acc;
+            if (lane == 0)
+                y[row] = acc;
             acc = 0.0f;
         }
         if (nrow >= (unsigned)rows)

@@ -74,8 +74,9 @@ local variants = {
     -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
     -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
     -- measured no faster and are not in the kernel
-    {"register path (v15)", {HKQ_SUB = 0}, {"mv_", "mv8_"}},
-    {"subnormal weights (v17)", {}, {"mv_"}},
+    -- f32 x with subnormal weights (v17, commit 94c942b: a PRMT and an FFMA
+    -- a weight, HKQ_SUB) measured slower and is not in the kernel
+    {"register path (v15)", {}, {"mv_", "mv8_"}},
     -- the f32 x form on integer tensor cores (v16, quantized_mma.hip):
     -- blocks walk 16-row tiles, so few blocks; 3 or 4 an SM by registers
     {"mma (v16)", {}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "132,264,396,528,896"},
