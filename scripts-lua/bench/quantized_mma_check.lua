@@ -17,6 +17,7 @@ local f = assert(io.open(path, "r"))
 local text = f:read("a")
 f:close()
 local here = arg[0]:match("(.*/)") or "./"
+local double_product = dofile(here .. "quantized_ref.lua")
 local mf = assert(io.open(here .. "quantized_mma.hip", "r"))
 local src = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1) .. mf:read("a")
 mf:close()
@@ -57,15 +58,7 @@ for _, case in ipairs{{"q4_0", 40, 4096}, {"q8_0", 40, 4096}, {"q4_K", 40, 4096}
     for _, kind in ipairs{"uniform", "spread", "inf"} do
         local x = xs_of(kind, cols)
         local xv = x:totable()
-        local want, mag = {}, {}
-        for r = 0, rows - 1 do
-            local s, a = 0.0, 0.0
-            for c = 1, cols do
-                local p = wv[r * cols + c] * xv[c]
-                s, a = s + p, a + math.abs(p)
-            end
-            want[r + 1], mag[r + 1] = s, a
-        end
+        local want, mag = double_product(wv, xv, rows, cols)
         local op = hk.alloc(rows, "f32")
         Q.matvec(op, w, x)
         local ov = op:totable()

@@ -45,15 +45,12 @@ for _, q in ipairs(order) do
         tostring(inf.static_shared), tostring(inf.local_bytes), ok and tostring(n) or "(no disassembly)"))
 end
 
+local double_product = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_ref.lua")
 local function worst_err(wref, xv, cols, got)
     local worst = 0
-    for r = 0, rows - 1 do
-        local sum, mag = 0, 0
-        for c = 1, cols do
-            local p = wref[r * cols + c] * xv[c]
-            sum, mag = sum + p, mag + math.abs(p)
-        end
-        local err = math.abs(got[r + 1] - sum) / (mag + 1e-30)
+    local sums, mags = double_product(wref, xv, rows, cols)
+    for r = 1, rows do
+        local err = math.abs(got[r] - sums[r]) / (mags[r] + 1e-30)
         if not (err <= worst) then worst = err ~= err and math.huge or err end
     end
     return worst
