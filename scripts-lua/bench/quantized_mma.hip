@@ -342,6 +342,54 @@ __device__ inline void hkm_group(const hkq_u8 *r0, const hkq_u8 *r1, unsigned j,
     }
 }
 
+// the warp's groups of chunk c (lane rows r0, r1; x's entries from the
+// lane's group 0) added to acc0, acc1: both bodies' step
+template <int F>
+__device__ inline void hkm_chunk(const hkq_u8 *r0, const hkq_u8 *r1, unsigned c, int cols, unsigned warp, unsigned t,
+                                 const hkq_u32 *xpl, const int *xsl, const float *xfl, const float *xsum, hkq_u32 bm0,
+                                 hkq_u32 bm1, float &acc0, float &acc1)
+{
+    typedef hkm_fmt<F> M;
+    enum { XS = M::HALF ? 8 : 4 }; // xs entries a group
+    const unsigned G0 = c * (M::CH / 32);
+    if (c + 1 < ((unsigned)cols + M::CH - 1) / M::CH || (unsigned)cols % M::CH == 0) {
+        enum { PER = M::CH / 32 / HKM_W };
+        static_assert(M::CH / 32 % HKM_W == 0, "a chunk's groups split evenly over the warps");
+        const unsigned j0 = warp * PER, G = G0 + j0;
+        // the warp's first group's entries: the groups' are constant offsets from them
+        const hkq_u32 *xpc = xpl + 32 * G;
+        const int *xsc = xsl + XS * G;
+        const float *xfc = xfl + 2 * G, *xmc = xsum + G;
+#pragma unroll
+        for (unsigned u = 0; u < PER; u++)
+            hkm_group<F>(r0, r1, j0 + u, t, xpc + 32 * u, xsc + XS * u, xfc + 2 * u, xmc + u, bm0, bm1, acc0, acc1);
+    } else {
+        const unsigned ng = ((unsigned)cols - c * M::CH) / 32, per = (ng + HKM_W - 1) / HKM_W;
+        const unsigned j1 = min(ng, (warp + 1) * per);
+        for (unsigned j = warp * per; j < j1; j++)
+            hkm_group<F>(r0, r1, j, t, xpl + 32 * (G0 + j), xsl + XS * (G0 + j), xfl + 2 * (G0 + j), xsum + G0 + j,
+                         bm0, bm1, acc0, acc1);
+    }
+}
+// a tile's end: the warp's row sums into red[warp] (lanes t = 0), acc zeroed
+template <int F>
+__device__ inline void hkm_warp_rows(float *red, unsigned warp, unsigned g, unsigned t, float &acc0, float &acc1)
+{
+    if (!hkm_fmt<F>::HALF && t >= 2) { // copies of t = 0, 1
+        acc0 = 0.0f;
+        acc1 = 0.0f;
+    }
+    for (int o = 1; o < 4; o *= 2) {
+        acc0 += __shfl_xor(acc0, o);
+        acc1 += __shfl_xor(acc1, o);
+    }
+    if (t == 0) {
+        red[warp * HKM_TILE + g] = acc0;
+        red[warp * HKM_TILE + g + 8] = acc1;
+    }
+    acc0 = acc1 = 0.0f;
+}
+
 template <int F>
 __device__ void hkm_matvec_body(const void *w, const float *x, float *y, int rows, int cols, uint4 *wsm, hkq_u32 *xp,
                                 int *xs, float *xf, float *xsum, float *red)
@@ -375,7 +423,6 @@ __device__ void hkm_matvec_body(const void *w, const float *x, float *y, int row
     const hkq_u32 *xpl = xp + 8 * (g & 3) + 2 * t;
     const int *xsl = xs + (M::HALF ? 4 * (t >> 1) : 0) + 2 * (t & 1);
     const float *xfl = xf + (t & 1);
-    enum { XS = M::HALF ? 8 : 4 }; // xs entries a group
     float acc0 = 0.0f, acc1 = 0.0f;
     for (;;) {
         const bool lastc = c + 1 == nch;
@@ -389,40 +436,9 @@ __device__ void hkm_matvec_body(const void *w, const float *x, float *y, int row
         if (ntile < tiles) // in flight while this chunk is summed
             cp.load_any(wp, ntile, nc, nc + 1 == nch ? last16 : S::SEG16, rb16, rows);
         __syncthreads();
-        const unsigned G0 = c * (M::CH / 32);
-        if (!lastc || (unsigned)cols % M::CH == 0) {
-            enum { PER = M::CH / 32 / HKM_W };
-            static_assert(M::CH / 32 % HKM_W == 0, "a chunk's groups split evenly over the warps");
-            const unsigned j0 = warp * PER, G = G0 + j0;
-            // the warp's first group's entries: the groups' are constant offsets from them
-            const hkq_u32 *xpc = xpl + 32 * G;
-            const int *xsc = xsl + XS * G;
-            const float *xfc = xfl + 2 * G, *xmc = xsum + G;
-#pragma unroll
-            for (unsigned u = 0; u < PER; u++)
-                hkm_group<F>(r0, r1, j0 + u, t, xpc + 32 * u, xsc + XS * u, xfc + 2 * u, xmc + u, bm0, bm1, acc0,
-                             acc1);
-        } else {
-            const unsigned ng = ((unsigned)cols - c * M::CH) / 32, per = (ng + HKM_W - 1) / HKM_W;
-            const unsigned j1 = min(ng, (warp + 1) * per);
-            for (unsigned j = warp * per; j < j1; j++)
-                hkm_group<F>(r0, r1, j, t, xpl + 32 * (G0 + j), xsl + XS * (G0 + j), xfl + 2 * (G0 + j),
-                             xsum + G0 + j, bm0, bm1, acc0, acc1);
-        }
+        hkm_chunk<F>(r0, r1, c, cols, warp, t, xpl, xsl, xfl, xsum, bm0, bm1, acc0, acc1);
         if (lastc) {
-            if (!M::HALF && t >= 2) { // copies of t = 0, 1
-                acc0 = 0.0f;
-                acc1 = 0.0f;
-            }
-            for (int o = 1; o < 4; o *= 2) {
-                acc0 += __shfl_xor(acc0, o);
-                acc1 += __shfl_xor(acc1, o);
-            }
-            if (t == 0) {
-                red[warp * HKM_TILE + g] = acc0;
-                red[warp * HKM_TILE + g + 8] = acc1;
-            }
-            acc0 = acc1 = 0.0f;
+            hkm_warp_rows<F>(red, warp, g, t, acc0, acc1);
             __syncthreads();
             const unsigned row = tile * HKM_TILE + threadIdx.x;
             if (threadIdx.x < HKM_TILE && row < (unsigned)rows) {
@@ -608,7 +624,6 @@ __device__ void hkm_matvec_ring(const void *w, const float *x, float *y, int row
     const hkq_u32 *xpl = xp + 8 * (g & 3) + 2 * t;
     const int *xsl = xs + (M::HALF ? 4 * (t >> 1) : 0) + 2 * (t & 1);
     const float *xfl = xf + (t & 1);
-    enum { XS = M::HALF ? 8 : 4 };
     float acc0 = 0.0f, acc1 = 0.0f;
     for (unsigned i = 0;; i++) {
         const unsigned s = i & 1, tile = st_tile[s], c = st_c[s];
@@ -618,38 +633,9 @@ __device__ void hkm_matvec_ring(const void *w, const float *x, float *y, int row
         hkm_cp_wait1(); // this thread's copies of stage s landed
         __syncthreads(); // and everyone's
         const hkq_u8 *r0 = (const hkq_u8 *)stage[s] + rowoff, *r1 = r0 + 8 * (16 * S::PITCH16);
-        const unsigned G0 = c * (M::CH / 32);
-        if (!lastc || (unsigned)cols % M::CH == 0) {
-            enum { PER = M::CH / 32 / HKM_W };
-            const unsigned j0 = warp * PER, G = G0 + j0;
-            const hkq_u32 *xpc = xpl + 32 * G;
-            const int *xsc = xsl + XS * G;
-            const float *xfc = xfl + 2 * G, *xmc = xsum + G;
-#pragma unroll
-            for (unsigned u = 0; u < PER; u++)
-                hkm_group<F>(r0, r1, j0 + u, t, xpc + 32 * u, xsc + XS * u, xfc + 2 * u, xmc + u, bm0, bm1, acc0,
-                             acc1);
-        } else {
-            const unsigned ng = ((unsigned)cols - c * M::CH) / 32, per = (ng + HKM_W - 1) / HKM_W;
-            const unsigned j1 = min(ng, (warp + 1) * per);
-            for (unsigned j = warp * per; j < j1; j++)
-                hkm_group<F>(r0, r1, j, t, xpl + 32 * (G0 + j), xsl + XS * (G0 + j), xfl + 2 * (G0 + j),
-                             xsum + G0 + j, bm0, bm1, acc0, acc1);
-        }
+        hkm_chunk<F>(r0, r1, c, cols, warp, t, xpl, xsl, xfl, xsum, bm0, bm1, acc0, acc1);
         if (lastc) {
-            if (!M::HALF && t >= 2) {
-                acc0 = 0.0f;
-                acc1 = 0.0f;
-            }
-            for (int o = 1; o < 4; o *= 2) {
-                acc0 += __shfl_xor(acc0, o);
-                acc1 += __shfl_xor(acc1, o);
-            }
-            if (t == 0) {
-                red[warp * HKM_TILE + g] = acc0;
-                red[warp * HKM_TILE + g + 8] = acc1;
-            }
-            acc0 = acc1 = 0.0f;
+            hkm_warp_rows<F>(red, warp, g, t, acc0, acc1);
         }
         __syncthreads(); // everyone is done with stage s, and red is written
         if (lastc) {
