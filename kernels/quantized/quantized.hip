@@ -351,6 +351,9 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 #define HKQ_XMAX 4096  // columns of x a block stages in shared memory
 #define HKQ_XGMAX 16384 // columns up to which wider rows read x from global memory (L1)
 #define HKQ_MAGIC 8388608.0f
+#ifndef HKQ_H16
+#define HKQ_H16 1 // weights as f16 subnormals (hkq_dotf below); 0: v15's 2^23 + n
+#endif
 
 // 2^23 + byte k of w, as a float: PRMT on NVIDIA, shift and or elsewhere
 __device__ inline float hkq_mag(hkq_u32 w, int k)
@@ -437,6 +440,116 @@ __device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
     s += (hkq_mag(w, 2) - bias) * x.z;
     return s + (hkq_mag(w, 3) - bias) * x.w;
 }
+#if HKQ_H16
+// The four formats the issue measures take their weights as f16
+// subnormals: a nibble or byte n masked into the low bits of a 16-bit half
+// is the half n 2^-24, which the hardware turns into a float exactly (one
+// conversion; SDWA on AMD). One mask gives two weights, so a weight costs
+// half a LOP3, a conversion and an FFMA, where 2^23 + n (hkq_dot4) costs a
+// PRMT, an FADD and an FFMA. x is staged times 2^24 (hkq_xstage), so each
+// product is n x as before; the bias (q4_0's 8, q8_0's 128, q6_K's 32)
+// comes off with x's staged sums.
+__device__ inline float hkq_hf(hkq_u32 v, int h)
+{
+#if defined(__CUDA_ARCH__) || defined(__AMDGCN__)
+    return __half2float(__ushort_as_half((hkq_u16)(v >> (16 * h))));
+#else
+    // the CPU backend: every half here is subnormal (bits 10-15 clear)
+    return (float)((v >> (16 * h)) & 0xffffu) * 5.9604644775390625e-8f;
+#endif
+}
+// s plus x.x, x.z times the halves of A and x.y, x.w times those of C
+__device__ inline float hkq_dot4h(hkq_u32 A, hkq_u32 C, float4 x, float s)
+{
+    s += hkq_hf(A, 0) * x.x;
+    s += hkq_hf(C, 0) * x.y;
+    s += hkq_hf(A, 1) * x.z;
+    return s + hkq_hf(C, 1) * x.w;
+}
+// bytes 0 and 2 of w, signed, plus 128, in the low bits of its halves:
+// (w ^ 0x00800080) & 0x00FF00FF, one LOP3 on NVIDIA
+__device__ inline hkq_u32 hkq_u8pair(hkq_u32 w)
+{
+#if defined(__CUDA_ARCH__)
+    hkq_u32 r;
+    asm("lop3.b32 %0, %1, %2, %3, 0x28;" : "=r"(r) : "r"(w), "r"(0x00800080u), "r"(0x00FF00FFu));
+    return r;
+#else
+    return (w ^ 0x00800080u) & 0x00FF00FFu;
+#endif
+}
+#define HKQ_2M24 5.9604644775390625e-8f // 2^-24: x's staged sums back to x's units
+template <> struct hkq_dotf<HKQ_Q4_0> {
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
+    {
+        // s0: sum n x of the low nibbles (elements 0-15); s1: 16 times
+        // that of the high ones (16-31), which sit 4 bits up in the halves
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<4> q(b + 2);
+        for (int k = 0; k < 4; k++) {
+            const hkq_u32 w = q.w[k], v = w >> 8;
+            s0 = hkq_dot4h(w & 0x000F000Fu, v & 0x000F000Fu, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4h(w & 0x00F000F0u, v & 0x00F000F0u, *(const float4 *)(xs + 16 + 4 * k), s1);
+        }
+        // the nibbles are q + 8
+        return hkq_h2f(b) * ((s0 + 0.0625f * s1) - 8.0f * HKQ_2M24 * (xsum[0] + xsum[1]));
+    }
+};
+template <> struct hkq_dotf<HKQ_Q8_0> {
+    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
+    {
+        float s0 = 0.0f, s1 = 0.0f;
+        hkq_words<8> q(b + 2);
+        for (int k = 0; k < 8; k += 2) {
+            s0 = hkq_dot4h(hkq_u8pair(q.w[k]), hkq_u8pair(q.w[k] >> 8), *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4h(hkq_u8pair(q.w[k + 1]), hkq_u8pair(q.w[k + 1] >> 8), *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        // signed bytes + 128 are unsigned ones
+        return hkq_h2f(b) * ((s0 + s1) - 128.0f * HKQ_2M24 * (xsum[0] + xsum[1]));
+    }
+};
+// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
+// are), so the group's 32 nibble bytes are two 16-byte reads.
+template <> struct hkq_dotf<HKQ_Q4_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    {
+        int sc, m;
+        hkq_scale_min_k4(g, b + 4, &sc, &m);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
+        // odd groups are the high nibbles: 16 n in the halves
+        const hkq_u32 mask = 0x000F000Fu << (4 * (g & 1));
+        float s0 = 0.0f, s1 = 0.0f;
+        for (int k = 0; k < 8; k += 2) {
+            s0 = hkq_dot4h(qs[k] & mask, (qs[k] >> 8) & mask, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4h(qs[k + 1] & mask, (qs[k + 1] >> 8) & mask, *(const float4 *)(xs + 4 * k + 4), s1);
+        }
+        const float a = (float)sc * ((g & 1) ? 0.0625f : 1.0f);
+        return hkq_h2f(b) * a * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (HKQ_2M24 * (xsum[0] + xsum[1]));
+    }
+};
+template <> struct hkq_dotf<HKQ_Q6_K> {
+    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
+    {
+        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
+        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(ql), hw(qh);
+        float s[2];
+        for (int h = 0; h < 2; h++) {
+            float s0 = 0.0f, s1 = 0.0f;
+            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
+                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
+                s0 = hkq_dot4h(w0 & 0x00FF00FFu, (w0 >> 8) & 0x00FF00FFu, *(const float4 *)(xs + 4 * j), s0);
+                s1 = hkq_dot4h(w1 & 0x00FF00FFu, (w1 >> 8) & 0x00FF00FFu, *(const float4 *)(xs + 4 * j + 4), s1);
+            }
+            // the 6-bit values are q + 32
+            s[h] = (s0 + s1) - 32.0f * HKQ_2M24 * xsum[h];
+        }
+        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
+    }
+};
+#else
 template <> struct hkq_dotf<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
@@ -500,6 +613,8 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
         return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
     }
 };
+
+#endif
 
 // The q8_1 form: group g of block b against the q8_1 block xb (shared
 // memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
@@ -638,6 +753,28 @@ template <int F, int X8> struct hkq_stage {
     }
 };
 
+// Formats whose f32-x dot takes the weights as f16 subnormals (HKQ_H16
+// above): x staged times 2^24, and x's sums staged for the bias.
+template <int F> struct hkq_h16 {
+    enum { ON = HKQ_H16 && (F == HKQ_Q4_0 || F == HKQ_Q8_0 || F == HKQ_Q4_K || F == HKQ_Q6_K) };
+};
+// where the f32-x dot needs x's sums: an offset, or HKQ_H16's bias
+template <int F> struct hkq_xsums {
+    enum { ON = hkq_fmt<F>::OFFSET || hkq_h16<F>::ON };
+};
+// 16 bytes of f32 x as the block stages them for format F (exact: a
+// power of two; x of 2^104 or more becomes inf, and x's sums send such an
+// x to the unstaged path)
+template <int F> __device__ inline uint4 hkq_xstage(uint4 v)
+{
+    if (!hkq_h16<F>::ON)
+        return v;
+    return make_uint4(__float_as_uint(__uint_as_float(v.x) * 16777216.0f),
+                      __float_as_uint(__uint_as_float(v.y) * 16777216.0f),
+                      __float_as_uint(__uint_as_float(v.z) * 16777216.0f),
+                      __float_as_uint(__uint_as_float(v.w) * 16777216.0f));
+}
+
 // x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
 // sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
 // the sum of its half h; q8_1 x as it is, and s8[2 g + h] the integer sum
@@ -654,7 +791,7 @@ __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int 
     if (!XG) {
         const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
         for (int i = threadIdx.x; i < n16; i += blockDim.x)
-            xs[X8 ? i : i + i / 8] = ((const uint4 *)x)[i];
+            xs[X8 ? i : i + i / 8] = X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
         __syncthreads();
     }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
@@ -663,11 +800,13 @@ __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int 
         __syncthreads();
     }
     int bad = 0;
-    if (!X8 && hkq_fmt<F>::OFFSET) {
+    if (!X8 && hkq_xsums<F>::ON) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
-            const float *p = XG ? (const float *)x + 16 * i : (const float *)xs + 36 * (i / 2) + 16 * (i % 2);
-            xsum[i] = (hkq_sum4(*(const float4 *)p) + hkq_sum4(*(const float4 *)(p + 4))) +
-                      (hkq_sum4(*(const float4 *)(p + 8)) + hkq_sum4(*(const float4 *)(p + 12)));
+            const uint4 *p = XG ? (const uint4 *)x + 4 * i : xs + 9 * (i / 2) + 4 * (i % 2);
+            float4 v[4];
+            for (int k = 0; k < 4; k++) // x's slices (XG) staged as they will be
+                *(uint4 *)&v[k] = XG ? hkq_xstage<F>(p[k]) : p[k];
+            xsum[i] = (hkq_sum4(v[0]) + hkq_sum4(v[1])) + (hkq_sum4(v[2]) + hkq_sum4(v[3]));
             bad |= !(fabsf(xsum[i]) <= 3.402823466e38f);
         }
         bad = __syncthreads_or(bad);
@@ -833,7 +972,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
                 const unsigned c0 = c * S::CHUNK, n16 = min((unsigned)cols - c0, (unsigned)HKQ_XMAX) / 4;
                 __syncthreads();
                 for (unsigned i = threadIdx.x; i < n16; i += blockDim.x)
-                    xsm[i + i / 8] = ((const uint4 *)(x + c0))[i];
+                    xsm[i + i / 8] = hkq_xstage<F>(((const uint4 *)(x + c0))[i]);
                 __syncthreads();
             }
             if (!mine)

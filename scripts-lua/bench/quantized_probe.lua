@@ -32,6 +32,10 @@ tf:close()
 local mf = assert(io.open(here .. "quantized_mma.hip", "r"))
 base = base .. mf:read("a")
 mf:close()
+-- the bulk-copy ring (v19): quantized_tma.hip
+local tmf = assert(io.open(here .. "quantized_tma.hip", "r"))
+base = base .. tmf:read("a")
+tmf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
@@ -50,10 +54,14 @@ mvr_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkm_matvec_ring_any<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
+extern "C" __global__ void mv9_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hk9_matvec<%s, 0>(w, x, y, rows, cols); }
+extern "C" __global__ void mv98_%s(const void *w, const void *x, float *y, int rows, int cols)
+{ hk9_matvec<%s, 1>(w, x, y, rows, cols); }
 extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
 mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
-]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
+]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
     if q ~= "q6_K" then -- v10 has no q6_K decoder
         kern[#kern + 1] = ([[
 extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
@@ -70,13 +78,28 @@ local src = base .. table.concat(kern)
 -- x path, v4), mv8_ (q8_1 x), mvx_ (x in registers, quantized_xr.hip).
 -- the dynamic shared memory of quantized_mma.hip's ring kernel (mvr_), by format
 local mma_ring = {q4_0 = 57364, q8_0 = 53272, q4_K = 55828, q6_K = 75796}
+-- the dynamic shared memory of quantized_tma.hip's kernels (v19) with a
+-- ring of k stages a warp, 8 warps: x (f32, padded), its sums, the stages
+local tma_seg = {q4_0 = 1152, q8_0 = 2176, q4_K = 1152, q6_K = 1680}
+local function tma_shared(k)
+    local t = {}
+    for q, sg in pairs(tma_seg) do t[q] = 18432 + 1024 + 8 * k * (sg + 16) + 8 * k * 8 end
+    return t
+end
 local variants = {
     -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
     -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
     -- measured no faster and are not in the kernel
     -- f32 x with subnormal weights (v17, commit 94c942b: a PRMT and an FFMA
     -- a weight, HKQ_SUB) measured slower and is not in the kernel
-    {"register path (v15)", {}, {"mv_", "mv8_"}},
+    {"register path (v18)", {}, {"mv_", "mv8_"}},
+    -- v15's f32 dot, 2^23 + n by a PRMT and an FADD a weight (HKQ_H16 0)
+    {"v15 floats", {HKQ_H16 = 0}, {"mv_"}},
+    -- v19: weights streamed into each warp's ring of stages by bulk copies
+    {"tma K2", {HK9_K = 2}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(2)},
+    {"tma K3", {HK9_K = 3}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(3)},
+    {"tma K4", {HK9_K = 4}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(4)},
+    {"tma K3 v15 floats", {HK9_K = 3, HKQ_H16 = 0}, {"mv9_"}, 256, nil, nil, tma_shared(3)},
     -- the f32 x form on integer tensor cores (v16, quantized_mma.hip):
     -- blocks walk 16-row tiles, so few blocks; 3 or 4 an SM by registers
     {"mma (v16)", {}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "132,264,396,528,896"},
@@ -236,7 +259,7 @@ for _, q in ipairs(order) do
         end
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
-    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mvi_", x, "f32 x"}, {"mvr_", x, "f32 x"}, {"mvx_", x, "f32 x"},
+    for _, form in ipairs{{"mv_", x, "f32 x"}, {"mv9_", x, "f32 x"}, {"mv98_", xq, "q8_1 x"}, {"mvi_", x, "f32 x"}, {"mvr_", x, "f32 x"}, {"mvx_", x, "f32 x"},
                           {"mvt_", x, "f32 x"},
                           {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
