@@ -351,9 +351,6 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 #define HKQ_XMAX 4096  // columns of x a block stages in shared memory
 #define HKQ_XGMAX 16384 // columns up to which wider rows read x from global memory (L1)
 #define HKQ_MAGIC 8388608.0f
-#ifndef HKQ_H16
-#define HKQ_H16 1 // weights as f16 subnormals (hkq_dotf below); 0: v15's 2^23 + n
-#endif
 
 // 2^23 + byte k of w, as a float: PRMT on NVIDIA, shift and or elsewhere
 __device__ inline float hkq_mag(hkq_u32 w, int k)
@@ -440,116 +437,6 @@ __device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
     s += (hkq_mag(w, 2) - bias) * x.z;
     return s + (hkq_mag(w, 3) - bias) * x.w;
 }
-#if HKQ_H16
-// The four formats the issue measures take their weights as f16
-// subnormals: a nibble or byte n masked into the low bits of a 16-bit half
-// is the half n 2^-24, which the hardware turns into a float exactly (one
-// conversion; SDWA on AMD). One mask gives two weights, so a weight costs
-// half a LOP3, a conversion and an FFMA, where 2^23 + n (hkq_dot4) costs a
-// PRMT, an FADD and an FFMA. x is staged times 2^24 (hkq_xstage), so each
-// product is n x as before; the bias (q4_0's 8, q8_0's 128, q6_K's 32)
-// comes off with x's staged sums.
-__device__ inline float hkq_hf(hkq_u32 v, int h)
-{
-#if defined(__CUDA_ARCH__) || defined(__AMDGCN__)
-    return __half2float(__ushort_as_half((hkq_u16)(v >> (16 * h))));
-#else
-    // the CPU backend: every half here is subnormal (bits 10-15 clear)
-    return (float)((v >> (16 * h)) & 0xffffu) * 5.9604644775390625e-8f;
-#endif
-}
-// s plus x.x, x.z times the halves of A and x.y, x.w times those of C
-__device__ inline float hkq_dot4h(hkq_u32 A, hkq_u32 C, float4 x, float s)
-{
-    s += hkq_hf(A, 0) * x.x;
-    s += hkq_hf(C, 0) * x.y;
-    s += hkq_hf(A, 1) * x.z;
-    return s + hkq_hf(C, 1) * x.w;
-}
-// bytes 0 and 2 of w, signed, plus 128, in the low bits of its halves:
-// (w ^ 0x00800080) & 0x00FF00FF, one LOP3 on NVIDIA
-__device__ inline hkq_u32 hkq_u8pair(hkq_u32 w)
-{
-#if defined(__CUDA_ARCH__)
-    hkq_u32 r;
-    asm("lop3.b32 %0, %1, %2, %3, 0x28;" : "=r"(r) : "r"(w), "r"(0x00800080u), "r"(0x00FF00FFu));
-    return r;
-#else
-    return (w ^ 0x00800080u) & 0x00FF00FFu;
-#endif
-}
-#define HKQ_2M24 5.9604644775390625e-8f // 2^-24: x's staged sums back to x's units
-template <> struct hkq_dotf<HKQ_Q4_0> {
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
-    {
-        // s0: sum n x of the low nibbles (elements 0-15); s1: 16 times
-        // that of the high ones (16-31), which sit 4 bits up in the halves
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            const hkq_u32 w = q.w[k], v = w >> 8;
-            s0 = hkq_dot4h(w & 0x000F000Fu, v & 0x000F000Fu, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4h(w & 0x00F000F0u, v & 0x00F000F0u, *(const float4 *)(xs + 16 + 4 * k), s1);
-        }
-        // the nibbles are q + 8
-        return hkq_h2f(b) * ((s0 + 0.0625f * s1) - 8.0f * HKQ_2M24 * (xsum[0] + xsum[1]));
-    }
-};
-template <> struct hkq_dotf<HKQ_Q8_0> {
-    static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *xsum)
-    {
-        float s0 = 0.0f, s1 = 0.0f;
-        hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k += 2) {
-            s0 = hkq_dot4h(hkq_u8pair(q.w[k]), hkq_u8pair(q.w[k] >> 8), *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4h(hkq_u8pair(q.w[k + 1]), hkq_u8pair(q.w[k + 1] >> 8), *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        // signed bytes + 128 are unsigned ones
-        return hkq_h2f(b) * ((s0 + s1) - 128.0f * HKQ_2M24 * (xsum[0] + xsum[1]));
-    }
-};
-// q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
-// are), so the group's 32 nibble bytes are two 16-byte reads.
-template <> struct hkq_dotf<HKQ_Q4_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
-    {
-        int sc, m;
-        hkq_scale_min_k4(g, b + 4, &sc, &m);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
-        // odd groups are the high nibbles: 16 n in the halves
-        const hkq_u32 mask = 0x000F000Fu << (4 * (g & 1));
-        float s0 = 0.0f, s1 = 0.0f;
-        for (int k = 0; k < 8; k += 2) {
-            s0 = hkq_dot4h(qs[k] & mask, (qs[k] >> 8) & mask, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4h(qs[k + 1] & mask, (qs[k + 1] >> 8) & mask, *(const float4 *)(xs + 4 * k + 4), s1);
-        }
-        const float a = (float)sc * ((g & 1) ? 0.0625f : 1.0f);
-        return hkq_h2f(b) * a * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (HKQ_2M24 * (xsum[0] + xsum[1]));
-    }
-};
-template <> struct hkq_dotf<HKQ_Q6_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *xsum)
-    {
-        const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
-        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
-        hkq_words<8> lw(ql), hw(qh);
-        float s[2];
-        for (int h = 0; h < 2; h++) {
-            float s0 = 0.0f, s1 = 0.0f;
-            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
-                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
-                s0 = hkq_dot4h(w0 & 0x00FF00FFu, (w0 >> 8) & 0x00FF00FFu, *(const float4 *)(xs + 4 * j), s0);
-                s1 = hkq_dot4h(w1 & 0x00FF00FFu, (w1 >> 8) & 0x00FF00FFu, *(const float4 *)(xs + 4 * j + 4), s1);
-            }
-            // the 6-bit values are q + 32
-            s[h] = (s0 + s1) - 32.0f * HKQ_2M24 * xsum[h];
-        }
-        return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
-    }
-};
-#else
 template <> struct hkq_dotf<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
@@ -575,6 +462,32 @@ template <> struct hkq_dotf<HKQ_Q8_0> {
         return hkq_h2f(b) * (s0 + s1);
     }
 };
+// q4_K takes its weights as f16 subnormals: a nibble n masked into the
+// low bits of a 16-bit half is the half n 2^-24, which the hardware turns
+// into a float exactly (one conversion; SDWA on AMD). One mask gives two
+// weights, so a weight costs half a LOP3, a conversion and an FFMA, where
+// 2^23 + n (hkq_dot4) costs a PRMT, an FADD and an FFMA. x is staged times
+// 2^24 for it (hkq_xstage), so each product is n x as before. On the H100
+// this was 5-6 % faster for q4_K; for q4_0, q8_0 and q6_K, whose biases
+// then come off with x's sums, it was slower (quantized-notes.md, v18).
+__device__ inline float hkq_hf(hkq_u32 v, int h)
+{
+#if defined(__CUDA_ARCH__) || defined(__AMDGCN__)
+    return __half2float(__ushort_as_half((hkq_u16)(v >> (16 * h))));
+#else
+    // the CPU backend: every half here is subnormal (bits 10-15 clear)
+    return (float)((v >> (16 * h)) & 0xffffu) * 5.9604644775390625e-8f;
+#endif
+}
+// s plus x.x, x.z times the halves of A and x.y, x.w times those of C
+__device__ inline float hkq_dot4h(hkq_u32 A, hkq_u32 C, float4 x, float s)
+{
+    s += hkq_hf(A, 0) * x.x;
+    s += hkq_hf(C, 0) * x.y;
+    s += hkq_hf(A, 1) * x.z;
+    return s + hkq_hf(C, 1) * x.w;
+}
+#define HKQ_2M24 5.9604644775390625e-8f // 2^-24: x's staged sums back to x's units
 // q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
 // are), so the group's 32 nibble bytes are two 16-byte reads.
 template <> struct hkq_dotf<HKQ_Q4_K> {
@@ -583,13 +496,15 @@ template <> struct hkq_dotf<HKQ_Q4_K> {
         int sc, m;
         hkq_scale_min_k4(g, b + 4, &sc, &m);
         const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
-        const int shift = 4 * (g & 1);
+        // odd groups are the high nibbles: 16 n in the halves
+        const hkq_u32 mask = 0x000F000Fu << (4 * (g & 1));
         float s0 = 0.0f, s1 = 0.0f;
         for (int k = 0; k < 8; k += 2) {
-            s0 = hkq_dot4((qs[k] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4((qs[k + 1] >> shift) & 0x0F0F0F0Fu, HKQ_MAGIC, *(const float4 *)(xs + 4 * k + 4), s1);
+            s0 = hkq_dot4h(qs[k] & mask, (qs[k] >> 8) & mask, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4h(qs[k + 1] & mask, (qs[k + 1] >> 8) & mask, *(const float4 *)(xs + 4 * k + 4), s1);
         }
-        return hkq_h2f(b) * (float)sc * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (xsum[0] + xsum[1]);
+        const float a = (float)sc * ((g & 1) ? 0.0625f : 1.0f);
+        return hkq_h2f(b) * a * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (HKQ_2M24 * (xsum[0] + xsum[1]));
     }
 };
 template <> struct hkq_dotf<HKQ_Q6_K> {
@@ -613,8 +528,6 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
         return hkq_h2f(b + 208) * ((float)sc[0] * s[0] + (float)sc[1] * s[1]);
     }
 };
-
-#endif
 
 // The q8_1 form: group g of block b against the q8_1 block xb (shared
 // memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
@@ -753,14 +666,10 @@ template <int F, int X8> struct hkq_stage {
     }
 };
 
-// Formats whose f32-x dot takes the weights as f16 subnormals (HKQ_H16
-// above): x staged times 2^24, and x's sums staged for the bias.
+// Formats whose f32-x dot takes the weights as f16 subnormals (q4_K,
+// above): x staged times 2^24.
 template <int F> struct hkq_h16 {
-    enum { ON = HKQ_H16 && (F == HKQ_Q4_0 || F == HKQ_Q8_0 || F == HKQ_Q4_K || F == HKQ_Q6_K) };
-};
-// where the f32-x dot needs x's sums: an offset, or HKQ_H16's bias
-template <int F> struct hkq_xsums {
-    enum { ON = hkq_fmt<F>::OFFSET || hkq_h16<F>::ON };
+    enum { ON = F == HKQ_Q4_K };
 };
 // 16 bytes of f32 x as the block stages them for format F (exact: a
 // power of two; x of 2^104 or more becomes inf, and x's sums send such an
@@ -800,7 +709,7 @@ __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int 
         __syncthreads();
     }
     int bad = 0;
-    if (!X8 && hkq_xsums<F>::ON) {
+    if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
             const uint4 *p = XG ? (const uint4 *)x + 4 * i : xs + 9 * (i / 2) + 4 * (i % 2);
             float4 v[4];

@@ -92,14 +92,14 @@ local variants = {
     -- measured no faster and are not in the kernel
     -- f32 x with subnormal weights (v17, commit 94c942b: a PRMT and an FFMA
     -- a weight, HKQ_SUB) measured slower and is not in the kernel
+    -- f32 x with every format's weights as f16 subnormals (v18, commit
+    -- 5ab8166, HKQ_H16): faster for q4_K only, which keeps it
     {"register path (v18)", {}, {"mv_", "mv8_"}},
-    -- v15's f32 dot, 2^23 + n by a PRMT and an FADD a weight (HKQ_H16 0)
-    {"v15 floats", {HKQ_H16 = 0}, {"mv_"}},
     -- v19: weights streamed into each warp's ring of stages by bulk copies
+    -- (quantized_tma.hip), measured slower, more stages slower still
     {"tma K2", {HK9_K = 2}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(2)},
     {"tma K3", {HK9_K = 3}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(3)},
     {"tma K4", {HK9_K = 4}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(4)},
-    {"tma K3 v15 floats", {HK9_K = 3, HKQ_H16 = 0}, {"mv9_"}, 256, nil, nil, tma_shared(3)},
     -- the f32 x form on integer tensor cores (v16, quantized_mma.hip):
     -- blocks walk 16-row tiles, so few blocks; 3 or 4 an SM by registers
     {"mma (v16)", {}, {"mvi_"}, 256, "HKQ_PROBE_MMA_GRIDS", "132,264,396,528,896"},

@@ -441,6 +441,33 @@ for _, fmt in ipairs(valgrind and {"q4_0", "q4_K"} or {"q4_0", "q8_0", "q4_K", "
     end
 end
 
+-- x at the ends of f32's range, and x all positive. q4_K's staged f32 form
+-- takes its weights as f16 subnormals and x staged times 2^24, so an x of
+-- 2^104 or more would be inf there: x holding two values of +-2^105 takes
+-- the unstaged path (also on rows wider than 4096, whose slices are
+-- staged later than x's sums); x of 2^-126 ... 2^-100 keeps its products
+-- normal. x in [0, 1] (a ReLU's output) gives sums of x that do not
+-- cancel, the case where a bias taken off with x's sums would lose most.
+for _, case in ipairs(valgrind and {{"q4_K"}} or {{"q4_0"}, {"q8_0"}, {"q4_K"}, {"q6_K"}, {"q4_1"}, {"q4_K", 4352}}) do
+    local fmt = case[1]
+    local rows, cols, w, ref = staged_case(fmt, case[2])
+    local kinds = {
+        huge = function(c) return (c == 5 and 2.0 ^ 105) or (c == cols - 40 and -2.0 ^ 105) or math.random() * 2 - 1 end,
+        tiny = function() return (math.random(0, 1) * 2 - 1) * (1 + math.random()) * 2.0 ^ math.random(-126, -101) end,
+        positive = function() return math.random() end,
+    }
+    for _, kind in ipairs{"huge", "tiny", "positive"} do
+        local xv = {}
+        for c = 1, cols do xv[c] = f32(kinds[kind](c)) end
+        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.matvec(y, w, hk.from(xv, "f32", mode))
+        local worst = matvec_err(ref, xv, rows, cols, y:totable())
+        t.ok(worst < 2e-6, ("%s: staged matvec %dx%d, x %s, within %.1e of the double product"):format(
+            fmt, rows, cols, kind == "huge" and "holding +-2^105" or kind == "tiny" and "of 2^-126 ... 2^-100"
+                or "in [0, 1]", worst))
+    end
+end
+
 -- the kernels walk rows grid-stride (each warp its rows, one after the
 -- other): 41 rows launched directly on grids of 1, 2 and 3 blocks, x f32
 -- (aligned: staged; not: the general path) and q8_1. At 4352 columns f32 x
