@@ -949,10 +949,34 @@ template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 template <int F>
 __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane);
+template <int F>
+__device__ float hkq_row_sum(const void *w, const float *x, long long row, int cols, int first, int step);
+template <int F>
+__device__ float hkq_row_sum_q8_1(const void *w, const void *xq, long long row, int cols, int first, int step);
+
+// Whether the block is whole warps: the staged paths and the warp-per-row
+// walk need it. A kernel launched by hand with, say, 16 threads a block
+// takes hkq_matvec_threads instead (each thread its own rows), so every
+// geometry gives the right y and ends.
+__device__ inline bool hkq_whole_warps() { return blockDim.x >= warpSize && blockDim.x % warpSize == 0; }
+
+// the rows of this block's threads, each thread one row alone (no
+// shuffles): the path of blocks that are not whole warps
+template <int F, int X8>
+__device__ void hkq_matvec_threads(const void *w, const void *x, float *y, int rows, int cols)
+{
+    for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+         row += (long long)gridDim.x * blockDim.x)
+        y[row] = X8 ? hkq_row_sum_q8_1<F>(w, x, row, cols, 0, 1) : hkq_row_sum<F>(w, (const float *)x, row, cols, 0, 1);
+}
 
 template <int F>
 __device__ __forceinline__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
+    if (!hkq_whole_warps()) {
+        hkq_matvec_threads<F, 0>(w, x, y, rows, cols);
+        return;
+    }
     if (hkq_can_stage<F, 0>(w, x, cols)) {
         hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
         return;
@@ -965,10 +989,10 @@ __device__ __forceinline__ void hkq_matvec(const void *w, const float *x, float 
         hkq_matvec_row<F>(w, x, y, row, cols, lane);
 }
 
-// matvec's path for any shape: lane l decodes groups l, l + warpSize, ...
-// of the row from global memory.
+// matvec's path for any shape: the sum over groups first, first + step,
+// ... of the row, each decoded from global memory.
 template <int F>
-__device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane)
+__device__ float hkq_row_sum(const void *w, const float *x, long long row, int cols, int first, int step)
 {
     typedef hkq_fmt<F> Q;
     const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
@@ -977,7 +1001,7 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
     // start always does; a view may not)
     bool x16 = ((unsigned long long)x & 15) == 0;
     float acc = 0.0f;
-    for (int g = lane; g < groups; g += warpSize) {
+    for (int g = first; g < groups; g += step) {
         float v[32];
         hkq_decode<F>(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), v);
         const float *xs = x + g * 32;
@@ -991,6 +1015,13 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
                 acc += v[j] * xs[j];
         }
     }
+    return acc;
+}
+// lane l of the row's warp sums groups l, l + warpSize, ...
+template <int F>
+__device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane)
+{
+    float acc = hkq_row_sum<F>(w, x, row, cols, lane, warpSize);
     for (int off = warpSize / 2; off > 0; off /= 2)
         acc += __shfl_xor(acc, off);
     if (lane == 0)
@@ -1005,6 +1036,10 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
 template <int F>
 __device__ __forceinline__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
 {
+    if (!hkq_whole_warps()) {
+        hkq_matvec_threads<F, 1>(w, xq, y, rows, cols);
+        return;
+    }
     if (hkq_can_stage<F, 1>(w, xq, cols)) {
         hkq_matvec_staged<F, 1>(w, xq, y, rows, cols);
         return;
@@ -1016,12 +1051,12 @@ __device__ __forceinline__ void hkq_matvec_q8_1(const void *w, const void *xq, f
 }
 
 template <int F>
-__device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane)
+__device__ float hkq_row_sum_q8_1(const void *w, const void *xq, long long row, int cols, int first, int step)
 {
     typedef hkq_fmt<F> Q;
     const hkq_u8 *r = (const hkq_u8 *)w + row * (long long)(cols / Q::BLOCK) * Q::BYTES;
     float acc = 0.0f;
-    for (int g = lane; g < cols / 32; g += warpSize) {
+    for (int g = first; g < cols / 32; g += step) {
         int q[32];
         float a[2], o[2] = {0.0f, 0.0f};
         Q::decode_q(r + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), q, a, o);
@@ -1038,6 +1073,12 @@ __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, lon
             acc += d8 * (a[h] * (float)dot + (Q::OFFSET ? o[h] * (float)sum : 0.0f));
         }
     }
+    return acc;
+}
+template <int F>
+__device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, long long row, int cols, int lane)
+{
+    float acc = hkq_row_sum_q8_1<F>(w, xq, row, cols, lane, warpSize);
     for (int off = warpSize / 2; off > 0; off /= 2)
         acc += __shfl_xor(acc, off);
     if (lane == 0)
@@ -1055,10 +1096,36 @@ __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, lon
 // 4 x 4 outer products over the 32. Partial tiles (rows or m not a
 // multiple of 64) read zeros and write nothing outside Y.
 #define HKQ_TILE 64
+// the tile of a block that is not 256 threads (a launch by hand): each
+// thread takes outputs of the tile alone, decoding their weights itself
+template <int F>
+__device__ void hkq_matmul_any(const void *w, const float *x, float *y, int rows, int cols, int m)
+{
+    typedef hkq_fmt<F> Q;
+    const long long row_bytes = (long long)(cols / Q::BLOCK) * Q::BYTES;
+    for (int e = threadIdx.x; e < HKQ_TILE * HKQ_TILE; e += blockDim.x) {
+        const int mi = blockIdx.y * HKQ_TILE + e / HKQ_TILE, r = blockIdx.x * HKQ_TILE + e % HKQ_TILE;
+        if (mi >= m || r >= rows)
+            continue;
+        float acc = 0.0f;
+        for (int g = 0; g < cols / 32; g++) {
+            float v[32];
+            hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
+                          g % (Q::BLOCK / 32), v);
+            for (int k = 0; k < 32; k++)
+                acc += v[k] * x[(long long)mi * cols + g * 32 + k];
+        }
+        y[(long long)mi * rows + r] = acc;
+    }
+}
 template <int F>
 __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, int cols, int m)
 {
     typedef hkq_fmt<F> Q;
+    if (blockDim.x != 256) { // the tiles below are 16 x 16 threads of 4 x 4
+        hkq_matmul_any<F>(w, x, y, rows, cols, m);
+        return;
+    }
     __shared__ float ws[32][HKQ_TILE + 1];
     __shared__ float xs[32][HKQ_TILE + 1];
     const int t = threadIdx.x, tr = t % 16, tm = t / 16;

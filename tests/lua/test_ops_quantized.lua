@@ -530,6 +530,42 @@ for _, fmt in ipairs(valgrind and {"q4_1", "q6_K"} or order) do
         fmt, m, cols, rows, cols, m >= 128 and "dequantize and gemm" or "tiled", worst))
   end
 end
+-- The kernels launched by hand with blocks that are not whole warps (16
+-- threads, 48, 100) or, for matmul, not its 256: every thread still has a
+-- row or an output of its own (before, matvec's walk over rows took a
+-- stride of 0 warps a block and never ended). Against the double product,
+-- y poisoned first; 41 rows, 2304 columns (a staged shape with 256).
+do
+    local fmt, rows, cols, m = "q4_K", 41, 2304, 5
+    local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+    local w, ref = upload(fmt, s), reference(fmt, s)
+    local x = hk.alloc(cols, "f32", mode):rand{seed = 19, lo = -1, hi = 1}
+    local xq = hk.alloc(cols, "q8_1", mode)
+    Q.quantize(xq, x)
+    local xm = hk.alloc(m * cols, "f32", mode):rand{seed = 23, lo = -1, hi = 1}
+    local xmv = xm:totable()
+    for _, block in ipairs{16, 48, 100} do
+        for _, form in ipairs{{"", x, x:totable()}, {"_q8_1", xq, q8_1_values(xq)}} do
+            local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+            Q.kernels["matvec_" .. fmt .. form[1]]:launch({3}, {block}, w, form[2], y, rows, cols)
+            local worst = matvec_err(ref, form[3], rows, cols, y:totable())
+            t.ok(worst < 2e-6, ("%s: matvec%s launched with blocks of %d threads, within %.1e"):format(
+                fmt, form[1], block, worst))
+        end
+        local y = hk.alloc(m * rows, "f32", mode):fill(0 / 0)
+        Q.kernels["matmul_" .. fmt]:launch({1, 1}, {block}, w, xm, y, rows, cols, m)
+        local got, worst = y:totable(), 0
+        for i = 0, m - 1 do
+            local row = {}
+            for c = 1, cols do row[c] = xmv[i * cols + c] end
+            local e = matvec_err(ref, row, rows, cols, {table.unpack(got, i * rows + 1, i * rows + rows)})
+            if not (e <= worst) then worst = e ~= e and math.huge or e end
+        end
+        t.ok(worst < 2e-6, ("%s: matmul %dx%d launched with blocks of %d threads, within %.1e"):format(
+            fmt, m, cols, block, worst))
+    end
+end
+
 local ok0, err0 = pcall(Q.matmul, hk.alloc(10, "f32", mode), hk.alloc(64, "q8_0", mode),
                         hk.alloc(64, "f32", mode), 2)
 t.ok(not ok0 and err0:find("not m x 2", 1, true), "matmul checks y and x against w's shape")
