@@ -244,6 +244,10 @@ typedef struct hk_plugin_host {
      * for 115 MB on an H100): for memory the op's kernels write whole
      * before anything reads it. Its bytes are whatever they were. */
     void *(*scratch_raw)(const hk_plugin_call *call, const char *dtype, size_t count) HK_PLUGIN_LATER;
+    /* The current device's compute units (SMs, CUs; the CPU backend's
+     * worker threads): a grid-stride op sizes its grid by it. Check
+     * HK_PLUGIN_HOST_HAS(host, compute_units) first. */
+    unsigned (*compute_units)(const hk_plugin_call *call) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

@@ -80,9 +80,11 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
     return launch_dequantize(host, call, f, out, args[0], args[1], n);
 }
 
-/* Blocks a matvec launches at most before each takes several row groups
- * (about 8 for each of an H100's 132 SMs): fewer stagings of x. */
-#define MATVEC_BLOCKS 1024
+/* Blocks a matvec launches at most, a compute unit, before each takes
+ * several row groups: fewer stagings of x. Where the host cannot say how
+ * many compute units there are: an H100's 132. */
+#define MATVEC_BLOCKS_PER_CU 8
+#define MATVEC_CUS_DEFAULT 132
 
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
@@ -117,7 +119,15 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * while it sums this one. */
     unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
-    size_t groups = (rows + per - 1) / per, each = (groups + MATVEC_BLOCKS - 1) / MATVEC_BLOCKS;
+    size_t cus = HK_PLUGIN_HOST_HAS(host, compute_units) ? host->compute_units(call) : MATVEC_CUS_DEFAULT;
+    size_t cap = MATVEC_BLOCKS_PER_CU * (cus ? cus : 1);
+    /* f32 x of q8_0 and q6_K on rows of at most 4096 columns (x staged
+     * whole) ran 0.03-0.05x copy faster with 2 blocks a compute unit than
+     * with 4 to 7 on the H100, in every probe of 2026-11-27; the other
+     * formats and forms were level or slower (quantized-notes.md, v18) */
+    if (!q8 && cols <= 4096 && (!strcmp(formats[f].name, "q8_0") || !strcmp(formats[f].name, "q6_K")))
+        cap = 2 * (cus ? cus : 1);
+    size_t groups = (rows + per - 1) / per, each = (groups + cap - 1) / cap;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
     hk_plugin_config cfg = {{(unsigned)((groups + each - 1) / each), 1, 1}, {256, 1, 1}, 0};
     return host->launch_config(call, kernel, &cfg, a, 5);

@@ -73,6 +73,14 @@ static unsigned host_op_warp_size(const hk_plugin_call *c)
     return w > 0 ? (unsigned)w : 32;
 }
 
+static unsigned host_op_compute_units(const hk_plugin_call *c)
+{
+    if (!c)
+        return 1;
+    int n = hkc_current_device(c->ctx)->info.compute_units;
+    return n > 0 ? (unsigned)n : 1;
+}
+
 static void *op_scratch(const hk_plugin_call *c, const char *dtype, size_t count, int zeroed)
 {
     if (!c)
@@ -227,6 +235,7 @@ static const hk_plugin_host host_table = {
     .error_flag = host_op_error_flag,
     .call_op = host_op_call_op,
     .scratch_raw = host_op_scratch_raw,
+    .compute_units = host_op_compute_units,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

@@ -14,6 +14,17 @@ for _, p in ipairs(hk.plugins()) do fams[p.name] = p end
 if not fams.stats then
     t.ok(false, "the stats test plugin loads (HIPKIT_PLUGIN_PATH=" .. tostring(os.getenv("HIPKIT_PLUGIN_PATH")) .. ")")
     
+-- The host table's device queries: warp size and compute units as the
+-- device reports them (an op sizes grid-stride grids by the latter)
+do
+    local shape = hk.alloc(2, "u32"):fill(0)
+    hk.ops.stats.device_shape(shape)
+    local d = hk.device()
+    t.ok(shape[1] == d.warp_size and shape[2] == d.compute_units and shape[2] >= 1,
+         ("host->warp_size and host->compute_units give the device's %d and %d (got %d, %d)"):format(
+             d.warp_size, d.compute_units, shape[1], shape[2]))
+end
+
 -- ABI 1.5: scratch memory (zeroed at each request, pooled) and a count read back
 do
     local n = 5003
@@ -141,6 +152,17 @@ t.ok(not ok and tostring(err) == "stats.sincos: no kernel writes f32 from f64, f
     "mixed dtypes fit no two-output kernel: " .. tostring(err))
 ok, err = pcall(hk.ops.stats.sincos, hk.alloc(8, "f32"), hk.alloc(4, "f32"), hk.alloc(8, "f32"))
 t.ok(not ok and tostring(err):find("output 2 has 4 elements", 1, true), "a short second output is named: " .. tostring(err))
+
+-- The host table's device queries: warp size and compute units as the
+-- device reports them (an op sizes grid-stride grids by the latter)
+do
+    local shape = hk.alloc(2, "u32"):fill(0)
+    hk.ops.stats.device_shape(shape)
+    local d = hk.device()
+    t.ok(shape[1] == d.warp_size and shape[2] == d.compute_units and shape[2] >= 1,
+         ("host->warp_size and host->compute_units give the device's %d and %d (got %d, %d)"):format(
+             d.warp_size, d.compute_units, shape[1], shape[2]))
+end
 
 -- ABI 1.5: scratch memory (zeroed at each request, pooled) and a count read back
 do

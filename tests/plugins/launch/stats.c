@@ -2,8 +2,9 @@
  * tests/lua/test_plugin_launch.lua): per-row mean and variance with one
  * block per row and blockDim floats of dynamic shared memory, a row maximum
  * with one warp per row, a 2-D explicit-geometry kernel, a host op chaining
- * two explicit launches, a two-output kernel in two dtypes, and (ABI 1.5)
- * a host op counting into scratch memory and reading the count back. */
+ * two explicit launches, a two-output kernel in two dtypes, (ABI 1.5) a
+ * host op counting into scratch memory and reading the count back, and a
+ * host op reporting the host table's warp size and compute units. */
 #include <hipkit/plugin.h>
 
 HK_PLUGIN_DEFINE(stats);
@@ -112,6 +113,19 @@ static int standardize(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch_config(call, "row_apply_f32", &apply, args, 6);
 }
 
+/* device_shape(out): out[0] = the device's warp size, out[1] its compute
+ * units, as the host table gives them (a u32 buffer of at least 2). */
+static int device_shape(const hk_plugin_host *host, const hk_plugin_call *call,
+                        const hk_plugin_arg *args, int nargs)
+{
+    if (!HK_PLUGIN_HOST_HAS(host, compute_units))
+        return host->fail(call, "needs a host with compute_units");
+    if (nargs != 1 || args[0].kind != HK_PLUGIN_ARG_BUFFER || host->length(call, args[0].v.buf) < 2)
+        return host->fail(call, "expects one u32 buffer of 2 elements");
+    unsigned v[2] = {host->warp_size(call), host->compute_units(call)};
+    return host->upload(call, args[0].v.buf, 0, v, sizeof v);
+}
+
 int hk_plugin_stats_init(const hk_plugin_api *api)
 {
     if (!HK_PLUGIN_API_HAS(api, add_kernel_rule)) {
@@ -166,5 +180,8 @@ int hk_plugin_stats_init(const hk_plugin_api *api)
     if (r == 0)
         r = api->add_op(api, "stats", "standardize", "x, mean, var, y, rows, cols", standardize,
                         "per-row standardisation: row_stats then row_apply, explicit launches");
+    if (r == 0)
+        r = api->add_op(api, "stats", "device_shape", "out", device_shape,
+                        "out = {warp size, compute units} of the current device (host table)");
     return r;
 }
