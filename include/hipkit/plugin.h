@@ -245,8 +245,9 @@ typedef struct hk_plugin_host {
      * before anything reads it. Its bytes are whatever they were. */
     void *(*scratch_raw)(const hk_plugin_call *call, const char *dtype, size_t count) HK_PLUGIN_LATER;
     /* The current device's compute units (SMs, CUs; the CPU backend's
-     * worker threads): a grid-stride op sizes its grid by it. Check
-     * HK_PLUGIN_HOST_HAS(host, compute_units) first. */
+     * worker threads), 0 where the backend cannot tell: a grid-stride op
+     * sizes its grid by it. Check HK_PLUGIN_HOST_HAS(host, compute_units)
+     * first. */
     unsigned (*compute_units)(const hk_plugin_call *call) HK_PLUGIN_LATER;
 } hk_plugin_host;
 

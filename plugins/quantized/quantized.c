@@ -82,7 +82,7 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 
 /* Blocks a matvec launches at most, a compute unit, before each takes
  * several row groups: fewer stagings of x. Where the host cannot say how
- * many compute units there are: an H100's 132. */
+ * many compute units there are (an older host, or 0): an H100's 132. */
 #define MATVEC_BLOCKS_PER_CU 8
 #define MATVEC_CUS_DEFAULT 132
 
@@ -119,14 +119,15 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * while it sums this one. */
     unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
-    size_t cus = HK_PLUGIN_HOST_HAS(host, compute_units) ? host->compute_units(call) : MATVEC_CUS_DEFAULT;
-    size_t cap = MATVEC_BLOCKS_PER_CU * (cus ? cus : 1);
+    size_t cus = HK_PLUGIN_HOST_HAS(host, compute_units) ? host->compute_units(call) : 0;
+    cus = cus ? cus : MATVEC_CUS_DEFAULT;
+    size_t cap = MATVEC_BLOCKS_PER_CU * cus;
     /* f32 x of q8_0 and q6_K on rows of at most 4096 columns (x staged
      * whole) ran 0.03-0.05x copy faster with 2 blocks a compute unit than
      * with 4 to 7 on the H100, in every probe of 2026-11-27; the other
      * formats and forms were level or slower (quantized-notes.md, v18) */
     if (!q8 && cols <= 4096 && (!strcmp(formats[f].name, "q8_0") || !strcmp(formats[f].name, "q6_K")))
-        cap = 2 * (cus ? cus : 1);
+        cap = 2 * cus;
     size_t groups = (rows + per - 1) / per, each = (groups + cap - 1) / cap;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
     hk_plugin_config cfg = {{(unsigned)((groups + each - 1) / each), 1, 1}, {256, 1, 1}, 0};

@@ -76,9 +76,9 @@ static unsigned host_op_warp_size(const hk_plugin_call *c)
 static unsigned host_op_compute_units(const hk_plugin_call *c)
 {
     if (!c)
-        return 1;
+        return 0;
     int n = hkc_current_device(c->ctx)->info.compute_units;
-    return n > 0 ? (unsigned)n : 1;
+    return n > 0 ? (unsigned)n : 0;
 }
 
 static void *op_scratch(const hk_plugin_call *c, const char *dtype, size_t count, int zeroed)
