@@ -668,7 +668,7 @@ template <int F, int X8> struct hkq_stage {
 
 // Formats whose f32-x dot takes the weights as f16 subnormals (q4_K,
 // above): x staged times 2^24.
-template <int F> struct hkq_h16 {
+template <int F> struct hkq_f16_weights {
     enum { ON = F == HKQ_Q4_K };
 };
 // 16 bytes of f32 x as the block stages them for format F (exact: a
@@ -676,7 +676,8 @@ template <int F> struct hkq_h16 {
 // x to the unstaged path)
 template <int F> __device__ inline uint4 hkq_xstage(uint4 v)
 {
-    if (!hkq_h16<F>::ON)
+    static_assert(!hkq_f16_weights<F>::ON || hkq_fmt<F>::OFFSET, "x's sums (staged for an offset) catch its overflow");
+    if (!hkq_f16_weights<F>::ON)
         return v;
     return make_uint4(__float_as_uint(__uint_as_float(v.x) * 16777216.0f),
                       __float_as_uint(__uint_as_float(v.y) * 16777216.0f),
