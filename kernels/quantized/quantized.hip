@@ -470,13 +470,14 @@ template <> struct hkq_dotf<HKQ_Q8_0> {
 // 2^24 for it (hkq_xstage), so each product is n x as before. On the H100
 // this was 5-6 % faster for q4_K; for q4_0, q8_0 and q6_K, whose biases
 // then come off with x's sums, it was slower (quantized-notes.md, v18).
+#define HKQ_2M24 5.9604644775390625e-8f // 2^-24: an f16 subnormal's step; x's staged sums back to x's units
 __device__ inline float hkq_hf(hkq_u32 v, int h)
 {
 #if defined(__CUDA_ARCH__) || defined(__AMDGCN__)
     return __half2float(__ushort_as_half((hkq_u16)(v >> (16 * h))));
 #else
     // the CPU backend: every half here is subnormal (bits 10-15 clear)
-    return (float)((v >> (16 * h)) & 0xffffu) * 5.9604644775390625e-8f;
+    return (float)((v >> (16 * h)) & 0xffffu) * HKQ_2M24;
 #endif
 }
 // s plus x.x, x.z times the halves of A and x.y, x.w times those of C
@@ -487,7 +488,6 @@ __device__ inline float hkq_dot4h(hkq_u32 A, hkq_u32 C, float4 x, float s)
     s += hkq_hf(A, 1) * x.z;
     return s + hkq_hf(C, 1) * x.w;
 }
-#define HKQ_2M24 5.9604644775390625e-8f // 2^-24: x's staged sums back to x's units
 // q4_K: a 144-byte block sits 16-byte aligned in shared memory (segments
 // are), so the group's 32 nibble bytes are two 16-byte reads.
 template <> struct hkq_dotf<HKQ_Q4_K> {
@@ -1099,24 +1099,14 @@ __device__ void hkq_matvec_q8_1_row(const void *w, const void *xq, float *y, lon
 #define HKQ_TILE 64
 // the tile of a block that is not 256 threads (a launch by hand): each
 // thread takes outputs of the tile alone, decoding their weights itself
+// (matvec's row sum of weight row r against activation row mi)
 template <int F>
 __device__ void hkq_matmul_any(const void *w, const float *x, float *y, int rows, int cols, int m)
 {
-    typedef hkq_fmt<F> Q;
-    const long long row_bytes = (long long)(cols / Q::BLOCK) * Q::BYTES;
     for (int e = threadIdx.x; e < HKQ_TILE * HKQ_TILE; e += blockDim.x) {
         const int mi = blockIdx.y * HKQ_TILE + e / HKQ_TILE, r = blockIdx.x * HKQ_TILE + e % HKQ_TILE;
-        if (mi >= m || r >= rows)
-            continue;
-        float acc = 0.0f;
-        for (int g = 0; g < cols / 32; g++) {
-            float v[32];
-            hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
-                          g % (Q::BLOCK / 32), v);
-            for (int k = 0; k < 32; k++)
-                acc += v[k] * x[(long long)mi * cols + g * 32 + k];
-        }
-        y[(long long)mi * rows + r] = acc;
+        if (mi < m && r < rows)
+            y[(long long)mi * rows + r] = hkq_row_sum<F>(w, x + (long long)mi * cols, r, cols, 0, 1);
     }
 }
 template <int F>
