@@ -36,12 +36,20 @@ mf:close()
 local tmf = assert(io.open(here .. "quantized_tma.hip", "r"))
 base = base .. tmf:read("a")
 tmf:close()
+-- a lane a row, x's reads broadcast (v20): quantized_rows.hip
+local rwf = assert(io.open(here .. "quantized_rows.hip", "r"))
+base = base .. rwf:read("a")
+rwf:close()
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
 for _, q in ipairs(order) do
     kern[#kern + 1] = ([[
-extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int rows, int cols)
+#ifndef HKQ_PROBE_MINB
+#define HKQ_PROBE_MINB 1
+#endif
+extern "C" __global__ void __launch_bounds__(256, HKQ_PROBE_MINB)
+mv_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec<%s>(w, x, y, rows, cols); }
 #ifndef HKM_MINB
 #define HKM_MINB 1
@@ -52,7 +60,8 @@ mvi_%s(const void *w, const float *x, float *y, int rows, int cols)
 extern "C" __global__ void __launch_bounds__(256, HKM_MINB)
 mvr_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkm_matvec_ring_any<%s>(w, x, y, rows, cols); }
-extern "C" __global__ void mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
+extern "C" __global__ void __launch_bounds__(256, HKQ_PROBE_MINB)
+mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv9_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hk9_matvec<%s, 0>(w, x, y, rows, cols); }
@@ -62,7 +71,12 @@ extern "C" __global__ void __launch_bounds__(256, HKQ_XR_MINB)
 mvx_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec_xr_any<%s>(w, x, y, rows, cols); }
 ]]):format(q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q], q, fmts[q])
-    if q ~= "q6_K" then -- v10 has no q6_K decoder
+    if q ~= "q6_K" then -- v10 has no q6_K decoder; v20 no q6_K step (210 bytes a 256-column row)
+        kern[#kern + 1] = ([[
+extern "C" __global__ void __launch_bounds__(32 * HKR_WB, HKR_MINB)
+mvw_%s(const void *w, const float *x, float *y, int rows, int cols)
+{ hkr_matvec<%s>(w, x, y, rows, cols); }
+]]):format(q, fmts[q])
         kern[#kern + 1] = ([[
 extern "C" __global__ void __launch_bounds__(32 * HKT_W, HKT_MINB)
 mvt_%s(const void *w, const float *x, float *y, int rows, int cols)
@@ -86,7 +100,31 @@ local function tma_shared(k)
     for q, sg in pairs(tma_seg) do t[q] = 18432 + 1024 + 8 * k * (sg + 16) + 8 * k * 8 end
     return t
 end
+-- the dynamic shared memory of quantized_rows.hip's kernels (v20), nw
+-- warps a block: x (padded; none with HKR_XG), its sums, two rounds of
+-- partial rows, a stage of warp x (segb / 4 + 1) words a warp
+local function rows_shared(nw, xg, ch)
+    local warp = hk.device().warp_size or 32
+    local t = {}
+    for q, segb in pairs{q4_0 = 18 * (ch or 256) // 32, q8_0 = 136, q4_K = 144} do
+        t[q] = (xg and 0 or 18432) + 1024 + 2 * nw * warp * 4 + nw * (warp * (segb // 4 + 1) + 1) * 4
+    end
+    return t
+end
 local variants = {
+    -- v20: a lane a row, a block's warps splitting a tile's columns
+    -- (quantized_rows.hip); 448 tiles of 32 rows at 14336
+    -- (HKR_WB warps a block, at least HKR_MINB blocks an SM: the register cap)
+    {"rows CH128 W8 minb3", {HKR_CH = 128, HKR_WB = 8, HKR_MINB = 3}, {"mvw_"}, 256, "HKQ_PROBE_ROWS_GRIDS",
+     "264,396,448", rows_shared(8, false, 128)},
+    {"rows CH128 W8 minb4", {HKR_CH = 128, HKR_WB = 8, HKR_MINB = 4}, {"mvw_"}, 256, "HKQ_PROBE_ROWS_GRIDS",
+     "448,528", rows_shared(8, false, 128)},
+    {"rows CH128 W4 minb6", {HKR_CH = 128, HKR_WB = 4, HKR_MINB = 6}, {"mvw_"}, 128, "HKQ_PROBE_ROWS_GRIDS",
+     "448,792", rows_shared(4, false, 128)},
+    {"rows CH128 W4 minb8", {HKR_CH = 128, HKR_WB = 4, HKR_MINB = 8}, {"mvw_"}, 128, "HKQ_PROBE_ROWS_GRIDS",
+     "448,1056", rows_shared(4, false, 128)},
+    {"rows CH128 XG W8 minb4", {HKR_CH = 128, HKR_XG = 1, HKR_WB = 8, HKR_MINB = 4}, {"mvw_"}, 256,
+     "HKQ_PROBE_ROWS_GRIDS", "448,528", rows_shared(8, true, 128)},
     -- f32 x as integer digit planes and 2-4 rows a warp (v13, v14: commits
     -- 907200b, b6591ed, the v14 run of quantized-notes.md, 2026-11-27) were
     -- measured no faster and are not in the kernel
@@ -95,6 +133,9 @@ local variants = {
     -- f32 x with every format's weights as f16 subnormals (v18, commit
     -- 5ab8166, HKQ_H16): faster for q4_K only, which keeps it
     {"register path (v18)", {}, {"mv_", "mv8_"}},
+    -- the same with a register cap of 5 or 6 blocks of 256 an SM (40 or 48 warps)
+    {"register minb5", {HKQ_PROBE_MINB = 5}, {"mv_", "mv8_"}},
+    {"register minb6", {HKQ_PROBE_MINB = 6}, {"mv_", "mv8_"}},
     -- v19: weights streamed into each warp's ring of stages by bulk copies
     -- (quantized_tma.hip), measured slower, more stages slower still
     {"tma K2", {HK9_K = 2}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(2)},
@@ -260,7 +301,7 @@ for _, q in ipairs(order) do
         print(("  %-5s %-7s %-24s %s"):format(q, "", "only reads (" .. kn .. ")", table.concat(line, "  ")))
     end
     for _, form in ipairs{{"mv_", x, "f32 x"}, {"mv9_", x, "f32 x"}, {"mv98_", xq, "q8_1 x"}, {"mvi_", x, "f32 x"}, {"mvr_", x, "f32 x"}, {"mvx_", x, "f32 x"},
-                          {"mvt_", x, "f32 x"},
+                          {"mvt_", x, "f32 x"}, {"mvw_", x, "f32 x"},
                           {"mv8_", xq, "q8_1 x"}} do
         local want = hk.alloc(rows, "f32")
         Q.matvec(want, w1, form[2])
