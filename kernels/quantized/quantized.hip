@@ -533,116 +533,80 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
 // memory): d8 * (a * sum q x8 + o * sum x8) per half, as the slow path.
 // Generic: the decoded integers one by one; q4_0, q8_0, q4_K, q6_K: dp4a
 // on the packed bytes.
-// A group of q8_1 x as the dot products take it: its 32 values as 8
-// words, its scale and the integer sums of its halves. The staged path
-// keeps each group as a 48-byte record (hkq_x8_stage), read with three
-// 16-byte loads; a q8_1 block where it lies (36 bytes: f16 d, f16 s, 32
-// values, 4-byte aligned) takes nine 32-bit loads and the sums beside it.
-struct hkq_x8g {
-    hkq_u32 w[8];
-    float d;
-    int s[2];
-};
-// word k of a q8_1 block's values
+// word k of a q8_1 block's values: 36-byte blocks keep them 4-byte aligned
 __device__ inline hkq_u32 hkq_x8w(const hkq_u8 *xb, int k) { return *(const hkq_u32 *)(xb + 4 + 4 * k); }
-// sum of the 16 int8 values of half h of words w: dp4a with bytes of 1
-__device__ inline int hkq_x8half(const hkq_u32 *w, int h)
-{
-    int s = 0;
-    for (int k = 4 * h; k < 4 * h + 4; k++)
-        s = hkq_dp4a(w[k], 0x01010101u, s);
-    return s;
-}
-__device__ inline hkq_x8g hkq_x8_block(const hkq_u8 *xb, const int *s8)
-{
-    hkq_x8g g;
-    for (int k = 0; k < 8; k++)
-        g.w[k] = hkq_x8w(xb, k);
-    g.d = hkq_f16(hkq_ld16(xb));
-    g.s[0] = s8[0];
-    g.s[1] = s8[1];
-    return g;
-}
-// the staged record of a q8_1 block: values, d as a float, the half sums
-#define HKQ_X8REC 3 // 16-byte pieces a record: 48 bytes, so 8 lanes' reads of 8 records fall in 8 bank quads
-__device__ inline void hkq_x8_stage(const hkq_u8 *xb, uint4 *r)
-{
-    hkq_u32 w[8];
-    for (int k = 0; k < 8; k++)
-        w[k] = hkq_x8w(xb, k);
-    r[0] = make_uint4(w[0], w[1], w[2], w[3]);
-    r[1] = make_uint4(w[4], w[5], w[6], w[7]);
-    r[2] = make_uint4(__float_as_uint(hkq_f16(hkq_ld16(xb))), (hkq_u32)hkq_x8half(w, 0), (hkq_u32)hkq_x8half(w, 1), 0u);
-}
-__device__ inline hkq_x8g hkq_x8_record(const uint4 *r)
-{
-    const uint4 a = r[0], b = r[1], c = r[2];
-    hkq_x8g g = {{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}, __uint_as_float(c.x), {(int)c.y, (int)c.z}};
-    return g;
-}
 template <int F> struct hkq_dot8 {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_x8g &x)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *)
     {
         typedef hkq_fmt<F> Q;
         int q[32];
         float a[2], o[2] = {0.0f, 0.0f};
         Q::decode_q(b, g, q, a, o);
-        float acc = 0.0f;
+        float d8 = hkq_f16(hkq_ld16(xb)), acc = 0.0f;
         for (int h = 0; h < 2; h++) {
-            int dot = 0;
-            for (int k = 4 * h; k < 4 * h + 4; k++)
-                for (int e = 0; e < 4; e++)
-                    dot += q[4 * k + e] * (int)(signed char)(x.w[k] >> (8 * e));
-            acc += x.d * (a[h] * (float)dot + (Q::OFFSET ? o[h] * (float)x.s[h] : 0.0f));
+            int dot = 0, sum = 0;
+            for (int k = 4 * h; k < 4 * h + 4; k++) {
+                hkq_u32 xw = hkq_x8w(xb, k);
+                for (int e = 0; e < 4; e++) {
+                    int v = (signed char)(xw >> (8 * e));
+                    dot += q[4 * k + e] * v;
+                    sum += v;
+                }
+            }
+            acc += d8 * (a[h] * (float)dot + (Q::OFFSET ? o[h] * (float)sum : 0.0f));
         }
         return acc;
     }
 };
+// sum of the 16 int8 x values of half h: dp4a with bytes of 1 (the staged
+// path works them out once a block: s8 below, the group's two)
+__device__ inline int hkq_x8sum(const hkq_u8 *xb, int h)
+{
+    int s = 0;
+    for (int k = 4 * h; k < 4 * h + 4; k++)
+        s = hkq_dp4a(hkq_x8w(xb, k), 0x01010101u, s);
+    return s;
+}
 template <> struct hkq_dot8<HKQ_Q4_0> {
-    static __device__ float run(const hkq_u8 *b, int, const hkq_x8g &x)
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb, const int *s8)
     {
-        // two chains of dp4a: each waits on the last of its own
-        int d0 = 0, d1 = 0;
+        int dot = 0;
         hkq_words<4> q(b + 2);
         for (int k = 0; k < 4; k++) {
-            d0 = hkq_dp4a(q.w[k] & 0x0F0F0F0Fu, x.w[k], d0);
-            d1 = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, x.w[k + 4], d1);
+            dot = hkq_dp4a(q.w[k] & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
+            dot = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
         }
         // the nibbles are q + 8: sum (q + 8) x = sum q x + 8 sum x
-        const int dot = (d0 + d1) - 8 * (x.s[0] + x.s[1]);
-        return x.d * (hkq_h2f(b) * (float)dot);
+        dot -= 8 * (s8[0] + s8[1]);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
 template <> struct hkq_dot8<HKQ_Q8_0> {
-    static __device__ float run(const hkq_u8 *b, int, const hkq_x8g &x)
+    static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb, const int *)
     {
-        int d0 = 0, d1 = 0;
+        int dot = 0;
         hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k += 2) {
-            d0 = hkq_dp4a(q.w[k], x.w[k], d0);
-            d1 = hkq_dp4a(q.w[k + 1], x.w[k + 1], d1);
-        }
-        return x.d * (hkq_h2f(b) * (float)(d0 + d1));
+        for (int k = 0; k < 8; k++)
+            dot = hkq_dp4a(q.w[k], hkq_x8w(xb, k), dot);
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
 template <> struct hkq_dot8<HKQ_Q4_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_x8g &x)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *s8)
     {
         int sc, m;
         hkq_scale_min_k4(g, b + 4, &sc, &m);
         const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (g / 2));
         const int shift = 4 * (g & 1);
-        int d0 = 0, d1 = 0;
-        for (int k = 0; k < 8; k += 2) {
-            d0 = hkq_dp4a((qs[k] >> shift) & 0x0F0F0F0Fu, x.w[k], d0);
-            d1 = hkq_dp4a((qs[k + 1] >> shift) & 0x0F0F0F0Fu, x.w[k + 1], d1);
-        }
-        return x.d * (hkq_h2f(b) * (float)sc * (float)(d0 + d1) -
-                      hkq_h2f(b + 2) * (float)m * (float)(x.s[0] + x.s[1]));
+        int dot = 0;
+        for (int k = 0; k < 8; k++)
+            dot = hkq_dp4a((qs[k] >> shift) & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
+        int sum = s8[0] + s8[1];
+        return hkq_h2f(xb) * (hkq_h2f(b) * (float)sc * (float)dot - hkq_h2f(b + 2) * (float)m * (float)sum);
     }
 };
 template <> struct hkq_dot8<HKQ_Q6_K> {
-    static __device__ float run(const hkq_u8 *b, int g, const hkq_x8g &x)
+    static __device__ float run(const hkq_u8 *b, int g, const hkq_u8 *xb, const int *s8)
     {
         const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
         const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
@@ -653,12 +617,12 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
             int dot = 0;
             for (int j = 4 * h; j < 4 * h + 4; j++) {
                 hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                dot = hkq_dp4a(w, x.w[j], dot);
+                dot = hkq_dp4a(w, hkq_x8w(xb, j), dot);
             }
             // the 6-bit values are q + 32
-            acc += (float)sc[h] * (float)(dot - 32 * x.s[h]);
+            acc += (float)sc[h] * (float)(dot - 32 * s8[h]);
         }
-        return x.d * (hkq_h2f(b + 208) * acc);
+        return hkq_h2f(xb) * (hkq_h2f(b + 208) * acc);
     }
 };
 
@@ -676,7 +640,7 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 ? HKQ_XMAX / 32 * 4 * HKQ_X8REC : HKQ_XMAX / 32 * 36,
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
         // 4096-column steps measured slower than 2048 on the H100 (fewer
         // resident warps), so one size
         CHUNK = HKQ_CHUNK,
@@ -723,33 +687,26 @@ template <int F> __device__ inline uint4 hkq_xstage(uint4 v)
 
 // x (cols <= HKQ_XMAX) into shared memory, f32 padded so that group g
 // sits at word 36 g, and (f32 x of formats with an offset) xsum[2 g + h],
-// the sum of its half h; q8_1 x as a record a group (hkq_x8_stage: its
-// values, scale and half sums).
+// the sum of its half h; q8_1 x as it is, and s8[2 g + h] the integer sum
+// of its half h.
 // Returns, the same in every thread, whether a sum of x is inf or NaN
 // where the format has an offset (f32 x): a * sum q x + o * sum x would
 // then make inf - inf of products that are inf, so the caller takes the
 // unstaged path (each weight's value times x, as f32 gives it).
 // XG: x stays in global memory (rows wider than HKQ_XMAX): only the sums
-// are staged, read from x itself (q8_1: s8[2 g + h], the integer sum of
-// group g's half h).
+// are staged, read from x itself.
 template <int F, int X8, int XG = 0>
 __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
-    if (X8 && !XG) { // q8_1 x: a record a group (hkq_x8_stage)
-        for (int i = threadIdx.x; i < cols / 32; i += blockDim.x)
-            hkq_x8_stage((const hkq_u8 *)x + 36 * i, xs + HKQ_X8REC * i);
+    if (!XG) {
+        const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+        for (int i = threadIdx.x; i < n16; i += blockDim.x)
+            xs[X8 ? i : i + i / 8] = X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
         __syncthreads();
-    } else if (X8) { // q8_1 x read where it is: the integer sum of each half group, s8[2 g + h]
-        for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
-            hkq_u32 w[8];
-            for (int k = 0; k < 8; k++)
-                w[k] = hkq_x8w((const hkq_u8 *)x + 36 * (i / 2), k);
-            s8[i] = hkq_x8half(w, i % 2);
-        }
-        __syncthreads();
-    } else if (!XG) {
-        for (int i = threadIdx.x; i < cols / 4; i += blockDim.x)
-            xs[i + i / 8] = hkq_xstage<F>(((const uint4 *)x)[i]);
+    }
+    if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
+        for (int i = threadIdx.x; i < cols / 16; i += blockDim.x)
+            s8[i] = hkq_x8sum((XG ? (const hkq_u8 *)x : (const hkq_u8 *)xs) + 36 * (i / 2), i % 2);
         __syncthreads();
     }
     int bad = 0;
@@ -792,8 +749,7 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
     const int gi = g % (Q::BLOCK / 32);
     const unsigned gx = gx0 + g;
     if (X8)
-        return hkq_dot8<F>::run(blk, gi, XG ? hkq_x8_block((const hkq_u8 *)x + 36 * gx, s8 + 2 * gx)
-                                            : hkq_x8_record(xsm + HKQ_X8REC * gx));
+        return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xsm + 36 * gx, s8 + 2 * gx);
     return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
 }
 
