@@ -13,14 +13,9 @@
 -- Usage: hipkit quantized_mma_check.lua path/to/quantized.hip
 local path = assert(arg and arg[1], "usage: quantized_mma_check.lua quantized.hip")
 local Q = hk.ops.quantized
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
 local here = arg[0]:match("(.*/)") or "./"
 local double_product = dofile(here .. "quantized_ref.lua")
-local mf = assert(io.open(here .. "quantized_mma.hip", "r"))
-local src = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1) .. mf:read("a")
-mf:close()
+local src = dofile(here .. "quantized_source.lua")(path, {"quantized_mma.hip"})
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 for q, F in pairs(fmts) do
     src = src .. ([[

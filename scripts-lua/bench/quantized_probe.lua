@@ -15,31 +15,12 @@ local path = assert(arg and arg[1], "usage: quantized_probe.lua quantized.hip [r
 local rows = tonumber(arg[2]) or 14336
 local cols = tonumber(arg[3]) or 4096
 local Q = hk.ops.quantized
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
-local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
--- the x-in-registers experiment (v8/v9): quantized_xr.hip beside this script
+-- beside quantized.hip's shared part, the experiments' kernels (bench
+-- files beside this script): x in registers (v8/v9), tensor cores (v10),
+-- integer tensor cores (v16), the bulk-copy ring (v19), a lane a row (v20)
 local here = arg[0]:match("(.*/)") or "./"
-local xf = assert(io.open(here .. "quantized_xr.hip", "r"))
-base = base .. xf:read("a")
-xf:close()
--- the tensor-core experiment (v10): quantized_tc.hip beside this script
-local tf = assert(io.open(here .. "quantized_tc.hip", "r"))
-base = base .. tf:read("a")
-tf:close()
--- the integer tensor-core experiment (v16): quantized_mma.hip
-local mf = assert(io.open(here .. "quantized_mma.hip", "r"))
-base = base .. mf:read("a")
-mf:close()
--- the bulk-copy ring (v19): quantized_tma.hip
-local tmf = assert(io.open(here .. "quantized_tma.hip", "r"))
-base = base .. tmf:read("a")
-tmf:close()
--- a lane a row, x's reads broadcast (v20): quantized_rows.hip
-local rwf = assert(io.open(here .. "quantized_rows.hip", "r"))
-base = base .. rwf:read("a")
-rwf:close()
+local base = dofile(here .. "quantized_source.lua")(path, {"quantized_xr.hip", "quantized_tc.hip", "quantized_mma.hip",
+                                                           "quantized_tma.hip", "quantized_rows.hip"})
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}

@@ -9,20 +9,13 @@ local path = assert(arg and arg[1], "usage: quantized_prof.lua quantized.hip [fm
 local fmt = arg[2] or "q4_0"
 local grid = tonumber(arg[3]) or 896
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
-local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
+local source = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_source.lua")
 local defines = {}
 for name, v in (os.getenv("HKQ_PROF_DEFINES") or ""):gmatch("([%w_]+)=([%w_]+)") do defines[name] = v end
 -- HKQ_PROF_MMA=1: mv_ is the integer tensor-core kernel of quantized_mma.hip
 -- (v16) instead of the op's
 local mma = os.getenv("HKQ_PROF_MMA") == "1"
-if mma then
-    local mf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_mma.hip", "r"))
-    base = base .. mf:read("a")
-    mf:close()
-end
+local base = source(path, mma and {"quantized_mma.hip"} or {})
 local m = hk.compile(base .. ([[
 extern "C" __global__ void mv_%s(const void *w, const float *x, float *y, int rows, int cols)
 { %s<%s>(w, x, y, rows, cols); }

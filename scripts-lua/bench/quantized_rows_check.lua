@@ -7,13 +7,7 @@
 -- Usage: hipkit quantized_rows_check.lua path/to/quantized.hip
 local path = assert(arg and arg[1], "usage: quantized_rows_check.lua quantized.hip")
 local Q = hk.ops.quantized
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
-local here = arg[0]:match("(.*/)") or "./"
-local rf = assert(io.open(here .. "quantized_rows.hip", "r"))
-local src = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1) .. rf:read("a")
-rf:close()
+local src = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_source.lua")(path, {"quantized_rows.hip"})
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K"}
 local order = {"q4_0", "q8_0", "q4_K"}
 for _, q in ipairs(order) do

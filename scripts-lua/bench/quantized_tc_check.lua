@@ -8,13 +8,7 @@
 local path = assert(arg and arg[1], "usage: quantized_tc_check.lua quantized.hip [rows]")
 local rows = tonumber(arg[2]) or 48
 local Q = hk.ops.quantized
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
-local base = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1)
-local tf = assert(io.open((arg[0]:match("(.*/)") or "./") .. "quantized_tc.hip", "r"))
-base = base .. tf:read("a")
-tf:close()
+local base = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_source.lua")(path, {"quantized_tc.hip"})
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K"}
 local kern = {}

@@ -9,13 +9,7 @@
 -- Usage: hipkit quantized_tma_check.lua path/to/quantized.hip
 local path = assert(arg and arg[1], "usage: quantized_tma_check.lua quantized.hip")
 local Q = hk.ops.quantized
-local f = assert(io.open(path, "r"))
-local text = f:read("a")
-f:close()
-local here = arg[0]:match("(.*/)") or "./"
-local tf = assert(io.open(here .. "quantized_tma.hip", "r"))
-local src = text:sub(1, assert(text:find("#define HKQ_DEQ", 1, true)) - 1) .. tf:read("a")
-tf:close()
+local src = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_source.lua")(path, {"quantized_tma.hip"})
 local fmts = {q4_0 = "HKQ_Q4_0", q8_0 = "HKQ_Q8_0", q4_K = "HKQ_Q4_K", q6_K = "HKQ_Q6_K"}
 local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 for _, q in ipairs(order) do
