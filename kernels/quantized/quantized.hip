@@ -347,7 +347,9 @@ template <int F, typename T> __device__ void hkq_dequantize(const void *w, T *y,
 #ifndef HKQ_CHUNK
 #define HKQ_CHUNK 2048 // columns of a row a warp stages at once
 #endif
+#ifndef HKQ_ROWS
 #define HKQ_ROWS 8     // warps of a block at most (256 threads, warps of 32)
+#endif
 #define HKQ_XMAX 4096  // columns of x a block stages in shared memory
 #define HKQ_XGMAX 16384 // columns up to which wider rows read x from global memory (L1)
 #define HKQ_MAGIC 8388608.0f

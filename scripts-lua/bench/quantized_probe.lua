@@ -26,10 +26,12 @@ local order = {"q4_0", "q8_0", "q4_K", "q6_K"}
 local kern = {}
 for _, q in ipairs(order) do
     kern[#kern + 1] = ([[
-#ifndef HKQ_PROBE_MINB
-#define HKQ_PROBE_MINB 1
+#ifdef HKQ_PROBE_MINB // a register cap; none by default, as the op's kernels (at most 64 registers: 1024 threads)
+#define HKQ_PROBE_BOUNDS __launch_bounds__(256, HKQ_PROBE_MINB)
+#else
+#define HKQ_PROBE_BOUNDS
 #endif
-extern "C" __global__ void __launch_bounds__(256, HKQ_PROBE_MINB)
+extern "C" __global__ void HKQ_PROBE_BOUNDS
 mv_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkq_matvec<%s>(w, x, y, rows, cols); }
 #ifndef HKM_MINB
@@ -41,7 +43,7 @@ mvi_%s(const void *w, const float *x, float *y, int rows, int cols)
 extern "C" __global__ void __launch_bounds__(256, HKM_MINB)
 mvr_%s(const void *w, const float *x, float *y, int rows, int cols)
 { hkm_matvec_ring_any<%s>(w, x, y, rows, cols); }
-extern "C" __global__ void __launch_bounds__(256, HKQ_PROBE_MINB)
+extern "C" __global__ void HKQ_PROBE_BOUNDS
 mv8_%s(const void *w, const void *x, float *y, int rows, int cols)
 { hkq_matvec_q8_1<%s>(w, x, y, rows, cols); }
 extern "C" __global__ void mv9_%s(const void *w, const float *x, float *y, int rows, int cols)
@@ -117,6 +119,12 @@ local variants = {
     -- the same with a register cap of 5 or 6 blocks of 256 an SM (40 or 48 warps)
     {"register minb5", {HKQ_PROBE_MINB = 5}, {"mv_", "mv8_"}},
     {"register minb6", {HKQ_PROBE_MINB = 6}, {"mv_", "mv8_"}},
+    -- blocks of 128 or 64 threads: registers are allotted a block at a time,
+    -- so 56 a thread hold 36 warps an SM in blocks of 4 warps, 32 in blocks of 8
+    {"register B128", {}, {"mv_", "mv8_"}, 128, "HKQ_PROBE_B128_GRIDS", "528,1056,1584"},
+    {"register B64", {}, {"mv_", "mv8_"}, 64, "HKQ_PROBE_B64_GRIDS", "1056,2112,3168"},
+    -- blocks of 12 warps: x staged once for 12 rows at a time instead of 8
+    {"register B384", {HKQ_ROWS = 12}, {"mv_", "mv8_"}, 384, "HKQ_PROBE_B384_GRIDS", "132,264,396,660"},
     -- v19: weights streamed into each warp's ring of stages by bulk copies
     -- (quantized_tma.hip), measured slower, more stages slower still
     {"tma K2", {HK9_K = 2}, {"mv9_", "mv98_"}, 256, nil, nil, tma_shared(2)},
