@@ -12,7 +12,7 @@
 // shuffles. The warps of a block split the tile's columns, HKR_CH a step;
 // their partial rows meet in shared memory once a tile (one block barrier).
 // A step: the warp copies its rows' segments, loaded into registers
-// during the previous step, into its shared stage (a row HKR_PW words, an
+// during the previous step, into its shared stage (a row hkr_geo::PW words, an
 // odd number, so that the lanes' 32-bit reads fall in 32 different banks),
 // issues the next step's loads, and sums.
 // HKR_XG: x read from global memory where it is (uniform addresses, L1),
@@ -88,7 +88,7 @@ __device__ void hkr_matvec(const void *w, const float *x, float *y, int rows, in
             const unsigned i = lane + u * HKQ_WARP, r = i / G::PIECES, p = i % G::PIECES;
             const hkq_u32 *v = (const hkq_u32 *)&wr[u];
 #pragma unroll
-            for (int k = 0; k < G::PB / 4; k++) // 32-bit stores: rows are HKR_PW words apart
+            for (int k = 0; k < G::PB / 4; k++) // 32-bit stores: rows are PW words apart (odd)
                 ws[r * G::PW + p * (G::PB / 4) + k] = v[k];
         }
     };
