@@ -628,190 +628,6 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
     }
 };
 
-// The f32 form by integer dot products (x as digits). A float's product
-// costs the f32 form a PRMT, an FADD and an FFMA a weight; an integer one
-// a quarter of a dp4a a weight and plane. The block stages x as integers:
-// each group of 32 is scaled by a power of two so its largest |x| lies in
-// [2^29, 2^30), rounded to the nearest integer X, and X is written as
-// balanced base-256 digits (signed bytes, X = sum_p D_p 256^p), one plane
-// of 32 bytes per digit. The weights go in as signed bytes too, times a
-// power of two where that makes them signed without a bias (q4_0: 16 (n -
-// 8) is the high nibble's byte ^ 0x80; q6_K: 4 q), so no x sums are needed
-// for the bias. Every dp4a is exact; a group's planes meet in float.
-// HKQ_XPLANES 4 holds each x to 2^-30 of its group's largest |x|; 3 drops
-// the lowest digit (2^-22). v13 (quantized-notes.md) tried digits with
-// the weights' biases taken off byte by byte, at a larger grid; this form
-// needs about half its instructions a group. A launch whose x holds inf
-// or NaN takes the unstaged path (f32's inf * 0 and NaN need the floats).
-#ifndef HKQ_XPLANES
-#define HKQ_XPLANES 4
-#endif
-#ifndef HKQ_XDIGITS
-#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610) || defined(__gfx906__) || defined(__gfx908__) || \
-    defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__) ||     \
-    !(defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__))
-#define HKQ_XDIGITS 1 // dp4a in hardware, or the CPU backend (so that CI runs this path)
-#else
-#define HKQ_XDIGITS 0
-#endif
-#endif
-// a group's record in shared memory, 36 words (the float layout's stride,
-// so 8 lanes' 16-byte reads fall in 8 bank quads): plane p's word k (x 4k
-// ... 4k + 3) at 8 p + k; word 32 the scale back to x (2^-s, times 256 a
-// dropped plane); words 33, 34 the float sums of the group's halves
-// (formats with a min)
-#define HKQ_XD_SCALE 32
-#define HKQ_XD_SUM 33
-
-// bytes q of u0 ... u3 as word p[q] (byte k from u_k): a 4 x 4 transpose
-__device__ inline void hkq_transpose4(hkq_u32 u0, hkq_u32 u1, hkq_u32 u2, hkq_u32 u3, hkq_u32 *p)
-{
-    const hkq_u32 t0 = __byte_perm(u0, u1, 0x5140u), t1 = __byte_perm(u2, u3, 0x5140u);
-    const hkq_u32 t2 = __byte_perm(u0, u1, 0x7362u), t3 = __byte_perm(u2, u3, 0x7362u);
-    p[0] = __byte_perm(t0, t1, 0x5410u);
-    p[1] = __byte_perm(t0, t1, 0x7632u);
-    p[2] = __byte_perm(t2, t3, 0x5410u);
-    p[3] = __byte_perm(t2, t3, 0x7632u);
-}
-
-// x (cols <= HKQ_XMAX, a multiple of 32, 16-byte aligned) into the digit
-// records: a thread per 4 values, 8 adjacent lanes a group (its max and
-// sums are shuffles). Every thread runs the same number of rounds (all
-// lanes take part in the shuffles). Returns, the same in every thread,
-// whether a sum of 4 x is inf or NaN (x holds inf or NaN, or values near
-// f32's largest: the unstaged path is right for all of them).
-template <int F> __device__ int hkq_stage_xd(const void *x, int cols, hkq_u32 *xs)
-{
-    const int n4 = cols / 4;
-    int bad = 0;
-    for (int base = 0; base < n4; base += blockDim.x) {
-        const int i = base + threadIdx.x;
-        const float4 v = i < n4 ? ((const float4 *)x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        float s = hkq_sum4(v);
-        bad |= !(fabsf(s) <= 3.402823466e38f);
-        float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
-        for (int o = 1; o < 8; o *= 2)
-            m = fmaxf(m, __shfl_xor(m, o, 8));
-        if (hkq_fmt<F>::OFFSET)
-            for (int o = 1; o < 4; o *= 2) // the half's 16 values: 4 lanes
-                s += __shfl_xor(s, o, 8);
-        // m in [2^e, 2^(e+1)); e at least -96 so that 2^(29 - e) and the
-        // scale are normal floats (a group below 2^-96 keeps 2^-125 steps)
-        int e = (int)((__float_as_uint(m) >> 23) & 0xffu) - 127;
-        e = e < -96 ? -96 : e;
-        const float up = __uint_as_float((hkq_u32)(127 + 29 - e) << 23);
-        // X + 0x808080: its low three bytes are the balanced digits + 128
-        // (^ 0x80 gives them as signed bytes), its top byte the last digit
-        const hkq_u32 u0 = (hkq_u32)(__float2int_rn(v.x * up) + 0x808080);
-        const hkq_u32 u1 = (hkq_u32)(__float2int_rn(v.y * up) + 0x808080);
-        const hkq_u32 u2 = (hkq_u32)(__float2int_rn(v.z * up) + 0x808080);
-        const hkq_u32 u3 = (hkq_u32)(__float2int_rn(v.w * up) + 0x808080);
-        hkq_u32 p[4];
-        hkq_transpose4(u0, u1, u2, u3, p);
-        if (i < n4) {
-            hkq_u32 *g = xs + 36 * (i / 8);
-            const int k = i % 8;
-            // fewer planes drop the lowest: X - D_0 is X rounded to a
-            // multiple of 256, so the others stand for X / 256 rounded
-            for (int q = 0; q < HKQ_XPLANES; q++) {
-                const int src = q + 4 - HKQ_XPLANES;
-                g[8 * q + k] = src < 3 ? p[src] ^ 0x80808080u : p[3];
-            }
-            if (k == 0)
-                g[HKQ_XD_SCALE] = (hkq_u32)(127 - 29 + e + 8 * (4 - HKQ_XPLANES)) << 23;
-            if (hkq_fmt<F>::OFFSET && k % 4 == 0)
-                g[HKQ_XD_SUM + k / 4] = __float_as_uint(s);
-        }
-    }
-    return __syncthreads_or(bad);
-}
-
-// sum_p 256^p c[p] as a float, each |c[p]| < 2^22: two planes at a time
-// in exact integers, then one rounding each (f32's own)
-__device__ inline float hkq_planes(const int *c)
-{
-#if HKQ_XPLANES == 4
-    return (float)(c[3] * 256 + c[2]) * 65536.0f + (float)(c[1] * 256 + c[0]);
-#elif HKQ_XPLANES == 3
-    return (float)c[2] * 65536.0f + (float)(c[1] * 256 + c[0]);
-#else
-#error "HKQ_XPLANES is 3 or 4"
-#endif
-}
-// c[p] += dp4a of the weight word q with word k of every plane of group g
-__device__ inline void hkq_dotd4(hkq_u32 q, const hkq_u32 *g, int k, int *c)
-{
-    for (int p = 0; p < HKQ_XPLANES; p++)
-        c[p] = hkq_dp4a(q, g[8 * p + k], c[p]);
-}
-__device__ inline float hkq_xd_scale(const hkq_u32 *g) { return __uint_as_float(g[HKQ_XD_SCALE]); }
-
-// group gi of block b against the digit record g; OK: the format has one
-template <int F> struct hkq_dotd {
-    enum { OK = 0 };
-};
-template <> struct hkq_dotd<HKQ_Q4_0> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
-    {
-        int c[HKQ_XPLANES] = {};
-        hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            // a nibble n in a byte's top half, ^ 0x80, is the signed byte 16 (n - 8)
-            hkq_dotd4(((q.w[k] << 4) & 0xF0F0F0F0u) ^ 0x80808080u, g, k, c);
-            hkq_dotd4((q.w[k] & 0xF0F0F0F0u) ^ 0x80808080u, g, k + 4, c);
-        }
-        return hkq_h2f(b) * (0.0625f * hkq_xd_scale(g)) * hkq_planes(c);
-    }
-};
-template <> struct hkq_dotd<HKQ_Q8_0> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int, const hkq_u32 *g)
-    {
-        int c[HKQ_XPLANES] = {};
-        hkq_words<8> q(b + 2);
-        for (int k = 0; k < 8; k++)
-            hkq_dotd4(q.w[k], g, k, c);
-        return hkq_h2f(b) * hkq_xd_scale(g) * hkq_planes(c);
-    }
-};
-template <> struct hkq_dotd<HKQ_Q4_K> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
-    {
-        int sc, m;
-        hkq_scale_min_k4(gi, b + 4, &sc, &m);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * (gi / 2));
-        const int shift = 4 * (gi & 1);
-        int c[HKQ_XPLANES] = {};
-        for (int k = 0; k < 8; k++) // nibbles 0 ... 15 are signed bytes already
-            hkq_dotd4((qs[k] >> shift) & 0x0F0F0F0Fu, g, k, c);
-        const float xs = __uint_as_float(g[HKQ_XD_SUM]) + __uint_as_float(g[HKQ_XD_SUM + 1]);
-        return hkq_h2f(b) * (float)sc * hkq_xd_scale(g) * hkq_planes(c) - hkq_h2f(b + 2) * (float)m * xs;
-    }
-};
-template <> struct hkq_dotd<HKQ_Q6_K> {
-    enum { OK = 1 };
-    static __device__ float run(const hkq_u8 *b, int gi, const hkq_u32 *g)
-    {
-        const int n = gi / 4, k = gi % 4, nib = 4 * (k >> 1), hs = 2 * k;
-        const hkq_u8 *ql = b + 64 * n + 32 * (k & 1), *qh = b + 128 + 32 * n;
-        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
-        hkq_words<8> lw(ql), hw(qh);
-        float acc = 0.0f;
-        for (int h = 0; h < 2; h++) {
-            int c[HKQ_XPLANES] = {};
-            for (int j = 4 * h; j < 4 * h + 4; j++) {
-                // q + 32 (6 bits) times 4, ^ 0x80: the signed byte 4 q
-                const hkq_u32 w = (((lw.w[j] >> nib) & 0x0F0F0F0Fu) << 2) | (((hw.w[j] >> hs) & 0x03030303u) << 6);
-                hkq_dotd4(w ^ 0x80808080u, g, j, c);
-            }
-            acc += (float)sc[h] * hkq_planes(c);
-        }
-        return hkq_h2f(b + 208) * (0.25f * hkq_xd_scale(g)) * acc;
-    }
-};
-
 // Lanes of a warp as a constant where the target fixes it (a division or
 // stride by it then costs nothing), the runtime value elsewhere.
 #if defined(__CUDA_ARCH__)
@@ -822,12 +638,11 @@ template <> struct hkq_dotd<HKQ_Q6_K> {
 #define HKQ_WARP warpSize
 #endif
 
-// X8: how x is staged: 0 f32, 1 q8_1 (36-byte blocks of 32), 2 f32 as
-// digit records (hkq_stage_xd).
+// X8: x is q8_1 (36-byte blocks of 32) rather than f32.
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 == 1 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
         // 4096-column steps measured slower than 2048 on the H100 (fewer
         // resident warps), so one size
         CHUNK = HKQ_CHUNK,
@@ -885,8 +700,6 @@ template <int F> __device__ inline uint4 hkq_xstage(uint4 v)
 template <int F, int X8, int XG = 0>
 __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
-    if (X8 == 2)
-        return hkq_stage_xd<F>(x, cols, (hkq_u32 *)xs);
     if (!XG) {
         const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
         for (int i = threadIdx.x; i < n16; i += blockDim.x)
@@ -920,44 +733,26 @@ template <int F, int X8> __device__ inline bool hkq_can_stage(const void *w, con
     typedef hkq_fmt<F> Q;
     long long rb = (long long)(cols / Q::BLOCK) * Q::BYTES;
     return blockDim.x / warpSize <= HKQ_ROWS && warpSize >= 32 && cols <= HKQ_XGMAX && rb % 16 == 0 &&
-           (X8 != 1 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
+           (!X8 || (cols / 32) % 4 == 0) && // whole 16-byte pieces of q8_1 x
            ((unsigned long long)w & 15) == 0 && ((unsigned long long)x & 15) == 0;
 }
 
 template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 
-// group gi of block blk against x's group gx, by how x was staged (X8):
+// group g of the warp's segment seg (its chunk's groups from gx0 on in x):
 // x staged (xsm, padded) or, XG, x itself in global memory
-template <int F, int X8, int XG> struct hkq_dotx { // f32
-    static __device__ float run(const hkq_u8 *blk, int gi, unsigned gx, const uint4 *xsm, const void *x,
-                                const float *xsum, const int *)
-    {
-        return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
-    }
-};
-template <int F, int XG> struct hkq_dotx<F, 1, XG> { // q8_1
-    static __device__ float run(const hkq_u8 *blk, int gi, unsigned gx, const uint4 *xsm, const void *x,
-                                const float *, const int *s8)
-    {
-        return hkq_dot8<F>::run(blk, gi, (XG ? (const hkq_u8 *)x : (const hkq_u8 *)xsm) + 36 * gx, s8 + 2 * gx);
-    }
-};
-template <int F, int XG> struct hkq_dotx<F, 2, XG> { // f32 as digit records (staged, never XG)
-    static __device__ float run(const hkq_u8 *blk, int gi, unsigned gx, const uint4 *xsm, const void *,
-                                const float *, const int *)
-    {
-        return hkq_dotd<F>::run(blk, gi, (const hkq_u32 *)xsm + 36 * gx);
-    }
-};
-// group g of the warp's segment seg (its chunk's groups from gx0 on in x)
 template <int F, int X8, int XG>
 __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned gx0, const uint4 *xsm,
                                          const void *x, const float *xsum, const int *s8)
 {
     typedef hkq_fmt<F> Q;
-    return hkq_dotx<F, X8, XG>::run(seg + (g / (Q::BLOCK / 32)) * Q::BYTES, g % (Q::BLOCK / 32), gx0 + g, xsm, x,
-                                    xsum, s8);
+    const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
+    const int gi = g % (Q::BLOCK / 32);
+    const unsigned gx = gx0 + g;
+    if (X8)
+        return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xsm + 36 * gx, s8 + 2 * gx);
+    return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
 }
 
 // The block stages x once; then each warp works alone (no block barrier):
@@ -1143,12 +938,12 @@ __device__ __forceinline__ void hkq_matvec_staged(const void *w, const void *x, 
     typedef hkq_stage<F, X8> S;
     __shared__ uint4 wsm[HKQ_ROWS * (S::SEG16 + 1)]; // + 1: hkq_words reads a word past a block
     __shared__ uint4 xsm[S::XWORDS / 4];
-    __shared__ float xsum[X8 == 1 ? 1 : HKQ_XGMAX / 16];
-    __shared__ int s8[X8 == 1 ? HKQ_XGMAX / 16 : 1];
+    __shared__ float xsum[X8 ? 1 : HKQ_XGMAX / 16];
+    __shared__ int s8[X8 ? HKQ_XGMAX / 16 : 1];
     if (cols <= HKQ_XMAX)
         hkq_matvec_staged_body<F, X8, 0>(w, x, y, rows, cols, wsm, xsm, xsum, s8);
-    else // (digits, X8 2, only where x fits: wider rows take the f32 slices)
-        hkq_wide<F, X8 == 1>::run(w, x, y, rows, cols, wsm, xsm, xsum, s8);
+    else
+        hkq_wide<F, X8>::run(w, x, y, rows, cols, wsm, xsm, xsum, s8);
 }
 
 // -------------------------------------------------------------- matvec
@@ -1186,9 +981,7 @@ __device__ __forceinline__ void hkq_matvec(const void *w, const float *x, float 
         return;
     }
     if (hkq_can_stage<F, 0>(w, x, cols)) {
-        // x as digits where the format has a digit dot (one instantiation:
-        // the shared memory is declared once)
-        hkq_matvec_staged<F, HKQ_XDIGITS && hkq_dotd<F>::OK ? 2 : 0>(w, x, y, rows, cols);
+        hkq_matvec_staged<F, 0>(w, x, y, rows, cols);
         return;
     }
     // grid-stride over rows, a warp each: the whole warp leaves together,

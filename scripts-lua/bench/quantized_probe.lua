@@ -115,11 +115,7 @@ local variants = {
     -- a weight, HKQ_SUB) measured slower and is not in the kernel
     -- f32 x with every format's weights as f16 subnormals (v18, commit
     -- 5ab8166, HKQ_H16): faster for q4_K only, which keeps it
-    {"register path (v18)", {HKQ_XDIGITS = 0}, {"mv_", "mv8_"}},
-    -- v23: f32 x as 4 (or 3) digit planes, the weights as signed bytes
-    -- without a bias (HKQ_XDIGITS, HKQ_XPLANES)
-    {"digits P4", {HKQ_XDIGITS = 1}, {"mv_"}},
-    {"digits P3", {HKQ_XDIGITS = 1, HKQ_XPLANES = 3}, {"mv_"}},
+    {"register path (v18)", {}, {"mv_", "mv8_"}},
     -- the same with a register cap of 5 or 6 blocks of 256 an SM (40 or 48 warps)
     {"register minb5", {HKQ_PROBE_MINB = 5}, {"mv_", "mv8_"}},
     {"register minb6", {HKQ_PROBE_MINB = 6}, {"mv_", "mv8_"}},
