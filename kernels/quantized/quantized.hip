@@ -628,6 +628,80 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
     }
 };
 
+// q4_K's two groups 2p and 2p + 1 of a block share 32 bytes of nibbles
+// (low and high halves): the staged path gives both to one lane, which
+// reads those bytes, the block's d, dmin and the two scales and mins once
+// for both. x is staged so that a lane's pair lies where 8 lanes' reads
+// fall in different banks (hkq_xpos). G: groups a lane takes at once.
+template <int F> struct hkq_unit {
+    enum { G = 1 };
+};
+template <> struct hkq_unit<HKQ_Q4_K> {
+    enum { G = 2 };
+};
+// the 32-bit word of staged x where group gx starts. One group a unit:
+// f32 36 words (32 values and 4 of padding), q8_1 9 (its 36 bytes); two:
+// a pair of groups in 68 words (32 apart) or 19 (9 apart), so lane l's
+// reads start at word 68 l or 19 l: 8 (f32, 16-byte reads) or 32 (q8_1,
+// 4-byte reads) lanes in different banks.
+template <int F, int X8> __device__ inline unsigned hkq_xpos(unsigned gx)
+{
+    if (hkq_unit<F>::G == 2)
+        return X8 ? 19 * (gx / 2) + 9 * (gx % 2) : 68 * (gx / 2) + 32 * (gx % 2);
+    return X8 ? 9 * gx : 36 * gx;
+}
+// the scales (low byte: group 2p, high: 2p + 1) and mins of q4_K's pair p,
+// from ggml's 6-bit packing 16 bits at a time; both branches' forms are
+// worked out and one chosen (the lanes of a warp hold different p)
+__device__ inline void hkq_scale_min_k4_pair(int p, const hkq_u8 *q, hkq_u32 *sc, hkq_u32 *mn)
+{
+    const hkq_u32 a = hkq_ld16(q + 2 * (p + 2)), b = hkq_ld16(q + 2 * p), c = hkq_ld16(q + 2 * (p ^ 2));
+    const bool lo = p < 2;
+    *sc = lo ? (b & 0x3f3fu) : ((a & 0x0f0fu) | ((c & 0xc0c0u) >> 2));
+    *mn = lo ? (a & 0x3f3fu) : (((a >> 4) & 0x0f0fu) | ((b & 0xc0c0u) >> 2));
+}
+template <int F, int X8> struct hkq_pair;
+// q8_1 x: records xa, xb of groups 2p, 2p + 1; s8 their four half sums
+template <> struct hkq_pair<HKQ_Q4_K, 1> {
+    static __device__ float run(const hkq_u8 *b, int p, const hkq_u8 *xa, const hkq_u8 *xb, const int *s8)
+    {
+        hkq_u32 sc, mn;
+        hkq_scale_min_k4_pair(p, b + 4, &sc, &mn);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * p);
+        int da = 0, db = 0;
+        for (int k = 0; k < 8; k++) {
+            const hkq_u32 w = qs[k];
+            da = hkq_dp4a(w & 0x0F0F0F0Fu, hkq_x8w(xa, k), da);
+            db = hkq_dp4a((w >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k), db);
+        }
+        const float d = hkq_h2f(b), dmin = hkq_h2f(b + 2);
+        return hkq_h2f(xa) * (d * (float)(sc & 0xffu) * (float)da - dmin * (float)(mn & 0xffu) * (float)(s8[0] + s8[1])) +
+               hkq_h2f(xb) * (d * (float)(sc >> 8) * (float)db - dmin * (float)(mn >> 8) * (float)(s8[2] + s8[3]));
+    }
+};
+// f32 x (staged times 2^24, hkq_xstage): xa, xb the two groups' values,
+// xsum their four half sums; the nibbles as f16 subnormals (hkq_dotf's
+// q4_K), the high ones as 16 n
+template <> struct hkq_pair<HKQ_Q4_K, 0> {
+    static __device__ float run(const hkq_u8 *b, int p, const float *xa, const float *xb, const float *xsum)
+    {
+        hkq_u32 sc, mn;
+        hkq_scale_min_k4_pair(p, b + 4, &sc, &mn);
+        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * p);
+        float a0 = 0.0f, a1 = 0.0f, b0 = 0.0f, b1 = 0.0f;
+        for (int k = 0; k < 8; k += 2) {
+            const hkq_u32 w0 = qs[k], w1 = qs[k + 1], v0 = w0 >> 8, v1 = w1 >> 8;
+            a0 = hkq_dot4h(w0 & 0x000F000Fu, v0 & 0x000F000Fu, *(const float4 *)(xa + 4 * k), a0);
+            a1 = hkq_dot4h(w1 & 0x000F000Fu, v1 & 0x000F000Fu, *(const float4 *)(xa + 4 * k + 4), a1);
+            b0 = hkq_dot4h(w0 & 0x00F000F0u, v0 & 0x00F000F0u, *(const float4 *)(xb + 4 * k), b0);
+            b1 = hkq_dot4h(w1 & 0x00F000F0u, v1 & 0x00F000F0u, *(const float4 *)(xb + 4 * k + 4), b1);
+        }
+        const float d = hkq_h2f(b), dmin = hkq_h2f(b + 2);
+        return d * ((float)(sc & 0xffu) * (a0 + a1) + (float)(sc >> 8) * 0.0625f * (b0 + b1)) -
+               dmin * HKQ_2M24 * ((float)(mn & 0xffu) * (xsum[0] + xsum[1]) + (float)(mn >> 8) * (xsum[2] + xsum[3]));
+    }
+};
+
 // Lanes of a warp as a constant where the target fixes it (a division or
 // stride by it then costs nothing), the runtime value elsewhere.
 #if defined(__CUDA_ARCH__)
@@ -642,7 +716,7 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
+        XWORDS = X8 ? (hkq_unit<F>::G == 2 ? HKQ_XMAX / 64 * 19 : HKQ_XMAX / 32 * 9) : HKQ_XMAX / 32 * 36,
         // 4096-column steps measured slower than 2048 on the H100 (fewer
         // resident warps), so one size
         CHUNK = HKQ_CHUNK,
@@ -701,20 +775,27 @@ template <int F, int X8, int XG = 0>
 __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
     if (!XG) {
-        const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
-        for (int i = threadIdx.x; i < n16; i += blockDim.x)
-            xs[X8 ? i : i + i / 8] = X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
+        if (X8 && hkq_unit<F>::G == 2) { // q8_1 in pairs: 9 words a group, moved a word at a time
+            for (int i = threadIdx.x; i < cols / 32 * 9; i += blockDim.x)
+                ((hkq_u32 *)xs)[hkq_xpos<F, 1>(i / 9) + i % 9] = ((const hkq_u32 *)x)[i];
+        } else {
+            const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+            for (int i = threadIdx.x; i < n16; i += blockDim.x)
+                xs[X8 ? i : hkq_xpos<F, 0>(i / 8) / 4 + i % 8] =
+                    X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
+        }
         __syncthreads();
     }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x)
-            s8[i] = hkq_x8sum((XG ? (const hkq_u8 *)x : (const hkq_u8 *)xs) + 36 * (i / 2), i % 2);
+            s8[i] = hkq_x8sum(XG ? (const hkq_u8 *)x + 36 * (i / 2) : (const hkq_u8 *)xs + 4 * hkq_xpos<F, 1>(i / 2),
+                              i % 2);
         __syncthreads();
     }
     int bad = 0;
     if (!X8 && hkq_fmt<F>::OFFSET) {
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x) {
-            const uint4 *p = XG ? (const uint4 *)x + 4 * i : xs + 9 * (i / 2) + 4 * (i % 2);
+            const uint4 *p = XG ? (const uint4 *)x + 4 * i : xs + hkq_xpos<F, 0>(i / 2) / 4 + 4 * (i % 2);
             float4 v[4];
             for (int k = 0; k < 4; k++) // x's slices (XG) staged as they will be
                 *(uint4 *)&v[k] = XG ? hkq_xstage<F>(p[k]) : p[k];
@@ -741,7 +822,7 @@ template <int F>
 __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long long row, int cols, int lane);
 
 // group g of the warp's segment seg (its chunk's groups from gx0 on in x):
-// x staged (xsm, padded) or, XG, x itself in global memory
+// x staged (xsm, laid out by hkq_xpos) or, XG, x itself in global memory
 template <int F, int X8, int XG>
 __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned gx0, const uint4 *xsm,
                                          const void *x, const float *xsum, const int *s8)
@@ -750,9 +831,41 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
     const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
     const int gi = g % (Q::BLOCK / 32);
     const unsigned gx = gx0 + g;
+    const hkq_u32 *xw = (const hkq_u32 *)xsm + hkq_xpos<F, X8>(gx);
     if (X8)
-        return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xsm + 36 * gx, s8 + 2 * gx);
-    return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xsm + 36 * gx, xsum + 2 * gx);
+        return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xw, s8 + 2 * gx);
+    return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xw, xsum + 2 * gx);
+}
+// unit u of the segment: group u (PAIR 0), or groups 2u and 2u + 1
+// (hkq_unit; x staged, never XG)
+template <int F, int X8, int XG, int PAIR = hkq_unit<F>::G == 2 && !XG> struct hkq_unit_dot {
+    static __device__ float run(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm, const void *x,
+                                const float *xsum, const int *s8)
+    {
+        return hkq_staged_group<F, X8, XG>(seg, u, gx0, xsm, x, xsum, s8);
+    }
+};
+template <int F, int X8, int XG> struct hkq_unit_dot<F, X8, XG, 1> {
+    static __device__ float run(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm, const void *,
+                                const float *xsum, const int *s8)
+    {
+        typedef hkq_fmt<F> Q;
+        const unsigned g = 2 * u, gx = gx0 + g;
+        const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
+        const int pr = (int)(g % (Q::BLOCK / 32)) / 2;
+        const hkq_u32 *xw = (const hkq_u32 *)xsm;
+        if (X8)
+            return hkq_pair<F, 1>::run(blk, pr, (const hkq_u8 *)(xw + hkq_xpos<F, 1>(gx)),
+                                       (const hkq_u8 *)(xw + hkq_xpos<F, 1>(gx + 1)), s8 + 2 * gx);
+        return hkq_pair<F, 0>::run(blk, pr, (const float *)(xw + hkq_xpos<F, 0>(gx)),
+                                   (const float *)(xw + hkq_xpos<F, 0>(gx + 1)), xsum + 2 * gx);
+    }
+};
+template <int F, int X8, int XG>
+__device__ inline float hkq_staged_unit(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm,
+                                        const void *x, const float *xsum, const int *s8)
+{
+    return hkq_unit_dot<F, X8, XG>::run(seg, u, gx0, xsm, x, xsum, s8);
 }
 
 // The block stages x once; then each warp works alone (no block barrier):
@@ -772,6 +885,7 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
 {
     typedef hkq_stage<F, X8> S;
     typedef hkq_fmt<F> Q;
+    enum { G = XG ? 1 : hkq_unit<F>::G }; // groups a lane takes at once
     const unsigned nw = blockDim.x / HKQ_WARP, warp = threadIdx.x / HKQ_WARP, lane = threadIdx.x % HKQ_WARP;
     const unsigned nchunks = ((unsigned)cols + S::CHUNK - 1) / S::CHUNK;
     const unsigned rb16 = (unsigned)cols / Q::BLOCK * Q::BYTES / 16;   // a row's 16-byte pieces
@@ -808,19 +922,19 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
             st.load(wp + nrow * rb16 + nc * S::SEG16, nc + 1 == nchunks ? last16 : S::SEG16, lane);
         const unsigned gx0 = c * (S::CHUNK / 32);
 #if defined(__CUDA_ARCH__) || defined(__AMDGCN_WAVEFRONT_SIZE)
-        if (!lastc) {
-            // a full chunk: a known number of groups a lane, unrolled so
-            // that their independent sums interleave
-            static_assert(S::CHUNK / 32 % HKQ_WARP == 0, "a chunk is whole groups for every lane");
+        // a full chunk: a known number of units a lane, unrolled so that
+        // their independent sums interleave (where every lane has whole
+        // units: not q4_K's 32 pairs on a wave of 64)
+        if (S::CHUNK / 32 / G % HKQ_WARP == 0 && !lastc) {
 #pragma unroll
-            for (unsigned u = 0; u < S::CHUNK / 32 / HKQ_WARP; u++)
-                acc += hkq_staged_group<F, X8, XG>(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
+            for (unsigned u = 0; u < S::CHUNK / 32 / G / HKQ_WARP; u++)
+                acc += hkq_staged_unit<F, X8, XG>(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
         } else
 #endif
         {
-            const unsigned groups = lastc ? lastg : S::CHUNK / 32;
-            for (unsigned g = lane; g < groups; g += HKQ_WARP)
-                acc += hkq_staged_group<F, X8, XG>(seg, g, gx0, xsm, x, xsum, s8);
+            const unsigned units = (lastc ? lastg : S::CHUNK / 32) / G;
+            for (unsigned u = lane; u < units; u += HKQ_WARP)
+                acc += hkq_staged_unit<F, X8, XG>(seg, u, gx0, xsm, x, xsum, s8);
         }
         if (lastc) {
             for (int off = HKQ_WARP / 2; off > 0; off /= 2)
@@ -884,7 +998,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
                 const unsigned c0 = c * S::CHUNK, n16 = min((unsigned)cols - c0, (unsigned)HKQ_XMAX) / 4;
                 __syncthreads();
                 for (unsigned i = threadIdx.x; i < n16; i += blockDim.x)
-                    xsm[i + i / 8] = hkq_xstage<F>(((const uint4 *)(x + c0))[i]);
+                    xsm[hkq_xpos<F, 0>(i / 8) / 4 + i % 8] = hkq_xstage<F>(((const uint4 *)(x + c0))[i]);
                 __syncthreads();
             }
             if (!mine)
@@ -899,9 +1013,9 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
             // group gx0 + g of the slice; xsum from the slice's first group
             const unsigned gx0 = c % PER * (S::CHUNK / 32);
             const float *xs = xsum + 2 * (c / PER) * (HKQ_XMAX / 32);
-            const unsigned groups = lastc ? lastg : S::CHUNK / 32;
-            for (unsigned g = lane; g < groups; g += HKQ_WARP)
-                acc += hkq_staged_group<F, 0, 0>(seg, g, gx0, xsm, x, xs, nullptr);
+            const unsigned units = (lastc ? lastg : S::CHUNK / 32) / hkq_unit<F>::G;
+            for (unsigned u = lane; u < units; u += HKQ_WARP)
+                acc += hkq_staged_unit<F, 0, 0>(seg, u, gx0, xsm, x, xs, nullptr);
             if (lastc) {
                 for (int off = HKQ_WARP / 2; off > 0; off /= 2)
                     acc += __shfl_xor(acc, off);
