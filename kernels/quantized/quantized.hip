@@ -629,25 +629,30 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 };
 
 // q4_K's two groups 2p and 2p + 1 of a block share 32 bytes of nibbles
-// (low and high halves): the staged path gives both to one lane, which
-// reads those bytes, the block's d, dmin and the two scales and mins once
-// for both. x is staged so that a lane's pair lies where 8 lanes' reads
-// fall in different banks (hkq_xpos). G: groups a lane takes at once.
-template <int F> struct hkq_unit {
-    enum { G = 1 };
+// (low and high halves): with f32 x the staged path gives both to one
+// lane, which reads those bytes, the block's d, dmin and the two scales
+// and mins once for both (on the H100 0.04-0.06x copy faster; the same for
+// q8_1 x was 0.02-0.03 slower: quantized-notes.md, v24). x is staged so
+// that a lane's pair lies where 8 lanes' reads fall in different banks
+// (hkq_xpos). G: groups a lane takes at once.
+// q6_K likewise: groups k and k + 2 of a block's half n share the 32 bytes
+// of low bits (low and high nibbles) and the 32 of high bits (other shifts).
+template <int F, int X8> struct hkq_unit {
+    enum { G = (F == HKQ_Q4_K || F == HKQ_Q6_K) && !X8 ? 2 : 1 };
 };
-template <> struct hkq_unit<HKQ_Q4_K> {
-    enum { G = 2 };
-};
-// the 32-bit word of staged x where group gx starts. One group a unit:
-// f32 36 words (32 values and 4 of padding), q8_1 9 (its 36 bytes); two:
-// a pair of groups in 68 words (32 apart) or 19 (9 apart), so lane l's
-// reads start at word 68 l or 19 l: 8 (f32, 16-byte reads) or 32 (q8_1,
-// 4-byte reads) lanes in different banks.
+// unit u's groups: 2u and 2u + 1 (q4_K), 4 (u / 2) + u % 2 and 2 more (q6_K)
+template <int F> __device__ inline unsigned hkq_pair_group(unsigned u, unsigned second)
+{
+    return F == HKQ_Q6_K ? 4 * (u / 2) + u % 2 + 2 * second : 2 * u + second;
+}
+// the 32-bit word of staged x where group gx starts: f32 36 words (32
+// values and 4 of padding), q8_1 9 (its 36 bytes); in pairs (f32) 68 words
+// a unit, its second group 32 words after its first, so lane l's 16-byte
+// reads start at word 68 l: 8 lanes in different bank quads
 template <int F, int X8> __device__ inline unsigned hkq_xpos(unsigned gx)
 {
-    if (hkq_unit<F>::G == 2)
-        return X8 ? 19 * (gx / 2) + 9 * (gx % 2) : 68 * (gx / 2) + 32 * (gx % 2);
+    if (hkq_unit<F, X8>::G == 2)
+        return F == HKQ_Q6_K ? 68 * (2 * (gx / 4) + gx % 2) + 32 * (gx % 4 / 2) : 68 * (gx / 2) + 32 * (gx % 2);
     return X8 ? 9 * gx : 36 * gx;
 }
 // the scales (low byte: group 2p, high: 2p + 1) and mins of q4_K's pair p,
@@ -660,29 +665,11 @@ __device__ inline void hkq_scale_min_k4_pair(int p, const hkq_u8 *q, hkq_u32 *sc
     *sc = lo ? (b & 0x3f3fu) : ((a & 0x0f0fu) | ((c & 0xc0c0u) >> 2));
     *mn = lo ? (a & 0x3f3fu) : (((a >> 4) & 0x0f0fu) | ((b & 0xc0c0u) >> 2));
 }
-template <int F, int X8> struct hkq_pair;
-// q8_1 x: records xa, xb of groups 2p, 2p + 1; s8 their four half sums
-template <> struct hkq_pair<HKQ_Q4_K, 1> {
-    static __device__ float run(const hkq_u8 *b, int p, const hkq_u8 *xa, const hkq_u8 *xb, const int *s8)
-    {
-        hkq_u32 sc, mn;
-        hkq_scale_min_k4_pair(p, b + 4, &sc, &mn);
-        const hkq_u32 *qs = (const hkq_u32 *)(b + 16 + 32 * p);
-        int da = 0, db = 0;
-        for (int k = 0; k < 8; k++) {
-            const hkq_u32 w = qs[k];
-            da = hkq_dp4a(w & 0x0F0F0F0Fu, hkq_x8w(xa, k), da);
-            db = hkq_dp4a((w >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k), db);
-        }
-        const float d = hkq_h2f(b), dmin = hkq_h2f(b + 2);
-        return hkq_h2f(xa) * (d * (float)(sc & 0xffu) * (float)da - dmin * (float)(mn & 0xffu) * (float)(s8[0] + s8[1])) +
-               hkq_h2f(xb) * (d * (float)(sc >> 8) * (float)db - dmin * (float)(mn >> 8) * (float)(s8[2] + s8[3]));
-    }
-};
+template <int F> struct hkq_pair;
 // f32 x (staged times 2^24, hkq_xstage): xa, xb the two groups' values,
 // xsum their four half sums; the nibbles as f16 subnormals (hkq_dotf's
 // q4_K), the high ones as 16 n
-template <> struct hkq_pair<HKQ_Q4_K, 0> {
+template <> struct hkq_pair<HKQ_Q4_K> {
     static __device__ float run(const hkq_u8 *b, int p, const float *xa, const float *xb, const float *xsum)
     {
         hkq_u32 sc, mn;
@@ -702,6 +689,38 @@ template <> struct hkq_pair<HKQ_Q4_K, 0> {
     }
 };
 
+// q6_K's groups k and k + 2 of half n (unit 2 n + k): the low bits are the
+// low and high nibbles of the same 32 bytes, the high bits shifts 2 k and
+// 2 k + 4 of the same 32; four scales, one a 16 values
+template <> struct hkq_pair<HKQ_Q6_K> {
+    static __device__ float run(const hkq_u8 *b, int u, const float *xa, const float *xb, const float *)
+    {
+        const int n = u / 2, k = u % 2, hs = 2 * k;
+        const signed char *sc = (const signed char *)(b + 192 + 8 * n + 2 * k);
+        hkq_words<8> lw(b + 64 * n + 32 * k), hw(b + 128 + 32 * n);
+        float acc = 0.0f;
+        for (int h = 0; h < 2; h++) {
+            float a0 = 0.0f, a1 = 0.0f, b0 = 0.0f, b1 = 0.0f;
+            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
+                for (int e = 0; e < 2; e++) {
+                    const hkq_u32 l = lw.w[j + e], hb = hw.w[j + e];
+                    const hkq_u32 wa = (l & 0x0F0F0F0Fu) | (((hb >> hs) & 0x03030303u) << 4);
+                    const hkq_u32 wb = ((l >> 4) & 0x0F0F0F0Fu) | (((hb >> (hs + 4)) & 0x03030303u) << 4);
+                    if (e == 0) {
+                        a0 = hkq_dot4(wa, HKQ_MAGIC + 32.0f, *(const float4 *)(xa + 4 * j), a0);
+                        b0 = hkq_dot4(wb, HKQ_MAGIC + 32.0f, *(const float4 *)(xb + 4 * j), b0);
+                    } else {
+                        a1 = hkq_dot4(wa, HKQ_MAGIC + 32.0f, *(const float4 *)(xa + 4 * j + 4), a1);
+                        b1 = hkq_dot4(wb, HKQ_MAGIC + 32.0f, *(const float4 *)(xb + 4 * j + 4), b1);
+                    }
+                }
+            }
+            acc += (float)sc[h] * (a0 + a1) + (float)sc[h + 4] * (b0 + b1);
+        }
+        return hkq_h2f(b + 208) * acc;
+    }
+};
+
 // Lanes of a warp as a constant where the target fixes it (a division or
 // stride by it then costs nothing), the runtime value elsewhere.
 #if defined(__CUDA_ARCH__)
@@ -716,7 +735,7 @@ template <> struct hkq_pair<HKQ_Q4_K, 0> {
 template <int F, int X8> struct hkq_stage {
     typedef hkq_fmt<F> Q;
     enum {
-        XWORDS = X8 ? (hkq_unit<F>::G == 2 ? HKQ_XMAX / 64 * 19 : HKQ_XMAX / 32 * 9) : HKQ_XMAX / 32 * 36,
+        XWORDS = X8 ? HKQ_XMAX / 32 * 9 : HKQ_XMAX / 32 * 36,
         // 4096-column steps measured slower than 2048 on the H100 (fewer
         // resident warps), so one size
         CHUNK = HKQ_CHUNK,
@@ -775,21 +794,15 @@ template <int F, int X8, int XG = 0>
 __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int *s8)
 {
     if (!XG) {
-        if (X8 && hkq_unit<F>::G == 2) { // q8_1 in pairs: 9 words a group, moved a word at a time
-            for (int i = threadIdx.x; i < cols / 32 * 9; i += blockDim.x)
-                ((hkq_u32 *)xs)[hkq_xpos<F, 1>(i / 9) + i % 9] = ((const hkq_u32 *)x)[i];
-        } else {
-            const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
-            for (int i = threadIdx.x; i < n16; i += blockDim.x)
-                xs[X8 ? i : hkq_xpos<F, 0>(i / 8) / 4 + i % 8] =
-                    X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
-        }
+        const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
+        for (int i = threadIdx.x; i < n16; i += blockDim.x)
+            xs[X8 ? i : hkq_xpos<F, 0>(i / 8) / 4 + i % 8] =
+                X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
         __syncthreads();
     }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
         for (int i = threadIdx.x; i < cols / 16; i += blockDim.x)
-            s8[i] = hkq_x8sum(XG ? (const hkq_u8 *)x + 36 * (i / 2) : (const hkq_u8 *)xs + 4 * hkq_xpos<F, 1>(i / 2),
-                              i % 2);
+            s8[i] = hkq_x8sum((XG ? (const hkq_u8 *)x : (const hkq_u8 *)xs) + 36 * (i / 2), i % 2);
         __syncthreads();
     }
     int bad = 0;
@@ -837,8 +850,8 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
     return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xw, xsum + 2 * gx);
 }
 // unit u of the segment: group u (PAIR 0), or groups 2u and 2u + 1
-// (hkq_unit; x staged, never XG)
-template <int F, int X8, int XG, int PAIR = hkq_unit<F>::G == 2 && !XG> struct hkq_unit_dot {
+// (hkq_unit: f32 x staged, never XG)
+template <int F, int X8, int XG, int PAIR = hkq_unit<F, X8>::G == 2 && !XG> struct hkq_unit_dot {
     static __device__ float run(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm, const void *x,
                                 const float *xsum, const int *s8)
     {
@@ -847,18 +860,15 @@ template <int F, int X8, int XG, int PAIR = hkq_unit<F>::G == 2 && !XG> struct h
 };
 template <int F, int X8, int XG> struct hkq_unit_dot<F, X8, XG, 1> {
     static __device__ float run(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm, const void *,
-                                const float *xsum, const int *s8)
+                                const float *xsum, const int *)
     {
         typedef hkq_fmt<F> Q;
-        const unsigned g = 2 * u, gx = gx0 + g;
-        const hkq_u8 *blk = seg + (g / (Q::BLOCK / 32)) * Q::BYTES;
-        const int pr = (int)(g % (Q::BLOCK / 32)) / 2;
-        const hkq_u32 *xw = (const hkq_u32 *)xsm;
-        if (X8)
-            return hkq_pair<F, 1>::run(blk, pr, (const hkq_u8 *)(xw + hkq_xpos<F, 1>(gx)),
-                                       (const hkq_u8 *)(xw + hkq_xpos<F, 1>(gx + 1)), s8 + 2 * gx);
-        return hkq_pair<F, 0>::run(blk, pr, (const float *)(xw + hkq_xpos<F, 0>(gx)),
-                                   (const float *)(xw + hkq_xpos<F, 0>(gx + 1)), xsum + 2 * gx);
+        enum { UNITS = Q::BLOCK / 64 }; // units a block
+        const unsigned ga = gx0 + hkq_pair_group<F>(u, 0), gb = gx0 + hkq_pair_group<F>(u, 1);
+        const float *xw = (const float *)xsm;
+        // (q4_K's xsum: the four half sums of groups 2u, 2u + 1 in a row)
+        return hkq_pair<F>::run(seg + u / UNITS * Q::BYTES, (int)(u % UNITS), xw + hkq_xpos<F, 0>(ga),
+                                xw + hkq_xpos<F, 0>(gb), xsum + 2 * ga);
     }
 };
 template <int F, int X8, int XG>
@@ -885,7 +895,7 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
 {
     typedef hkq_stage<F, X8> S;
     typedef hkq_fmt<F> Q;
-    enum { G = XG ? 1 : hkq_unit<F>::G }; // groups a lane takes at once
+    enum { G = XG ? 1 : hkq_unit<F, X8>::G }; // groups a lane takes at once
     const unsigned nw = blockDim.x / HKQ_WARP, warp = threadIdx.x / HKQ_WARP, lane = threadIdx.x % HKQ_WARP;
     const unsigned nchunks = ((unsigned)cols + S::CHUNK - 1) / S::CHUNK;
     const unsigned rb16 = (unsigned)cols / Q::BLOCK * Q::BYTES / 16;   // a row's 16-byte pieces
@@ -1013,7 +1023,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
             // group gx0 + g of the slice; xsum from the slice's first group
             const unsigned gx0 = c % PER * (S::CHUNK / 32);
             const float *xs = xsum + 2 * (c / PER) * (HKQ_XMAX / 32);
-            const unsigned units = (lastc ? lastg : S::CHUNK / 32) / hkq_unit<F>::G;
+            const unsigned units = (lastc ? lastg : S::CHUNK / 32) / hkq_unit<F, 0>::G;
             for (unsigned u = lane; u < units; u += HKQ_WARP)
                 acc += hkq_staged_unit<F, 0, 0>(seg, u, gx0, xsm, x, xs, nullptr);
             if (lastc) {

@@ -124,9 +124,11 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     size_t cap = MATVEC_BLOCKS_PER_CU * cus;
     /* f32 x of q8_0 and q6_K on rows of at most 4096 columns (x staged
      * whole) ran 0.03-0.05x copy faster with 2 blocks a compute unit than
-     * with 4 to 7 on the H100, in every probe of 2026-11-27; the other
-     * formats and forms were level or slower (quantized-notes.md, v18) */
-    if (!q8 && cols <= 4096 && (!strcmp(formats[f].name, "q8_0") || !strcmp(formats[f].name, "q6_K")))
+     * with 4 to 7 on the H100, in every probe of 2026-11-27; q4_K too
+     * since its lanes take pairs of groups (0.03, 2026-11-28); the other
+     * formats and forms were level or slower (quantized-notes.md, v18, v24) */
+    if (!q8 && cols <= 4096 &&
+        (!strcmp(formats[f].name, "q8_0") || !strcmp(formats[f].name, "q6_K") || !strcmp(formats[f].name, "q4_K")))
         cap = 2 * cus;
     size_t groups = (rows + per - 1) / per, each = (groups + cap - 1) / cap;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
