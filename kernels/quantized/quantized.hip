@@ -628,15 +628,16 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
     }
 };
 
-// q4_K's two groups 2p and 2p + 1 of a block share 32 bytes of nibbles
-// (low and high halves): with f32 x the staged path gives both to one
-// lane, which reads those bytes, the block's d, dmin and the two scales
-// and mins once for both (on the H100 0.04-0.06x copy faster; the same for
-// q8_1 x was 0.02-0.03 slower: quantized-notes.md, v24). x is staged so
-// that a lane's pair lies where 8 lanes' reads fall in different banks
+// Pairs of groups that share their weight bytes: q4_K's groups 2p and
+// 2p + 1 of a block are the low and high nibbles of the same 32 bytes;
+// q6_K's k and k + 2 of a block's half n share the 32 bytes of low bits
+// (low and high nibbles) and the 32 of high bits (other shifts). With f32
+// x the staged path gives both groups of a pair to one lane, which reads
+// those bytes, d and the scales once for both (on the H100, through the
+// op: q4_K 0.53 -> 0.61x copy, q6_K 0.64 -> 0.70; the same for q4_K's
+// q8_1 form was 0.01-0.03 slower: quantized-notes.md, v24). x is staged
+// so that a lane's pair lies where 8 lanes' reads fall in different banks
 // (hkq_xpos). G: groups a lane takes at once.
-// q6_K likewise: groups k and k + 2 of a block's half n share the 32 bytes
-// of low bits (low and high nibbles) and the 32 of high bits (other shifts).
 template <int F, int X8> struct hkq_unit {
     enum { G = (F == HKQ_Q4_K || F == HKQ_Q6_K) && !X8 ? 2 : 1 };
 };
@@ -849,8 +850,8 @@ __device__ inline float hkq_staged_group(const hkq_u8 *seg, unsigned g, unsigned
         return hkq_dot8<F>::run(blk, gi, XG ? (const hkq_u8 *)x + 36 * gx : (const hkq_u8 *)xw, s8 + 2 * gx);
     return hkq_dotf<F>::run(blk, gi, XG ? (const float *)x + 32 * gx : (const float *)xw, xsum + 2 * gx);
 }
-// unit u of the segment: group u (PAIR 0), or groups 2u and 2u + 1
-// (hkq_unit: f32 x staged, never XG)
+// unit u of the segment: group u (PAIR 0), or the pair hkq_pair_group
+// names (hkq_unit: f32 x staged, never XG)
 template <int F, int X8, int XG, int PAIR = hkq_unit<F, X8>::G == 2 && !XG> struct hkq_unit_dot {
     static __device__ float run(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm, const void *x,
                                 const float *xsum, const int *s8)
@@ -866,7 +867,7 @@ template <int F, int X8, int XG> struct hkq_unit_dot<F, X8, XG, 1> {
         enum { UNITS = Q::BLOCK / 64 }; // units a block
         const unsigned ga = gx0 + hkq_pair_group<F>(u, 0), gb = gx0 + hkq_pair_group<F>(u, 1);
         const float *xw = (const float *)xsm;
-        // (q4_K's xsum: the four half sums of groups 2u, 2u + 1 in a row)
+        // (q4_K's xsum: the four half sums of its groups ga, ga + 1 in a row)
         return hkq_pair<F>::run(seg + u / UNITS * Q::BYTES, (int)(u % UNITS), xw + hkq_xpos<F, 0>(ga),
                                 xw + hkq_xpos<F, 0>(gb), xsum + 2 * ga);
     }
