@@ -474,8 +474,10 @@ end
 -- is staged a 4096-column slice at a time with every warp of the block in
 -- step: 41 rows leave warps of a block without a row in its last round
 -- (they still meet the slice barriers), and the second slice is partial
--- (at 6400 columns it holds a full chunk and a partial one).
-for _, case in ipairs{{"q4_0", 2304}, {"q4_K", 2304}, {"q4_0", 4352}, {"q4_K", 4352}, {"q4_0", 6400}} do
+-- (at 6400 columns it holds a full chunk and a partial one). q6_K at 6144
+-- (rows of whole 16-byte pieces: 2048 columns a multiple) takes the slices
+-- with its lanes on pairs of groups.
+for _, case in ipairs{{"q4_0", 2304}, {"q4_K", 2304}, {"q4_0", 4352}, {"q4_K", 4352}, {"q4_0", 6400}, {"q6_K", 6144}} do
     local fmt, rows, cols = case[1], 41, case[2]
     if valgrind and fmt ~= "q4_0" then goto next_case end
     local s = random_blocks(fmt, rows * cols // formats[fmt][1])
