@@ -638,8 +638,15 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
 // q8_1 form was 0.01-0.03 slower: quantized-notes.md, v24). x is staged
 // so that a lane's pair lies where 8 lanes' reads fall in different banks
 // (hkq_xpos). G: groups a lane takes at once.
+// Not on waves of 64 lanes (AMD's gfx9): a chunk's 32 pairs would leave
+// half of each wave idle.
+#if defined(__AMDGCN_WAVEFRONT_SIZE) && __AMDGCN_WAVEFRONT_SIZE > 32
+#define HKQ_PAIRS 0
+#else
+#define HKQ_PAIRS 1
+#endif
 template <int F, int X8> struct hkq_unit {
-    enum { G = (F == HKQ_Q4_K || F == HKQ_Q6_K) && !X8 ? 2 : 1 };
+    enum { G = HKQ_PAIRS && (F == HKQ_Q4_K || F == HKQ_Q6_K) && !X8 ? 2 : 1 };
 };
 // unit u's groups: 2u and 2u + 1 (q4_K), 4 (u / 2) + u % 2 and 2 more (q6_K)
 template <int F> __device__ inline unsigned hkq_pair_group(unsigned u, unsigned second)
@@ -934,9 +941,9 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
         const unsigned gx0 = c * (S::CHUNK / 32);
 #if defined(__CUDA_ARCH__) || defined(__AMDGCN_WAVEFRONT_SIZE)
         // a full chunk: a known number of units a lane, unrolled so that
-        // their independent sums interleave (where every lane has whole
-        // units: not q4_K's 32 pairs on a wave of 64)
-        if (S::CHUNK / 32 / G % HKQ_WARP == 0 && !lastc) {
+        // their independent sums interleave
+        static_assert(S::CHUNK / 32 / G % HKQ_WARP == 0, "a chunk is whole units for every lane");
+        if (!lastc) {
 #pragma unroll
             for (unsigned u = 0; u < S::CHUNK / 32 / G / HKQ_WARP; u++)
                 acc += hkq_staged_unit<F, X8, XG>(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
