@@ -509,6 +509,10 @@ template <> struct hkq_dotf<HKQ_Q4_K> {
         return hkq_h2f(b) * a * (s0 + s1) - hkq_h2f(b + 2) * (float)m * (HKQ_2M24 * (xsum[0] + xsum[1]));
     }
 };
+// 4 of q6_K's 6-bit values q + 32, a byte each: the low 4 bits from l (a
+// word of ql already shifted to its nibble), the high 2 from h (a word of
+// qh already shifted to its pair of bits)
+__device__ inline hkq_u32 hkq_q6_word(hkq_u32 l, hkq_u32 h) { return (l & 0x0F0F0F0Fu) | ((h & 0x03030303u) << 4); }
 template <> struct hkq_dotf<HKQ_Q6_K> {
     static __device__ float run(const hkq_u8 *b, int g, const float *xs, const float *)
     {
@@ -520,8 +524,8 @@ template <> struct hkq_dotf<HKQ_Q6_K> {
         for (int h = 0; h < 2; h++) {
             float s0 = 0.0f, s1 = 0.0f;
             for (int j = 4 * h; j < 4 * h + 4; j += 2) {
-                hkq_u32 w0 = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
-                hkq_u32 w1 = ((lw.w[j + 1] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j + 1] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w0 = hkq_q6_word(lw.w[j] >> nib, hw.w[j] >> hs);
+                hkq_u32 w1 = hkq_q6_word(lw.w[j + 1] >> nib, hw.w[j + 1] >> hs);
                 s0 = hkq_dot4(w0, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j), s0);
                 s1 = hkq_dot4(w1, HKQ_MAGIC + 32.0f, *(const float4 *)(xs + 4 * j + 4), s1);
             }
@@ -618,7 +622,7 @@ template <> struct hkq_dot8<HKQ_Q6_K> {
         for (int h = 0; h < 2; h++) {
             int dot = 0;
             for (int j = 4 * h; j < 4 * h + 4; j++) {
-                hkq_u32 w = ((lw.w[j] >> nib) & 0x0F0F0F0Fu) | (((hw.w[j] >> hs) & 0x03030303u) << 4);
+                hkq_u32 w = hkq_q6_word(lw.w[j] >> nib, hw.w[j] >> hs);
                 dot = hkq_dp4a(w, hkq_x8w(xb, j), dot);
             }
             // the 6-bit values are q + 32
@@ -663,6 +667,8 @@ template <int F, int X8> __device__ inline unsigned hkq_xpos(unsigned gx)
         return F == HKQ_Q6_K ? 68 * (2 * (gx / 4) + gx % 2) + 32 * (gx % 4 / 2) : 68 * (gx / 2) + 32 * (gx % 2);
     return X8 ? 9 * gx : 36 * gx;
 }
+// the 16-byte slot of staged f32 x where x's 16-byte piece i goes
+template <int F> __device__ inline unsigned hkq_xslot(unsigned i) { return hkq_xpos<F, 0>(i / 8) / 4 + i % 8; }
 // the scales (low byte: group 2p, high: 2p + 1) and mins of q4_K's pair p,
 // from ggml's 6-bit packing 16 bits at a time; both branches' forms are
 // worked out and one chosen (the lanes of a warp hold different p)
@@ -708,22 +714,14 @@ template <> struct hkq_pair<HKQ_Q6_K> {
         hkq_words<8> lw(b + 64 * n + 32 * k), hw(b + 128 + 32 * n);
         float acc = 0.0f;
         for (int h = 0; h < 2; h++) {
-            float a0 = 0.0f, a1 = 0.0f, b0 = 0.0f, b1 = 0.0f;
-            for (int j = 4 * h; j < 4 * h + 4; j += 2) {
-                for (int e = 0; e < 2; e++) {
-                    const hkq_u32 l = lw.w[j + e], hb = hw.w[j + e];
-                    const hkq_u32 wa = (l & 0x0F0F0F0Fu) | (((hb >> hs) & 0x03030303u) << 4);
-                    const hkq_u32 wb = ((l >> 4) & 0x0F0F0F0Fu) | (((hb >> (hs + 4)) & 0x03030303u) << 4);
-                    if (e == 0) {
-                        a0 = hkq_dot4(wa, HKQ_MAGIC + 32.0f, *(const float4 *)(xa + 4 * j), a0);
-                        b0 = hkq_dot4(wb, HKQ_MAGIC + 32.0f, *(const float4 *)(xb + 4 * j), b0);
-                    } else {
-                        a1 = hkq_dot4(wa, HKQ_MAGIC + 32.0f, *(const float4 *)(xa + 4 * j + 4), a1);
-                        b1 = hkq_dot4(wb, HKQ_MAGIC + 32.0f, *(const float4 *)(xb + 4 * j + 4), b1);
-                    }
-                }
+            float a[2] = {0.0f, 0.0f}, c[2] = {0.0f, 0.0f}; // two chains a group
+            for (int j = 4 * h; j < 4 * h + 4; j++) {
+                const hkq_u32 l = lw.w[j], hb = hw.w[j];
+                a[j & 1] = hkq_dot4(hkq_q6_word(l, hb >> hs), HKQ_MAGIC + 32.0f, *(const float4 *)(xa + 4 * j), a[j & 1]);
+                c[j & 1] = hkq_dot4(hkq_q6_word(l >> 4, hb >> (hs + 4)), HKQ_MAGIC + 32.0f, *(const float4 *)(xb + 4 * j),
+                                    c[j & 1]);
             }
-            acc += (float)sc[h] * (a0 + a1) + (float)sc[h + 4] * (b0 + b1);
+            acc += (float)sc[h] * (a[0] + a[1]) + (float)sc[h + 4] * (c[0] + c[1]);
         }
         return hkq_h2f(b + 208) * acc;
     }
@@ -804,8 +802,7 @@ __device__ int hkq_stage_x(const void *x, int cols, uint4 *xs, float *xsum, int 
     if (!XG) {
         const int n16 = (X8 ? cols / 32 * 36 : 4 * cols) / 16;
         for (int i = threadIdx.x; i < n16; i += blockDim.x)
-            xs[X8 ? i : hkq_xpos<F, 0>(i / 8) / 4 + i % 8] =
-                X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
+            xs[X8 ? i : hkq_xslot<F>(i)] = X8 ? ((const uint4 *)x)[i] : hkq_xstage<F>(((const uint4 *)x)[i]);
         __syncthreads();
     }
     if (X8) { // q8_1 x: the integer sum of each half group, s8[2 g + h]
@@ -879,12 +876,6 @@ template <int F, int X8, int XG> struct hkq_unit_dot<F, X8, XG, 1> {
                                 xw + hkq_xpos<F, 0>(gb), xsum + 2 * ga);
     }
 };
-template <int F, int X8, int XG>
-__device__ inline float hkq_staged_unit(const hkq_u8 *seg, unsigned u, unsigned gx0, const uint4 *xsm,
-                                        const void *x, const float *xsum, const int *s8)
-{
-    return hkq_unit_dot<F, X8, XG>::run(seg, u, gx0, xsm, x, xsum, s8);
-}
 
 // The block stages x once; then each warp works alone (no block barrier):
 // rows blockIdx.x * nw + warp, + gridDim.x * nw, ..., each S::CHUNK
@@ -946,13 +937,13 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
         if (!lastc) {
 #pragma unroll
             for (unsigned u = 0; u < S::CHUNK / 32 / G / HKQ_WARP; u++)
-                acc += hkq_staged_unit<F, X8, XG>(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
+                acc += hkq_unit_dot<F, X8, XG>::run(seg, lane + u * HKQ_WARP, gx0, xsm, x, xsum, s8);
         } else
 #endif
         {
             const unsigned units = (lastc ? lastg : S::CHUNK / 32) / G;
             for (unsigned u = lane; u < units; u += HKQ_WARP)
-                acc += hkq_staged_unit<F, X8, XG>(seg, u, gx0, xsm, x, xsum, s8);
+                acc += hkq_unit_dot<F, X8, XG>::run(seg, u, gx0, xsm, x, xsum, s8);
         }
         if (lastc) {
             for (int off = HKQ_WARP / 2; off > 0; off /= 2)
@@ -1016,7 +1007,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
                 const unsigned c0 = c * S::CHUNK, n16 = min((unsigned)cols - c0, (unsigned)HKQ_XMAX) / 4;
                 __syncthreads();
                 for (unsigned i = threadIdx.x; i < n16; i += blockDim.x)
-                    xsm[hkq_xpos<F, 0>(i / 8) / 4 + i % 8] = hkq_xstage<F>(((const uint4 *)(x + c0))[i]);
+                    xsm[hkq_xslot<F>(i)] = hkq_xstage<F>(((const uint4 *)(x + c0))[i]);
                 __syncthreads();
             }
             if (!mine)
@@ -1033,7 +1024,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
             const float *xs = xsum + 2 * (c / PER) * (HKQ_XMAX / 32);
             const unsigned units = (lastc ? lastg : S::CHUNK / 32) / hkq_unit<F, 0>::G;
             for (unsigned u = lane; u < units; u += HKQ_WARP)
-                acc += hkq_staged_unit<F, 0, 0>(seg, u, gx0, xsm, x, xs, nullptr);
+                acc += hkq_unit_dot<F, 0, 0>::run(seg, u, gx0, xsm, x, xs, nullptr);
             if (lastc) {
                 for (int off = HKQ_WARP / 2; off > 0; off /= 2)
                     acc += __shfl_xor(acc, off);
