@@ -248,14 +248,16 @@ HK_API void hk_context_destroy(hk_context *ctx)
     hkc_graph_context_end(ctx);
     hkc_plugins_unload(ctx);
     hkc_module_table_clear(ctx);
-    if (ctx->cache)
-        hkc_cache_close(ctx->cache);
+    /* the backends first: their destroy joins work still running in the
+     * background (the host backend's early parse reads the cache) */
     for (int i = 0; i < ctx->nbackends; i++) {
         hkc_backend *be = &ctx->backends[i];
         if (be->ops->destroy && be->impl)
             be->ops->destroy(be);
         hkc_strbuf_free(&be->reason);
     }
+    if (ctx->cache)
+        hkc_cache_close(ctx->cache);
     free(ctx->devices);
     hkc_errkey_delete(ctx);
     free(ctx);
