@@ -30,6 +30,9 @@ local function opt(v) if v == nil then return N end return v end
 local pairs_ = {{"f32", "f32"}, {"f64", "f64"}, {"f16", "f16"}, {"f16", "f32"}, {"bf16", "bf16"}, {"bf16", "f32"}}
 local rel = {f32 = 1e-5, f64 = 1e-12, f16 = 1e-2, bf16 = 1e-2}
 local out_eps = {f32 = 2 ^ -23, f64 = 2 ^ -52, f16 = 2 ^ -10, bf16 = 2 ^ -7}
+-- the output's step below its smallest normal: a subnormal output rounds
+-- absolutely (an f16 near 1e-5 is a few hundred 2^-24 steps, not 2^-10 of itself)
+local out_tiny = {f32 = 2 ^ -149, f64 = 2 ^ -1074, f16 = 2 ^ -24, bf16 = 2 ^ -133}
 
 -- One case: p = {m, n, k, ta, tb, alpha, beta, col, batch, pad (extra ld), sa, sb, sc}
 local function run_case(tin, tout, p)
@@ -84,7 +87,7 @@ local function run_case(tin, tout, p)
             want = want + beta * c0[ci_]
             scale = scale + math.abs(beta * c0[ci_])
         end
-        local tol = rel[tin] * (tin == "f32" and math.sqrt(k) or 1) * scale + out_eps[tout] * math.abs(want) + 1e-30
+        local tol = rel[tin] * (tin == "f32" and math.sqrt(k) or 1) * scale + out_eps[tout] * math.abs(want) + out_tiny[tout]
         if not (math.abs(got[ci_] - want) <= tol) then
             return false, ("batch %d C(%d,%d): got %s, want %s (tol %.3g)"):format(z, i, j, tostring(got[ci_]),
                 tostring(want), tol)
