@@ -147,15 +147,16 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
 #define MATMUL_GEMM_MIN_M 128
 #define MATMUL_GEMM_BYTES_MAX (1ull << 30)
 
-/* Y [m, rows] = X [m, cols] W^T as dequantize(W) and the gemm family's
- * matmul with B transposed (W is rows x cols, row-major: B^T stored n x k). */
-static int matmul_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, int f, const hk_plugin_arg *args,
-                          long long m, long long rows, long long cols)
+/* Y [m, rows] = X [m, cols] W^T as dequantize(W) to x's dtype (wt: f32,
+ * f16, bf16) and the gemm family's matmul with B transposed (W is rows x
+ * cols, row-major: B^T stored n x k). */
+static int matmul_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call, int f, const char *wt,
+                          const hk_plugin_arg *args, long long m, long long rows, long long cols)
 {
-    hk_plugin_arg wf = hk_plugin_buffer_arg(host->scratch_raw(call, "f32", (size_t)(rows * cols)));
+    hk_plugin_arg wf = hk_plugin_buffer_arg(host->scratch_raw(call, wt, (size_t)(rows * cols)));
     if (!wf.v.buf) /* dequantize writes it all */
         return -1; /* the call is failed already */
-    int r = launch_dequantize(host, call, f, "f32", wf, args[1], (size_t)(rows * cols));
+    int r = launch_dequantize(host, call, f, wt, wf, args[1], (size_t)(rows * cols));
     if (r != 0)
         return r;
     hk_plugin_arg g[8] = {args[0], args[2], wf, hk_plugin_int_arg(m), hk_plugin_int_arg(rows), hk_plugin_int_arg(cols)};
@@ -192,11 +193,31 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
         return host->fail(call, "y has %zu elements and x %zu: not m x %lld and m x %zu", ny,
                           host->length(call, args[2].v.buf), rows, cols);
     size_t m = ny / (size_t)rows;
+    const char *xt = host->dtype(call, args[2].v.buf), *yt = host->dtype(call, args[0].v.buf);
+    int half = xt && (!strcmp(xt, "f16") || !strcmp(xt, "bf16"));
+    if (!xt || (!half && strcmp(xt, "f32")))
+        return host->fail(call, "x is %s; matmul takes f32 (f32 products) or f16 / bf16 (W dequantized to x's "
+                          "dtype, the gemm family's tensor-core product)", xt ? xt : "?");
+    if (!yt || (strcmp(yt, "f32") && !(half && !strcmp(yt, xt))))
+        return host->fail(call, "y is %s; with x %s matmul writes f32%s%s", yt ? yt : "?", xt, half ? " or " : "",
+                          half ? xt : "");
+    if (half) {
+        /* f16 / bf16 activations: W rounded to x's dtype once, then the
+         * gemm family's f16 / bf16 kernels (tensor cores, f32 sums): the
+         * product PyTorch's f16 matmul makes of the dequantized weights */
+        if (!HK_PLUGIN_HOST_HAS(host, scratch_raw) || !HK_PLUGIN_HOST_HAS(host, call_op))
+            return host->fail(call, "x %s needs a hipkit whose plugin host has scratch_raw and call_op (plugin ABI 1.6 or later)", xt);
+        if ((unsigned long long)rows * cols * 2 > MATMUL_GEMM_BYTES_MAX)
+            return host->fail(call, "W's %s copy would take %llu bytes, over the %llu this op allocates; pass x "
+                              "as f32 (the tiled kernel needs no copy)", xt,
+                              (unsigned long long)rows * cols * 2, (unsigned long long)MATMUL_GEMM_BYTES_MAX);
+        return matmul_by_gemm(host, call, f, xt, args, (long long)m, rows, (long long)cols);
+    }
     if (m > 0xffffu * 64)
         return host->fail(call, "m = %zu activation rows: at most %u", m, 0xffffu * 64);
     if (m >= MATMUL_GEMM_MIN_M && HK_PLUGIN_HOST_HAS(host, scratch_raw) &&
         (unsigned long long)rows * cols * 4 <= MATMUL_GEMM_BYTES_MAX)
-        return matmul_by_gemm(host, call, f, args, (long long)m, rows, (long long)cols);
+        return matmul_by_gemm(host, call, f, "f32", args, (long long)m, rows, (long long)cols);
     char kernel[64];
     snprintf(kernel, sizeof kernel, "matmul_%s", formats[f].name);
     hk_plugin_arg a[6] = {args[1], args[2], args[0], hk_plugin_int_arg(rows), hk_plugin_int_arg((long long)cols),
@@ -234,7 +255,8 @@ static const struct {
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
      "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 128 rows of x "
-     "W dequantized to f32 and the gemm family's product"},
+     "W dequantized to f32 and the gemm family's product; x f16 / bf16 (y f32 or x's dtype): W dequantized to x's "
+     "dtype and the gemm family's tensor-core product"},
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
 };
 

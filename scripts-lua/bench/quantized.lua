@@ -6,11 +6,11 @@
 -- enough copies of the matrix that together they exceed 4x a 50 MB L2, so
 -- the weights come from memory, not the cache. Also the dequantize to f16
 -- of the same matrix, matvec with x quantized to q8_1 (integer dot
--- products), and the tiled matmul with 512 activation rows in
--- TFLOP/s. The matvecs also back to back over the copies, queued one call
--- after another and as one recorded hk.graph replayed. PyTorch's f16 matvec
--- and matmul of the same shapes:
--- tools/bench_torch_quantized.py.
+-- products), and the matmul with 512 activation rows in TFLOP/s, f32 (f32
+-- products) and f16 (W dequantized to f16, tensor cores). The matvecs also
+-- back to back over the copies, queued one call after another and as one
+-- recorded hk.graph replayed. PyTorch's f16 matvec and matmul of the same
+-- shapes: tools/bench_torch_quantized.py.
 local rows = tonumber(arg and arg[1]) or 14336
 local cols = tonumber(arg and arg[2]) or 4096
 local Q = hk.ops.quantized
@@ -85,6 +85,18 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local mm = hk.bench(function() Q.matmul(yb, w1, xb, rows) end,
                         {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
     print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("matmul " .. fmt .. " x" .. batch, mm.median, mm.tflops))
+    -- f16 activations and output, as PyTorch's f16 matmul: W dequantized
+    -- to f16 scratch, then the gemm family's tensor-core product; and that
+    -- product alone on W's f16 copy (yh), to show the split
+    local xh, yhb = hk.alloc(batch * cols, "f16"):rand{seed = 3, lo = -1, hi = 1}, hk.alloc(batch * rows, "f16")
+    Q.matmul(yhb, w1, xh, rows)
+    local mh = hk.bench(function() Q.matmul(yhb, w1, xh, rows) end,
+                        {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
+    print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("matmul " .. fmt .. " x" .. batch .. " f16", mh.median,
+        mh.tflops))
+    local gh = hk.bench(function() hk.ops.gemm.matmul(yhb, xh, yh, batch, rows, cols, false, true) end,
+                        {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
+    print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("  of which gemm f16", gh.median, gh.tflops))
     ws, yh = nil, nil
     collectgarbage()
 end

@@ -532,6 +532,54 @@ for _, fmt in ipairs(valgrind and {"q4_1", "q6_K"} or order) do
         fmt, m, cols, rows, cols, m >= 128 and "dequantize and gemm" or "tiled", worst))
   end
 end
+-- matmul with f16 / bf16 activations: W dequantized to x's dtype (the f32
+-- value rounded, checked above), then the gemm family's 16-bit product with
+-- f32 sums. Reference: the double product of W rounded to x's dtype (by
+-- hk.from's rounding) and x as stored; y f32 or x's dtype, poisoned first;
+-- 129 activation rows (partial tiles) and 3.
+local half_eps, half_tiny = {f16 = 2 ^ -10, bf16 = 2 ^ -7}, {f16 = 2 ^ -24, bf16 = 2 ^ -133}
+for i, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or order) do
+  for _, m in ipairs{129, 3} do
+    local dt = (i + m) % 2 == 0 and "f16" or "bf16"
+    local yt = (i // 2 + m) % 2 == 0 and "f32" or dt
+    local cols, rows = formats[fmt][1] == 32 and 96 or 256, 37
+    local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+    local w = upload(fmt, s)
+    local wr = hk.from(reference(fmt, s), dt, "host"):totable()
+    local x = hk.alloc(m * cols, dt, mode):rand{lo = -1, hi = 1}
+    local xv = x:totable()
+    local y = hk.alloc(m * rows, yt, mode):fill(0 / 0)
+    Q.matmul(y, w, x, rows)
+    local got, worst, at = y:totable(), -1, nil
+    for a = 0, m - 1 do
+        for r = 0, rows - 1 do
+            local sum, mag = 0, 0
+            for c = 1, cols do
+                local p = wr[r * cols + c] * xv[a * cols + c]
+                sum, mag = sum + p, mag + math.abs(p)
+            end
+            local tol = 1e-5 * mag + (yt == "f32" and 1e-30 or half_eps[yt] * math.abs(sum) + half_tiny[yt])
+            local e = math.abs(got[a * rows + r + 1] - sum) / tol
+            if not (e <= 1) then e = math.huge end
+            if e > worst then worst, at = e, {a, r, sum} end
+        end
+    end
+    t.ok(worst <= 1, ("%s: matmul %dx%d (%s) by %dx%d, y %s, within tolerance of the double product"):format(
+        fmt, m, cols, dt, rows, cols, yt))
+    if worst > 1 then
+        t.diag(("  Y(%d,%d): got %s, want %s"):format(at[1], at[2], tostring(got[at[1] * rows + at[2] + 1]),
+            tostring(at[3])))
+    end
+  end
+end
+for _, bad in ipairs{{"i32", "f32", "x is i32; matmul takes f32"}, {"f32", "f16", "y is f16; with x f32 matmul writes f32"},
+                     {"bf16", "f16", "y is f16; with x bf16 matmul writes f32 or bf16"}} do
+    local ok, err = pcall(Q.matmul, hk.alloc(2 * 2, bad[2], mode), hk.alloc(64, "q8_0", mode),
+                          hk.alloc(2 * 32, bad[1], mode), 2)
+    t.ok(not ok and err:find(bad[3], 1, true), ("matmul refuses x %s with y %s: %s"):format(bad[1], bad[2],
+        ok and "no error" or err))
+end
+
 -- The kernels launched by hand with blocks that are not whole warps (16
 -- threads, 48, 100) or, for matmul, not its 256: every thread still has a
 -- row or an output of its own (before, matvec's walk over rows took a
