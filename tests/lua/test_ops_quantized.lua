@@ -234,6 +234,40 @@ for _, fmt in ipairs(order) do
     end
 end
 
+-- several tiles of 256 groups (the kernel stages a tile's bytes and values
+-- in shared memory), the last one partial and ending in a piece shorter
+-- than 16 bytes: the op's launch, and by hand one block walking every tile
+-- (256 threads), blocks of 96 threads (a tile of 96 groups) and of 100
+-- (not whole K blocks: the unstaged loop); every output poisoned first.
+for _, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or order) do
+    local nblocks = formats[fmt][1] == 32 and 589 or 75
+    local s = random_blocks(fmt, nblocks)
+    local w = upload(fmt, s)
+    local want = reference(fmt, s)
+    for _, dt in ipairs{"f32", "f16", "bf16"} do
+        local r = dt == "f32" and nil or hk.from(want, dt, "host"):view("u16"):totable()
+        for _, how in ipairs{"op", 256, 96, 100} do
+            local y = hk.alloc(#w, dt, mode):fill(0 / 0)
+            if how == "op" then Q.dequantize(y, w)
+            else Q.kernels["dequantize_" .. fmt .. "_" .. dt]:launch({1}, {how}, w, y, #w) end
+            local bad, first
+            if dt == "f32" then bad, first = same_f32(y:totable(), want)
+            else
+                local got = y:view("u16"):totable()
+                bad = 0
+                for i = 1, #r do
+                    if got[i] ~= r[i] then
+                        bad = bad + 1
+                        first = first or ("element " .. i .. ": bits " .. got[i] .. ", want " .. r[i])
+                    end
+                end
+            end
+            t.ok(bad == 0, ("%s: dequantize %d groups to %s (%s)%s"):format(fmt, #w // 32, dt,
+                how == "op" and "the op" or "one block of " .. how, first and ": " .. first or ""))
+        end
+    end
+end
+
 -- an output that starts off a 16-byte boundary (a view 4 bytes in: the
 -- kernels' element stores instead of their 16-byte ones), poisoned first;
 -- the element before it stays untouched
