@@ -307,7 +307,12 @@ template <typename T> __device__ inline void hkq_pack(const float *v, uint4 *p)
         T part[PER];
         for (int i = 0; i < PER; i++)
             hkq_store(&part[i], v[j + i]);
-        memcpy(&p[j / PER], part, 16);
+        // through a register: a memcpy of the parts straight into global
+        // memory wrote wrong bytes on the H100 (f16 and bf16; the GPU
+        // suite, 2026-11-28), where one into shared memory did not
+        uint4 bits;
+        memcpy(&bits, part, 16);
+        p[j / PER] = bits;
     }
 }
 
