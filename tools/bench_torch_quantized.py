@@ -43,3 +43,9 @@ xb = torch.rand((512, cols), device='cuda', dtype=torch.float16) - 0.5
 yb = torch.empty((512, rows), device='cuda', dtype=torch.float16)
 ms, _ = bench(lambda: torch.matmul(xb, ws[0].t(), out=yb), 0)
 print(f"  {'matmul f16 x512':<22} {ms:8.3f} ms {2 * 512 * rows * cols / (ms * 1e-3) / 1e12:8.2f} TFLOP/s")
+
+for m in (1, 8, 32, 64):
+    xs = torch.rand((m, cols), device='cuda', dtype=torch.float16) - 0.5
+    ys = torch.empty((m, rows), device='cuda', dtype=torch.float16)
+    ms, _ = bench(lambda: torch.matmul(xs, ws[0].t(), out=ys), 0)
+    print(f"  {'matmul f16 x' + str(m):<22} {ms:8.3f} ms {2 * m * rows * cols / (ms * 1e-3) / 1e12:8.2f} TFLOP/s")

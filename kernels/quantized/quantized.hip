@@ -1331,6 +1331,155 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
         }
 }
 
+// ------------------------------------------ matmul, 16-bit activations
+
+// Y [m, rows] = X [m, cols] W^T for X f16 or bf16 (T) and at most
+// HKQ_MMQ_M activation rows, W read once: a block of 128 threads takes 64
+// weight rows, stepping through cols 64 at a time. Each thread decodes one
+// weight group (ggml's f32 values, rounded to T as dequantize rounds them)
+// into shared memory, the block stages X's 64 columns, and on NVIDIA sm_80+
+// each warp multiplies its 16 weight rows by X on the tensor cores
+// (mma.sync m16n8k16, f32 sums; n-tiles of 8 activation rows); elsewhere
+// each thread sums its outputs from the same tiles in f32. The product of
+// dequantize(W) to T and a 16-bit matmul, without W's 16-bit copy.
+#define HKQ_MMQ_M 64  // activation rows at most (the op's bound)
+#define HKQ_MMQ_R 64  // weight rows a block: 4 warps of 16
+#define HKQ_MMQ_LD 72 // a staged row's stride in elements: 64 columns + 8, so that the
+                      // 32-bit reads of a warp's lanes (8 rows, 4 words) fall in 32 banks
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define HKQ_MMQ_TC 1
+__device__ inline void hkq_mma16(float *d, const unsigned *a, const unsigned *b, __half *)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ inline void hkq_mma16(float *d, const unsigned *a, const unsigned *b, __hip_bfloat16 *)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+#define HKQ_MMQ_TC 0
+#endif
+__device__ inline float hkq_tof(float v) { return v; }
+__device__ inline float hkq_tof(__half v) { return __half2float(v); }
+__device__ inline float hkq_tof(__hip_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ inline unsigned hkq_ld2(const T *p) { return *(const unsigned *)(const void *)p; }
+
+// a launch by hand with a block other than 128 threads: each thread takes
+// outputs of the block's rows alone, decoding their weights itself
+template <int F, typename T, typename Y>
+__device__ __forceinline__ void hkq_mmq_any(const void *w, const T *x, Y *y, int rows, int cols, int m)
+{
+    typedef hkq_fmt<F> Q;
+    const long long row_bytes = (long long)(cols / Q::BLOCK) * Q::BYTES;
+    for (int e = threadIdx.x; e < HKQ_MMQ_R * m; e += blockDim.x) {
+        const int r = blockIdx.x * HKQ_MMQ_R + e % HKQ_MMQ_R, n = e / HKQ_MMQ_R;
+        if (r >= rows)
+            continue;
+        float acc = 0.0f;
+        for (int g = 0; g < cols / 32; g++) {
+            float v[32];
+            hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
+                          g % (Q::BLOCK / 32), v);
+            for (int k = 0; k < 32; k++) {
+                T wt;
+                hkq_store(&wt, v[k]);
+                acc += hkq_tof(wt) * hkq_tof(x[(long long)n * cols + 32 * g + k]);
+            }
+        }
+        hkq_store(y + (long long)n * rows + r, acc);
+    }
+}
+
+// Inlined into its kernel: ROCm gathers the shared memory of functions it
+// does not inline into every kernel of the module (the AOT images' LDS
+// then passes 64 KiB).
+template <int F, typename T, typename Y>
+__device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int rows, int cols, int m)
+{
+    typedef hkq_fmt<F> Q;
+    if (blockDim.x != 128 || m > HKQ_MMQ_M) {
+        hkq_mmq_any<F, T, Y>(w, x, y, rows, cols, m);
+        return;
+    }
+    __shared__ uint4 ws4[HKQ_MMQ_R * HKQ_MMQ_LD * sizeof(T) / 16], xs4[HKQ_MMQ_M * HKQ_MMQ_LD * sizeof(T) / 16];
+    T *ws = (T *)ws4, *xs = (T *)xs4;
+    const unsigned t = threadIdx.x, lane = t % 32, wi = t / 32, g8 = lane / 4, q = lane % 4;
+    const int row0 = blockIdx.x * HKQ_MMQ_R, groups = cols / 32, m8 = (m + 7) / 8 * 8;
+    const long long row_bytes = (long long)(cols / Q::BLOCK) * Q::BYTES;
+    float acc[HKQ_MMQ_M / 8][4];
+    for (int j = 0; j < HKQ_MMQ_M / 8; j++)
+        for (int i = 0; i < 4; i++)
+            acc[j][i] = 0.0f;
+    for (int g0 = 0; g0 < groups; g0 += 2) {
+        { // thread t: weight row t % 64, the step's group t / 64 (zeros past the matrix)
+            const int r = row0 + (int)(t % HKQ_MMQ_R), g = g0 + (int)(t / HKQ_MMQ_R);
+            float v[32];
+            if (r < rows && g < groups)
+                hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
+                              g % (Q::BLOCK / 32), v);
+            else
+                for (int k = 0; k < 32; k++)
+                    v[k] = 0.0f;
+            hkq_pack<T>(v, (uint4 *)(ws + (t % HKQ_MMQ_R) * HKQ_MMQ_LD + 32 * (t / HKQ_MMQ_R)));
+        }
+        for (int i = (int)t; i < m8 * 32; i += 128) { // X's rows (to a whole n-tile), 2 values a word
+            const int n = i / 32, c = 2 * (i % 32);
+            unsigned v = 0;
+            if (n < m && 32 * g0 + c < cols)
+                v = hkq_ld2(x + (long long)n * cols + 32 * g0 + c);
+            *(unsigned *)(void *)(xs + n * HKQ_MMQ_LD + c) = v;
+        }
+        __syncthreads();
+#if HKQ_MMQ_TC
+        { // warp wi: weight rows 16 wi + g8 and + 8; lane (g8, q) holds the
+          // fragments' columns 2q, 2q + 1 and 2q + 8, 2q + 9 of each k16
+            const T *wa = ws + (16 * wi + g8) * HKQ_MMQ_LD + 2 * q, *wb = wa + 8 * HKQ_MMQ_LD;
+            for (int k = 0; k < 64; k += 16) {
+                const unsigned a[4] = {hkq_ld2(wa + k), hkq_ld2(wb + k), hkq_ld2(wa + k + 8), hkq_ld2(wb + k + 8)};
+                for (int j = 0; j < HKQ_MMQ_M / 8; j++)
+                    if (8 * j < m8) {
+                        const T *xb = xs + (8 * j + g8) * HKQ_MMQ_LD + 2 * q + k;
+                        const unsigned b[2] = {hkq_ld2(xb), hkq_ld2(xb + 8)};
+                        hkq_mma16(acc[j], a, b, (T *)0);
+                    }
+            }
+        }
+#else
+        // thread t: weight row t % 64, activation rows t / 64 + 2 i
+        for (int i = 0; i < HKQ_MMQ_M / 2; i++) {
+            const int n = (int)(t / HKQ_MMQ_R) + 2 * i;
+            if (n < m8) {
+                float s = 0.0f;
+                for (int k = 0; k < 64; k++)
+                    s += hkq_tof(ws[(t % HKQ_MMQ_R) * HKQ_MMQ_LD + k]) * hkq_tof(xs[n * HKQ_MMQ_LD + k]);
+                acc[i / 4][i % 4] += s;
+            }
+        }
+#endif
+        __syncthreads();
+    }
+#if HKQ_MMQ_TC
+    for (int j = 0; j < HKQ_MMQ_M / 8; j++)
+        for (int i = 0; i < 4; i++) { // C: row g8 (+ 8 for i >= 2), column 2 q (+ 1 for odd i)
+            const int r = row0 + 16 * (int)wi + (int)g8 + 8 * (i / 2), n = 8 * j + 2 * (int)q + i % 2;
+            if (n < m && r < rows)
+                hkq_store(y + (long long)n * rows + r, acc[j][i]);
+        }
+#else
+    for (int i = 0; i < HKQ_MMQ_M / 2; i++) {
+        const int r = row0 + (int)(t % HKQ_MMQ_R), n = (int)(t / HKQ_MMQ_R) + 2 * i;
+        if (n < m && r < rows)
+            hkq_store(y + (long long)n * rows + r, acc[i / 4][i % 4]);
+    }
+#endif
+}
+
 // ------------------------------------------------------------- quantize
 
 // The bits through __half_as_ushort: reading a __half through a u16
@@ -1338,8 +1487,9 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 __device__ inline hkq_u16 hkq_to_f16(float f) { return __half_as_ushort(__float2half(f)); }
 // Every 16-bit field of a block sits at an even offset of a block of an
 // even size, so one 16-bit store writes it. (Two byte stores of the halves
-// of a __half_as_ushort value lost the low byte in NVRTC's code on the
-// H100: 0x22A0 stored as 0x2200; the cause is not known.)
+// of a __half_as_ushort value lost the low byte on the H100, 0x22A0 stored
+// as 0x2200: CUDA 13's ptxas makes the low byte's store F2I.U8 of the
+// half's value; docs/nvidia-backend.md.)
 __device__ inline void hkq_st16(hkq_u8 *p, hkq_u16 v) { *(hkq_u16 *)(void *)p = v; }
 
 // The largest magnitude of 32 values, and the value that has it (the first).
@@ -1881,6 +2031,19 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
     {                                                                                       \
         hkq_matmul<F>(w, x, y, rows, cols, m);                                              \
     }
+// y16: y holds x's dtype (else f32), a runtime choice: half the kernels
+#define HKQ_MMQ1(fmt, F, xt, T)                                                             \
+    extern "C" __global__ void mmq_##fmt##_##xt(const void *w, const T *x, void *y, int rows,   \
+                                                int cols, int m, int y16)                   \
+    {                                                                                       \
+        if (y16)                                                                            \
+            hkq_mmq<F, T, T>(w, x, (T *)y, rows, cols, m);                                  \
+        else                                                                                \
+            hkq_mmq<F, T, float>(w, x, (float *)y, rows, cols, m);                          \
+    }
+#define HKQ_MMQ(fmt, F)                                                                     \
+    HKQ_MMQ1(fmt, F, f16, __half)                                                           \
+    HKQ_MMQ1(fmt, F, bf16, __hip_bfloat16)
 #define HKQ_QUANT(fmt, F)                                                                   \
     extern "C" __global__ void quantize_##fmt(const float *x, void *w, long long n)         \
     {                                                                                       \
@@ -1899,6 +2062,18 @@ HKQ_FORMAT(q4_K, HKQ_Q4_K)
 HKQ_FORMAT(q5_K, HKQ_Q5_K)
 HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
+HKQ_MMQ(q4_0, HKQ_Q4_0)
+HKQ_MMQ(q4_1, HKQ_Q4_1)
+HKQ_MMQ(q5_0, HKQ_Q5_0)
+HKQ_MMQ(q5_1, HKQ_Q5_1)
+HKQ_MMQ(q8_0, HKQ_Q8_0)
+HKQ_MMQ(q8_1, HKQ_Q8_1)
+HKQ_MMQ(q2_K, HKQ_Q2_K)
+HKQ_MMQ(q3_K, HKQ_Q3_K)
+HKQ_MMQ(q4_K, HKQ_Q4_K)
+HKQ_MMQ(q5_K, HKQ_Q5_K)
+HKQ_MMQ(q6_K, HKQ_Q6_K)
+HKQ_MMQ(q8_K, HKQ_Q8_K)
 HKQ_QUANT(q4_0, HKQ_Q4_0)
 HKQ_QUANT(q4_1, HKQ_Q4_1)
 HKQ_QUANT(q5_0, HKQ_Q5_0)

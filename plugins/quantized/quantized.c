@@ -145,6 +145,11 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
  * shape), the two meeting near 90 (docs/RESULTS.md). Fewer rows keep the
  * tiled kernel (no scratch). */
 #define MATMUL_GEMM_MIN_M 128
+/* With f16 / bf16 activations, up to this many rows take the fused kernel
+ * (mmq_*: W decoded in shared memory and multiplied on the tensor cores,
+ * read once, no copy of it); more take W's 16-bit copy and the gemm
+ * family (the copy's cost spread over more rows, the gemm's wgmma tiles). */
+#define MATMUL_FUSED_M_MAX 64
 #define MATMUL_GEMM_BYTES_MAX (1ull << 30)
 
 /* Y [m, rows] = X [m, cols] W^T as dequantize(W) to x's dtype (wt: f32,
@@ -205,6 +210,15 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
         /* f16 / bf16 activations: W rounded to x's dtype once, then the
          * gemm family's f16 / bf16 kernels (tensor cores, f32 sums): the
          * product PyTorch's f16 matmul makes of the dequantized weights */
+        if (m <= MATMUL_FUSED_M_MAX) { /* W read once, no copy: mmq_<fmt>_<x>_<y> */
+            char kernel[64];
+            snprintf(kernel, sizeof kernel, "mmq_%s_%s", formats[f].name, xt);
+            hk_plugin_arg a[7] = {args[1], args[2], args[0], hk_plugin_int_arg(rows),
+                                  hk_plugin_int_arg((long long)cols), hk_plugin_int_arg((long long)m),
+                                  hk_plugin_int_arg(strcmp(yt, "f32") != 0)};
+            hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), 1, 1}, {128, 1, 1}, 0};
+            return host->launch_config(call, kernel, &cfg, a, 7);
+        }
         if (!HK_PLUGIN_HOST_HAS(host, scratch_raw) || !HK_PLUGIN_HOST_HAS(host, call_op))
             return host->fail(call, "x %s needs a hipkit whose plugin host has scratch_raw and call_op (plugin ABI 1.6 or later)", xt);
         if ((unsigned long long)rows * cols * 2 > MATMUL_GEMM_BYTES_MAX)
@@ -304,6 +318,16 @@ static int add_kernels(const hk_plugin_api *api)
             r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
                                      "const void *w, const float *x, float *y, int rows, int cols, int m",
                                      &mrule, doc);
+        static const char *const mmq[][2] = {{"f16", "__half"}, {"bf16", "__hip_bfloat16"}};
+        for (size_t v = 0; r == 0 && v < 2; v++) {
+            snprintf(name, sizeof name, "mmq_%s_%s", q, mmq[v][0]);
+            snprintf(sig, sizeof sig, "const void *w, const %s *x, void *y, int rows, int cols, int m, int y16",
+                     mmq[v][1]);
+            snprintf(doc, sizeof doc, "y [m, rows] (%s if y16, else f32) = x [m, cols] (%s, m <= 64) times the %s "
+                     "w transposed, W rounded to %s; 128 threads, grid {ceil(rows / 64)}", mmq[v][0], mmq[v][0], q,
+                     mmq[v][0]);
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name, sig, &mrule, doc);
+        }
         if (r == 0) {
             hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
             snprintf(name, sizeof name, "quantize_%s", q);

@@ -97,6 +97,20 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local gh = hk.bench(function() hk.ops.gemm.matmul(yhb, xh, yh, batch, rows, cols, false, true) end,
                         {flops = 2 * batch * n, reps = 10, warmup = 2, print = false})
     print(("  %-22s %8.3f ms %8.2f TFLOP/s"):format("  of which gemm f16", gh.median, gh.tflops))
+    -- few activation rows (f16): the fused kernel (W read once, no copy)
+    -- against W's f16 copy and the gemm done by hand; GB/s of W's bytes
+    for _, mm_ in ipairs{1, 8, 32, 64} do
+        local xs_, ys_ = hk.alloc(mm_ * cols, "f16"):rand{seed = 4, lo = -1, hi = 1}, hk.alloc(mm_ * rows, "f32")
+        Q.matmul(ys_, w1, xs_, rows)
+        local fz = hk.bench(function() Q.matmul(ys_, w1, xs_, rows) end,
+                            {bytes = bytes, flops = 2 * mm_ * n, reps = 20, warmup = 3, print = false})
+        local cp = hk.bench(function()
+            Q.dequantize(yh, w1)
+            hk.ops.gemm.matmul(ys_, xs_, yh, mm_, rows, cols, false, true)
+        end, {flops = 2 * mm_ * n, reps = 20, warmup = 3, print = false})
+        print(("  %-22s %8.3f ms %8.2f TFLOP/s %6.0f GB/s of W  %.2fx copy; f16 copy + gemm %.3f ms"):format(
+            "matmul " .. fmt .. " x" .. mm_ .. " f16", fz.median, fz.tflops, fz.gbps, fz.gbps / copy.gbps, cp.median))
+    end
     ws, yh = nil, nil
     collectgarbage()
 end
