@@ -1334,8 +1334,8 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 // ------------------------------------------ matmul, 16-bit activations
 
 // Y [m, rows] = X [m, cols] W^T for X f16 or bf16 (T) and at most
-// HKQ_MMQ_M activation rows, W read once: a block of 128 threads takes 64
-// weight rows, stepping through cols 64 at a time. Each thread decodes one
+// HKQ_MMQ_M activation rows, W read once: a block of 256 threads takes 64
+// weight rows, stepping through cols 128 at a time. Each thread decodes one
 // weight group (ggml's f32 values, rounded to T as dequantize rounds them)
 // into shared memory, the block stages X's 64 columns, and on NVIDIA sm_80+
 // each warp multiplies its 16 weight rows by X on the tensor cores
@@ -1343,9 +1343,10 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 // each thread sums its outputs from the same tiles in f32. The product of
 // dequantize(W) to T and a 16-bit matmul, without W's 16-bit copy.
 #define HKQ_MMQ_M 64  // activation rows at most (the op's bound)
-#define HKQ_MMQ_R 64  // weight rows a block: 4 warps of 16
-#define HKQ_MMQ_LD 72 // a staged row's stride in elements: 64 columns + 8, so that the
-                      // 32-bit reads of a warp's lanes (8 rows, 4 words) fall in 32 banks
+#define HKQ_MMQ_R 64   // weight rows a block: 4 warps of 16, twice (each pair a half of the step)
+#define HKQ_MMQ_K 128  // columns a step: 4 groups, one a thread
+#define HKQ_MMQ_LD 136 // a staged row's stride in elements: 128 columns + 8, so that the
+                       // 32-bit reads of a warp's lanes (8 rows, 4 words) fall in 32 banks
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define HKQ_MMQ_TC 1
 __device__ inline void hkq_mma16(float *d, const unsigned *a, const unsigned *b, __half *)
@@ -1370,7 +1371,7 @@ __device__ inline float hkq_tof(__half v) { return __half2float(v); }
 __device__ inline float hkq_tof(__hip_bfloat16 v) { return __bfloat162float(v); }
 template <typename T> __device__ inline unsigned hkq_ld2(const T *p) { return *(const unsigned *)(const void *)p; }
 
-// a launch by hand with a block other than 128 threads: each thread takes
+// a launch by hand with a block other than 256 threads: each thread takes
 // outputs of the block's rows alone, decoding their weights itself
 template <int F, typename T, typename Y>
 __device__ __forceinline__ void hkq_mmq_any(const void *w, const T *x, Y *y, int rows, int cols, int m)
@@ -1399,15 +1400,19 @@ __device__ __forceinline__ void hkq_mmq_any(const void *w, const T *x, Y *y, int
 // Inlined into its kernel: ROCm gathers the shared memory of functions it
 // does not inline into every kernel of the module (the AOT images' LDS
 // then passes 64 KiB).
+// ws4, xs4: the kernel's shared tiles of W and X (HKQ_MMQ_SHARED16 pieces of
+// 16 bytes each), declared there once for both of its output types
+#define HKQ_MMQ_SHARED16 (HKQ_MMQ_R * HKQ_MMQ_LD * 2 / 16)
 template <int F, typename T, typename Y>
-__device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int rows, int cols, int m)
+__device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int rows, int cols, int m, uint4 *ws4,
+                                        uint4 *xs4)
 {
     typedef hkq_fmt<F> Q;
-    if (blockDim.x != 128 || m > HKQ_MMQ_M) {
+    if (blockDim.x != 256 || m > HKQ_MMQ_M) {
         hkq_mmq_any<F, T, Y>(w, x, y, rows, cols, m);
         return;
     }
-    __shared__ uint4 ws4[HKQ_MMQ_R * HKQ_MMQ_LD * sizeof(T) / 16], xs4[HKQ_MMQ_M * HKQ_MMQ_LD * sizeof(T) / 16];
+    static_assert(sizeof(T) == 2 && HKQ_MMQ_M == HKQ_MMQ_R, "16-bit tiles of the same size");
     T *ws = (T *)ws4, *xs = (T *)xs4;
     const unsigned t = threadIdx.x, lane = t % 32, wi = t / 32, g8 = lane / 4, q = lane % 4;
     const int row0 = blockIdx.x * HKQ_MMQ_R, groups = cols / 32, m8 = (m + 7) / 8 * 8;
@@ -1416,7 +1421,7 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
     for (int j = 0; j < HKQ_MMQ_M / 8; j++)
         for (int i = 0; i < 4; i++)
             acc[j][i] = 0.0f;
-    for (int g0 = 0; g0 < groups; g0 += 2) {
+    for (int g0 = 0; g0 < groups; g0 += HKQ_MMQ_K / 32) {
         { // thread t: weight row t % 64, the step's group t / 64 (zeros past the matrix)
             const int r = row0 + (int)(t % HKQ_MMQ_R), g = g0 + (int)(t / HKQ_MMQ_R);
             float v[32];
@@ -1428,8 +1433,8 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
                     v[k] = 0.0f;
             hkq_pack<T>(v, (uint4 *)(ws + (t % HKQ_MMQ_R) * HKQ_MMQ_LD + 32 * (t / HKQ_MMQ_R)));
         }
-        for (int i = (int)t; i < m8 * 32; i += 128) { // X's rows (to a whole n-tile), 2 values a word
-            const int n = i / 32, c = 2 * (i % 32);
+        for (int i = (int)t; i < m8 * (HKQ_MMQ_K / 2); i += 256) { // X's rows (to a whole n-tile), 2 values a word
+            const int n = i / (HKQ_MMQ_K / 2), c = 2 * (i % (HKQ_MMQ_K / 2));
             unsigned v = 0;
             if (n < m && 32 * g0 + c < cols)
                 v = hkq_ld2(x + (long long)n * cols + 32 * g0 + c);
@@ -1437,26 +1442,28 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
         }
         __syncthreads();
 #if HKQ_MMQ_TC
-        { // warp wi: weight rows 16 wi + g8 and + 8; lane (g8, q) holds the
-          // fragments' columns 2q, 2q + 1 and 2q + 8, 2q + 9 of each k16
-            const T *wa = ws + (16 * wi + g8) * HKQ_MMQ_LD + 2 * q, *wb = wa + 8 * HKQ_MMQ_LD;
-            for (int k = 0; k < 64; k += 16) {
+        { // warp wi: weight rows 16 (wi % 4) + g8 and + 8 over the step's
+          // half wi / 4; lane (g8, q) holds the fragments' columns 2q, 2q + 1
+          // and 2q + 8, 2q + 9 of each k16
+            const int k0 = HKQ_MMQ_K / 2 * (int)(wi / 4);
+            const T *wa = ws + (16 * (wi % 4) + g8) * HKQ_MMQ_LD + 2 * q + k0, *wb = wa + 8 * HKQ_MMQ_LD;
+            for (int k = 0; k < HKQ_MMQ_K / 2; k += 16) {
                 const unsigned a[4] = {hkq_ld2(wa + k), hkq_ld2(wb + k), hkq_ld2(wa + k + 8), hkq_ld2(wb + k + 8)};
                 for (int j = 0; j < HKQ_MMQ_M / 8; j++)
                     if (8 * j < m8) {
-                        const T *xb = xs + (8 * j + g8) * HKQ_MMQ_LD + 2 * q + k;
+                        const T *xb = xs + (8 * j + g8) * HKQ_MMQ_LD + 2 * q + k0 + k;
                         const unsigned b[2] = {hkq_ld2(xb), hkq_ld2(xb + 8)};
                         hkq_mma16(acc[j], a, b, (T *)0);
                     }
             }
         }
 #else
-        // thread t: weight row t % 64, activation rows t / 64 + 2 i
-        for (int i = 0; i < HKQ_MMQ_M / 2; i++) {
-            const int n = (int)(t / HKQ_MMQ_R) + 2 * i;
+        // thread t: weight row t % 64, activation rows t / 64 + 4 i
+        for (int i = 0; i < HKQ_MMQ_M / 4; i++) {
+            const int n = (int)(t / HKQ_MMQ_R) + 4 * i;
             if (n < m8) {
                 float s = 0.0f;
-                for (int k = 0; k < 64; k++)
+                for (int k = 0; k < HKQ_MMQ_K; k++)
                     s += hkq_tof(ws[(t % HKQ_MMQ_R) * HKQ_MMQ_LD + k]) * hkq_tof(xs[n * HKQ_MMQ_LD + k]);
                 acc[i / 4][i % 4] += s;
             }
@@ -1465,15 +1472,25 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
         __syncthreads();
     }
 #if HKQ_MMQ_TC
-    for (int j = 0; j < HKQ_MMQ_M / 8; j++)
-        for (int i = 0; i < 4; i++) { // C: row g8 (+ 8 for i >= 2), column 2 q (+ 1 for odd i)
-            const int r = row0 + 16 * (int)wi + (int)g8 + 8 * (i / 2), n = 8 * j + 2 * (int)q + i % 2;
-            if (n < m && r < rows)
-                hkq_store(y + (long long)n * rows + r, acc[j][i]);
-        }
+    // the two halves of each step meet: warps 4-7 leave their sums in
+    // shared memory (ws, free after the last step), warps 0-3 add them
+    float *part = (float *)ws4;
+    if (wi >= 4)
+        for (int j = 0; j < HKQ_MMQ_M / 8; j++)
+            for (int i = 0; i < 4; i++)
+                part[((wi - 4) * (HKQ_MMQ_M / 8) + j) * 128 + 4 * lane + i] = acc[j][i];
+    __syncthreads();
+    if (wi < 4)
+        for (int j = 0; j < HKQ_MMQ_M / 8; j++)
+            for (int i = 0; i < 4; i++) { // C: row g8 (+ 8 for i >= 2), column 2 q (+ 1 for odd i)
+                const int r = row0 + 16 * (int)wi + (int)g8 + 8 * (i / 2), n = 8 * j + 2 * (int)q + i % 2;
+                if (n < m && r < rows)
+                    hkq_store(y + (long long)n * rows + r,
+                              acc[j][i] + part[(wi * (HKQ_MMQ_M / 8) + j) * 128 + 4 * lane + i]);
+            }
 #else
-    for (int i = 0; i < HKQ_MMQ_M / 2; i++) {
-        const int r = row0 + (int)(t % HKQ_MMQ_R), n = (int)(t / HKQ_MMQ_R) + 2 * i;
+    for (int i = 0; i < HKQ_MMQ_M / 4; i++) {
+        const int r = row0 + (int)(t % HKQ_MMQ_R), n = (int)(t / HKQ_MMQ_R) + 4 * i;
         if (n < m && r < rows)
             hkq_store(y + (long long)n * rows + r, acc[i / 4][i % 4]);
     }
@@ -2036,10 +2053,11 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
     extern "C" __global__ void mmq_##fmt##_##xt(const void *w, const T *x, void *y, int rows,   \
                                                 int cols, int m, int y16)                   \
     {                                                                                       \
+        __shared__ uint4 ws4[HKQ_MMQ_SHARED16], xs4[HKQ_MMQ_SHARED16];                      \
         if (y16)                                                                            \
-            hkq_mmq<F, T, T>(w, x, (T *)y, rows, cols, m);                                  \
+            hkq_mmq<F, T, T>(w, x, (T *)y, rows, cols, m, ws4, xs4);                        \
         else                                                                                \
-            hkq_mmq<F, T, float>(w, x, (float *)y, rows, cols, m);                          \
+            hkq_mmq<F, T, float>(w, x, (float *)y, rows, cols, m, ws4, xs4);                \
     }
 #define HKQ_MMQ(fmt, F)                                                                     \
     HKQ_MMQ1(fmt, F, f16, __half)                                                           \

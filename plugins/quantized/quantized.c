@@ -216,7 +216,7 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
             hk_plugin_arg a[7] = {args[1], args[2], args[0], hk_plugin_int_arg(rows),
                                   hk_plugin_int_arg((long long)cols), hk_plugin_int_arg((long long)m),
                                   hk_plugin_int_arg(strcmp(yt, "f32") != 0)};
-            hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), 1, 1}, {128, 1, 1}, 0};
+            hk_plugin_config cfg = {{(unsigned)((rows + 63) / 64), 1, 1}, {256, 1, 1}, 0};
             return host->launch_config(call, kernel, &cfg, a, 7);
         }
         if (!HK_PLUGIN_HOST_HAS(host, scratch_raw) || !HK_PLUGIN_HOST_HAS(host, call_op))
@@ -324,7 +324,7 @@ static int add_kernels(const hk_plugin_api *api)
             snprintf(sig, sizeof sig, "const void *w, const %s *x, void *y, int rows, int cols, int m, int y16",
                      mmq[v][1]);
             snprintf(doc, sizeof doc, "y [m, rows] (%s if y16, else f32) = x [m, cols] (%s, m <= 64) times the %s "
-                     "w transposed, W rounded to %s; 128 threads, grid {ceil(rows / 64)}", mmq[v][0], mmq[v][0], q,
+                     "w transposed, W rounded to %s; 256 threads, grid {ceil(rows / 64)}", mmq[v][0], mmq[v][0], q,
                      mmq[v][0]);
             r = api->add_kernel_rule(api, "quantized", "quantized.hip", name, sig, &mrule, doc);
         }

@@ -611,7 +611,7 @@ for i, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or order) do
     end
   end
 end
--- the fused kernel launched by hand: blocks of 128 threads (the staged
+-- the fused kernel launched by hand: blocks of 256 threads (the staged
 -- tiles) and of 64 and 100 (each thread its outputs alone), y of x's dtype
 -- and f32; q4_K, 70 weight rows (two blocks, the second partial), 5 rows
 do
@@ -622,7 +622,7 @@ do
         local wr = hk.from(reference(fmt, s), dt, "host"):totable()
         local x = hk.alloc(m * cols, dt, mode):rand{lo = -1, hi = 1}
         local xv = x:totable()
-        for _, case in ipairs{{128, "f32"}, {64, dt}, {100, "f32"}, {128, dt}} do
+        for _, case in ipairs{{256, "f32"}, {64, dt}, {100, "f32"}, {256, dt}} do
             local y = hk.alloc(m * rows, case[2], mode):fill(0 / 0)
             Q.kernels["mmq_" .. fmt .. "_" .. dt]:launch({2}, {case[1]}, w, x, y, rows, cols, m,
                 case[2] == "f32" and 0 or 1)
