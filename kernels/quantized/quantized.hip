@@ -1345,9 +1345,6 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 #define HKQ_MMQ_M 64  // activation rows at most (the op's bound)
 #define HKQ_MMQ_R 64   // weight rows a block: 4 warps of 16, twice (each pair a half of the step)
 #define HKQ_MMQ_K 128  // columns a step: 4 groups, one a thread
-#ifndef HKQ_MMQ_AHEAD
-#define HKQ_MMQ_AHEAD 3 // steps ahead whose weight lines a thread prefetches (NVIDIA)
-#endif
 #define HKQ_MMQ_LD 136 // a staged row's stride in elements: 128 columns + 8, so that the
                        // 32-bit reads of a warp's lanes (8 rows, 4 words) fall in 32 banks
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -1425,19 +1422,6 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
         for (int i = 0; i < 4; i++)
             acc[j][i] = 0.0f;
     for (int g0 = 0; g0 < groups; g0 += HKQ_MMQ_K / 32) {
-#if HKQ_MMQ_TC
-        { // the lines of this thread's group HKQ_MMQ_AHEAD steps on, into L1 while
-          // the steps between run: a step's decode otherwise waits on memory
-          // with few warps to cover it (a block has 8)
-            const int r = row0 + (int)(t % HKQ_MMQ_R), g = g0 + HKQ_MMQ_AHEAD * (HKQ_MMQ_K / 32) + (int)(t / HKQ_MMQ_R);
-            if (r < rows && g < groups) {
-                const hkq_u8 *p = (const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES;
-                for (int o = 0; o < Q::BYTES; o += 128)
-                    asm volatile("prefetch.global.L1 [%0];" ::"l"(p + o));
-                asm volatile("prefetch.global.L1 [%0];" ::"l"(p + Q::BYTES - 1));
-            }
-        }
-#endif
         { // thread t: weight row t % 64, the step's group t / 64 (zeros past the matrix)
             const int r = row0 + (int)(t % HKQ_MMQ_R), g = g0 + (int)(t / HKQ_MMQ_R);
             float v[32];
