@@ -1412,7 +1412,8 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
         hkq_mmq_any<F, T, Y>(w, x, y, rows, cols, m);
         return;
     }
-    static_assert(sizeof(T) == 2 && HKQ_MMQ_M == HKQ_MMQ_R, "16-bit tiles of the same size");
+    static_assert(sizeof(T) == 2 && HKQ_MMQ_M == HKQ_MMQ_R && HKQ_MMQ_R * HKQ_MMQ_K / 32 == 256,
+                  "16-bit tiles of the same size; 256 threads: a row and a group each");
     T *ws = (T *)ws4, *xs = (T *)xs4;
     const unsigned t = threadIdx.x, lane = t % 32, wi = t / 32, g8 = lane / 4, q = lane % 4;
     const int row0 = blockIdx.x * HKQ_MMQ_R, groups = cols / 32, m8 = (m + 7) / 8 * 8;
@@ -1422,8 +1423,10 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
         for (int i = 0; i < 4; i++)
             acc[j][i] = 0.0f;
     for (int g0 = 0; g0 < groups; g0 += HKQ_MMQ_K / 32) {
-        { // thread t: weight row t % 64, the step's group t / 64 (zeros past the matrix)
-            const int r = row0 + (int)(t % HKQ_MMQ_R), g = g0 + (int)(t / HKQ_MMQ_R);
+        { // thread t: weight row t / 4, the step's group t % 4 (zeros past the
+          // matrix): a warp's loads cover 8 rows' consecutive bytes (with a row
+          // a lane, every 2-byte load of a warp touched 32 lines: L1-bound)
+            const int r = row0 + (int)(t / 4), g = g0 + (int)(t % 4);
             float v[32];
             if (r < rows && g < groups)
                 hkq_decode<F>((const hkq_u8 *)w + r * row_bytes + (long long)(g / (Q::BLOCK / 32)) * Q::BYTES,
@@ -1431,7 +1434,7 @@ __device__ __forceinline__ void hkq_mmq(const void *w, const T *x, Y *y, int row
             else
                 for (int k = 0; k < 32; k++)
                     v[k] = 0.0f;
-            hkq_pack<T>(v, (uint4 *)(ws + (t % HKQ_MMQ_R) * HKQ_MMQ_LD + 32 * (t / HKQ_MMQ_R)));
+            hkq_pack<T>(v, (uint4 *)(ws + (t / 4) * HKQ_MMQ_LD + 32 * (t % 4)));
         }
         for (int i = (int)t; i < m8 * (HKQ_MMQ_K / 2); i += 256) { // X's rows (to a whole n-tile), 2 values a word
             const int n = i / (HKQ_MMQ_K / 2), c = 2 * (i % (HKQ_MMQ_K / 2));
