@@ -574,6 +574,31 @@ end
 -- or x's dtype, poisoned first; 129 rows (partial tiles), 64, 27 and 3
 -- (partial n-tiles), 101 weight rows (a partial block of 64).
 local half_eps, half_tiny = {f16 = 2 ^ -10, bf16 = 2 ^ -7}, {f16 = 2 ^ -24, bf16 = 2 ^ -133}
+-- Y [m, rows] (got, of dtype yt) against the double product of wr (W's
+-- values rounded to x's dtype) and xv: the worst error over its tolerance
+-- (f32 sums, yt's rounding; past f16's largest finite value an inf), and
+-- where it is
+local function half_matmul_worst(got, wr, xv, m, rows, cols, yt)
+    local worst, at = -1, nil
+    for a = 0, m - 1 do
+        for r = 0, rows - 1 do
+            local sum, mag = 0, 0
+            for c = 1, cols do
+                local p = wr[r * cols + c] * xv[a * cols + c]
+                sum, mag = sum + p, mag + math.abs(p)
+            end
+            local g = got[a * rows + r + 1]
+            local tol = 1e-5 * mag + (yt == "f32" and 1e-30 or half_eps[yt] * math.abs(sum) + half_tiny[yt])
+            local e = math.abs(g - sum) / tol
+            if not (e <= 1) then e = math.huge end
+            if yt == "f16" and math.abs(sum) > 65504 and g == sum * math.huge then
+                e = 0 -- past f16's largest finite value: rounds to inf (k-quant rows can sum that high)
+            end
+            if e > worst then worst, at = e, ("Y(%d,%d): got %s, want %s"):format(a, r, tostring(g), tostring(sum)) end
+        end
+    end
+    return worst, at
+end
 for i, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or order) do
   for mi, m in ipairs(valgrind and {129, 27} or {129, 64, 27, 3}) do
     local dt = (i + mi) % 2 == 0 and "f16" or "bf16"
@@ -586,29 +611,10 @@ for i, fmt in ipairs(valgrind and {"q4_0", "q6_K"} or order) do
     local xv = x:totable()
     local y = hk.alloc(m * rows, yt, mode):fill(0 / 0)
     Q.matmul(y, w, x, rows)
-    local got, worst, at = y:totable(), -1, nil
-    for a = 0, m - 1 do
-        for r = 0, rows - 1 do
-            local sum, mag = 0, 0
-            for c = 1, cols do
-                local p = wr[r * cols + c] * xv[a * cols + c]
-                sum, mag = sum + p, mag + math.abs(p)
-            end
-            local tol = 1e-5 * mag + (yt == "f32" and 1e-30 or half_eps[yt] * math.abs(sum) + half_tiny[yt])
-            local e = math.abs(got[a * rows + r + 1] - sum) / tol
-            if yt == "f16" and math.abs(sum) > 65504 and got[a * rows + r + 1] == sum * math.huge then
-                e = 0 -- past f16's largest finite value: rounds to inf (k-quant rows can sum that high)
-            end
-            if not (e <= 1) then e = math.huge end
-            if e > worst then worst, at = e, {a, r, sum} end
-        end
-    end
+    local worst, at = half_matmul_worst(y:totable(), wr, xv, m, rows, cols, yt)
     t.ok(worst <= 1, ("%s: matmul %dx%d (%s) by %dx%d, y %s (%s), within tolerance of the double product"):format(
         fmt, m, cols, dt, rows, cols, yt, m > 64 and "copy and gemm" or "fused"))
-    if worst > 1 then
-        t.diag(("  Y(%d,%d): got %s, want %s"):format(at[1], at[2], tostring(got[at[1] * rows + at[2] + 1]),
-            tostring(at[3])))
-    end
+    if worst > 1 then t.diag("  " .. at) end
   end
 end
 -- the fused kernel launched by hand: blocks of 256 threads (the staged
@@ -626,21 +632,10 @@ do
             local y = hk.alloc(m * rows, case[2], mode):fill(0 / 0)
             Q.kernels["mmq_" .. fmt .. "_" .. dt]:launch({2}, {case[1]}, w, x, y, rows, cols, m,
                 case[2] == "f32" and 0 or 1)
-            local got, worst = y:totable(), 0
-            for a = 0, m - 1 do
-                for r = 0, rows - 1 do
-                    local sum, mag = 0, 0
-                    for c = 1, cols do
-                        local p = wr[r * cols + c] * xv[a * cols + c]
-                        sum, mag = sum + p, mag + math.abs(p)
-                    end
-                    local tol = 1e-5 * mag + (case[2] == "f32" and 1e-30 or half_eps[dt] * math.abs(sum) + half_tiny[dt])
-                    local e = math.abs(got[a * rows + r + 1] - sum) / tol
-                    if not (e <= worst) then worst = e ~= e and math.huge or e end
-                end
-            end
+            local worst, at = half_matmul_worst(y:totable(), wr, xv, m, rows, cols, case[2])
             t.ok(worst <= 1, ("mmq_%s_%s launched with blocks of %d threads, y %s: within tolerance (%.2f)"):format(
                 fmt, dt, case[1], case[2], worst))
+            if worst > 1 then t.diag("  " .. at) end
         end
     end
 end
