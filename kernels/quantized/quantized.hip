@@ -1337,9 +1337,10 @@ __device__ void hkq_matmul(const void *w, const float *x, float *y, int rows, in
 // HKQ_MMQ_M activation rows, W read once: a block of 256 threads takes 64
 // weight rows, stepping through cols 128 at a time. Each thread decodes one
 // weight group (ggml's f32 values, rounded to T as dequantize rounds them)
-// into shared memory, the block stages X's 64 columns, and on NVIDIA sm_80+
-// each warp multiplies its 16 weight rows by X on the tensor cores
-// (mma.sync m16n8k16, f32 sums; n-tiles of 8 activation rows); elsewhere
+// into shared memory, the block stages X's 128 columns, and on NVIDIA sm_80+
+// each warp multiplies its 16 weight rows by X over half the step on the
+// tensor cores (mma.sync m16n8k16, f32 sums; n-tiles of 8 activation rows;
+// the two halves meet in shared memory at the end); elsewhere
 // each thread sums its outputs from the same tiles in f32. The product of
 // dequantize(W) to T and a 16-bit matmul, without W's 16-bit copy.
 #define HKQ_MMQ_M 64  // activation rows at most (the op's bound)

@@ -207,10 +207,11 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
         return host->fail(call, "y is %s; with x %s matmul writes f32%s%s", yt ? yt : "?", xt, half ? " or " : "",
                           half ? xt : "");
     if (half) {
-        /* f16 / bf16 activations: W rounded to x's dtype once, then the
-         * gemm family's f16 / bf16 kernels (tensor cores, f32 sums): the
-         * product PyTorch's f16 matmul makes of the dequantized weights */
-        if (m <= MATMUL_FUSED_M_MAX) { /* W read once, no copy: mmq_<fmt>_<x>_<y> */
+        /* f16 / bf16 activations: W rounded to x's dtype times x, f32 sums
+         * on the tensor cores (the product PyTorch's f16 matmul makes of the
+         * dequantized weights), by the fused kernel or by W's 16-bit copy
+         * and the gemm family */
+        if (m <= MATMUL_FUSED_M_MAX) { /* W read once, no copy: mmq_<fmt>_<x> */
             char kernel[64];
             snprintf(kernel, sizeof kernel, "mmq_%s_%s", formats[f].name, xt);
             hk_plugin_arg a[7] = {args[1], args[2], args[0], hk_plugin_int_arg(rows),
@@ -220,7 +221,8 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
             return host->launch_config(call, kernel, &cfg, a, 7);
         }
         if (!HK_PLUGIN_HOST_HAS(host, scratch_raw) || !HK_PLUGIN_HOST_HAS(host, call_op))
-            return host->fail(call, "x %s needs a hipkit whose plugin host has scratch_raw and call_op (plugin ABI 1.6 or later)", xt);
+            return host->fail(call, "x %s with more than %d rows needs a hipkit whose plugin host has scratch_raw "
+                              "and call_op (plugin ABI 1.6 or later)", xt, MATMUL_FUSED_M_MAX);
         if ((unsigned long long)rows * cols * 2 > MATMUL_GEMM_BYTES_MAX)
             return host->fail(call, "W's %s copy would take %llu bytes, over the %llu this op allocates; pass x "
                               "as f32 (the tiled kernel needs no copy)", xt,
@@ -269,8 +271,8 @@ static const struct {
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
     {"matmul", "y, w, x, rows", op_matmul,
      "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 128 rows of x "
-     "W dequantized to f32 and the gemm family's product; x f16 / bf16 (y f32 or x's dtype): W dequantized to x's "
-     "dtype and the gemm family's tensor-core product"},
+     "W dequantized to f32 and the gemm family's product; x f16 / bf16 (y f32 or x's dtype): W rounded to x's dtype, "
+     "tensor cores; up to 64 rows a fused kernel reading W once, more W's 16-bit copy and the gemm family"},
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
 };
 
