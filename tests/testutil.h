@@ -99,7 +99,7 @@ static inline hk_kernel *tu_kernel(hk_context *ctx, hk_module **m, const char *s
 static inline hk_launch_config tu_cfg(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                                       uint32_t bz, size_t shared)
 {
-    hk_launch_config c = {{gx, gy, gz}, {bx, by, bz}, shared};
+    hk_launch_config c = {{gx, gy, gz}, {bx, by, bz}, shared, 0, 0};
     return c;
 }
 

@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 6
+#define HK_PLUGIN_ABI_MINOR 7
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -249,6 +249,18 @@ typedef struct hk_plugin_host {
      * sizes its grid by it. Check HK_PLUGIN_HOST_HAS(host, compute_units)
      * first. */
     unsigned (*compute_units)(const hk_plugin_call *call) HK_PLUGIN_LATER;
+
+    /* --- ABI 1.7: check HK_PLUGIN_HOST_HAS(host, launch_early) first --- */
+
+    /* launch_config with early start (HK_LAUNCH_EARLY_START, hipkit.h): the
+     * kernel calls hk_grid_wait() before it touches any memory but the
+     * buffer arguments whose bits are set in early_reads (bit i: args[i]),
+     * which it may read before, so its blocks can start and load those
+     * while the kernel before it ends. The host drops early start where one
+     * of them may be written by that kernel, and where the device cannot
+     * start early (then it is launch_config). */
+    int (*launch_early)(const hk_plugin_call *call, const char *kernel, const hk_plugin_config *cfg,
+                        const hk_plugin_arg *args, int nargs, unsigned early_reads) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later

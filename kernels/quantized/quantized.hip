@@ -36,6 +36,13 @@
 #include <hip/hip_fp16.h>
 #include <hip/hip_bf16.h>
 
+// hk_grid_wait(): early start's wait (hipkit.h, HK_LAUNCH_EARLY_START).
+// hipkit's compiles define it; a compiler without hipkit's headers (hipcc
+// --genco of the AMD images) runs launches one after another: nothing.
+#ifndef hk_grid_wait
+#define hk_grid_wait() ((void)0)
+#endif
+
 typedef unsigned char hkq_u8;
 typedef unsigned short hkq_u16;
 typedef unsigned int hkq_u32;
@@ -951,6 +958,7 @@ __device__ void hkq_matvec_staged_body(const void *w, const void *x, float *y, i
     S st;
     if (row < (unsigned)rows) // the first rows' loads in flight while x is staged
         st.load(wp + row * rb16, nchunks == 1 ? last16 : S::SEG16, lane);
+    hk_grid_wait(); // launched early (the op does): only w was read before
     if (hkq_stage_x<F, X8, XG>(x, cols, xsm, xsum, s8)) {
         for (; row < (unsigned)rows; row += stride)
             hkq_matvec_row<F>(w, (const float *)x, y, row, cols, lane);
@@ -1036,6 +1044,7 @@ __device__ void hkq_matvec_slices_body(const void *w, const float *x, float *y, 
     S st;
     if (row < (unsigned)rows)
         st.load(wp + row * rb16, nchunks == 1 ? last16 : S::SEG16, lane);
+    hk_grid_wait(); // launched early: only w was read before
     if (hkq_stage_x<F, 0, 1>(x, cols, xsm, xsum, nullptr)) { // (the sums only)
         for (; row < (unsigned)rows; row += stride)
             hkq_matvec_row<F>(w, x, y, row, cols, lane);
@@ -1144,6 +1153,8 @@ __device__ void hkq_matvec_threads(const void *w, const void *x, float *y, int r
 template <int F>
 __device__ __forceinline__ void hkq_matvec(const void *w, const float *x, float *y, int rows, int cols)
 {
+    if (!hkq_can_stage<F, 0>(w, x, cols) || !hkq_whole_warps())
+        hk_grid_wait(); // launched early: the staged paths wait after their first loads
     if (!hkq_whole_warps()) {
         hkq_matvec_threads<F, 0>(w, x, y, rows, cols);
         return;
@@ -1207,6 +1218,8 @@ __device__ void hkq_matvec_row(const void *w, const float *x, float *y, long lon
 template <int F>
 __device__ __forceinline__ void hkq_matvec_q8_1(const void *w, const void *xq, float *y, int rows, int cols)
 {
+    if (!hkq_can_stage<F, 1>(w, xq, cols) || !hkq_whole_warps())
+        hk_grid_wait(); // launched early: the staged paths wait after their first loads
     if (!hkq_whole_warps()) {
         hkq_matvec_threads<F, 1>(w, xq, y, rows, cols);
         return;

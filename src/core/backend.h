@@ -43,10 +43,23 @@ struct hkc_backend {
                    const char *what);
 };
 
+/* What the kernel launched last (on a device, or into a recording graph)
+ * may write, for early start (launch_early.c): the address ranges of the
+ * allocations it took as non-const pointers. */
+#define HKC_WRITES_MAX 8
+typedef struct hkc_kernel_writes {
+    int valid;          /* a kernel was launched */
+    int unknown;        /* it may write memory not listed (packed, opaque pointers, > MAX) */
+    const void *stream; /* the hk_stream it went to, NULL: the default one */
+    int n;
+    uintptr_t lo[HKC_WRITES_MAX], hi[HKC_WRITES_MAX];
+} hkc_kernel_writes;
+
 typedef struct hkc_device {
     hkc_backend *be;
     int index; /* within the backend */
     hk_device_info info;
+    hkc_kernel_writes last_writes; /* the core's: the last kernel launched on it */
 } hkc_device;
 
 typedef struct hkc_mapping {

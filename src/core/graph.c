@@ -41,8 +41,11 @@ struct hk_graph {
     void *bgraph;  /* the backend's native graph, or NULL */
     int error;     /* recording: the first capture error (its text in invalid) */
     char *invalid; /* why it can no longer launch (malloc'd), or NULL */
+    hkc_kernel_writes writes; /* recording: what its last node may write */
     hk_graph *next;
 };
+
+hkc_kernel_writes *hkc_graph_writes(hk_graph *g) { return &g->writes; }
 
 static const char *replay_kind(const hkc_backend *be)
 {
@@ -246,10 +249,15 @@ static int capture_graph(hk_graph *g)
     }
     for (int i = 0; i < g->n; i++) {
         const graph_node *nd = &g->nodes[i];
-        int r = add_node(rec, nd->k, &nd->cfg, nd->kernarg, nd->size, NULL, 0);
+        hk_launch_config cfg = nd->cfg;
+        if (i == 0) /* its early start was judged with nothing before it */
+            cfg.flags &= ~HK_LAUNCH_EARLY_START;
+        int r = add_node(rec, nd->k, &cfg, nd->kernarg, nd->size, NULL, 0);
         if (r)
             return r;
     }
+    if (g->n)
+        rec->writes = g->writes;
     for (int i = 0; i < g->nuses; i++)
         if (add_use(rec, g->uses[i].obj, g->uses[i].is_buffer))
             return hkc_fail(g->ctx, HK_ENOMEM, "out of memory");
@@ -267,6 +275,7 @@ HK_API int hk_graph_launch(hk_graph *g)
     if (g->ctx->graph_rec)
         return capture_graph(g);
     hkc_device *dev = &g->ctx->devices[g->device];
+    hkc_writes_forget(&dev->last_writes); /* (the backend starts nothing early after a graph) */
     if (g->bgraph)
         return dev->be->ops->graph_launch(dev->be, dev->index, g->bgraph);
     return replay_list(g);

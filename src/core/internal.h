@@ -146,12 +146,26 @@ void hkc_kernel_free(hk_kernel *k);
 int hkc_signature_check(hk_context *ctx, const char *name, const hkc_signature *sig,
                         const hkc_kernel_meta *meta);
 
+/* Early start (launch_early.c). hkc_writes_note records what a launch of
+ * sig with args (NULL: packed) on stream may write; hkc_writes_forget
+ * says "anything" (a graph replay). hkc_early_flags checks cfg's flags and
+ * early_reads against args (HK_EINVAL naming the argument) and gives the
+ * flags the launch may use: early start dropped where a buffer it reads
+ * early may be written by prev's kernel, or prev ran on another stream. */
+void hkc_writes_note(hkc_kernel_writes *w, const void *stream, const hkc_signature *sig, const hk_arg *args,
+                     int nargs);
+void hkc_writes_forget(hkc_kernel_writes *w);
+int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes *prev, const void *stream,
+                    const hk_launch_config *cfg, const hk_arg *args, int nargs, uint32_t *flags);
+
 /* Graphs (graph.c). While ctx records, launch.c hands each checked, packed
  * launch to hkc_graph_capture instead of the backend (args: the hk_arg
  * list it was packed from, for the buffers it uses; NULL for packed
  * launches). */
 int hkc_graph_capture(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size,
                       const hk_arg *args, int nargs);
+/* What the recording's last node may write (early start between nodes). */
+hkc_kernel_writes *hkc_graph_writes(hk_graph *g);
 /* 0 unless ctx records a graph; then the recording is discarded and the
  * call fails: HK_ESTATE "CALL cannot be captured in a graph (WHY)". The
  * calls that queue no launch (copies, host access, compiles, syncs) call

@@ -59,12 +59,24 @@ static int check_stream(hk_stream *s, const hk_kernel *k, const char *fn)
     return s ? hkc_stream_check_device(s, k->m->entry->dev, fn, "kernel") : 0;
 }
 
-static int launch_args(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args,
+/* What the last kernel before this launch may write: the recording's last
+ * node, or the device's last kernel. */
+static hkc_kernel_writes *writes_before(const hk_kernel *k)
+{
+    hk_context *ctx = k->m->ctx;
+    return ctx->graph_rec ? hkc_graph_writes(ctx->graph_rec) : &k->m->entry->dev->last_writes;
+}
+
+static int launch_args(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg_in, const hk_arg *args,
                        int nargs)
 {
     hk_context *ctx = k->m->ctx;
-    int r = check_config(k, cfg);
+    int r = check_config(k, cfg_in);
     if (r)
+        return r;
+    hkc_kernel_writes *before = writes_before(k);
+    hk_launch_config cfg[1] = {*cfg_in};
+    if ((r = hkc_early_flags(ctx, k->name, before, s, cfg_in, args, nargs, &cfg->flags)) != 0)
         return r;
     if (nargs && !args)
         return hkc_fail(ctx, HK_EINVAL, "kernel %s: args is NULL", k->name);
@@ -82,9 +94,13 @@ static int launch_args(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, 
     }
     hkc_strbuf_free(&err);
     if (ctx->graph_rec) /* a graph replays on the default stream: record only its launches */
-        return s ? hkc_graph_refuse(ctx, "hk_launch_on", "a launch on a stream")
-                 : hkc_graph_capture(k, cfg, kernarg, k->sig.kernarg_size, args, nargs);
-    return backend_launch(s, k, cfg, kernarg, k->sig.kernarg_size);
+        r = s ? hkc_graph_refuse(ctx, "hk_launch_on", "a launch on a stream")
+              : hkc_graph_capture(k, cfg, kernarg, k->sig.kernarg_size, args, nargs);
+    else
+        r = backend_launch(s, k, cfg, kernarg, k->sig.kernarg_size);
+    if (!r)
+        hkc_writes_note(before, s, &k->sig, args, nargs);
+    return r;
 }
 
 HK_API int hk_launch(hk_kernel *k, const hk_launch_config *cfg, const hk_arg *args, int nargs)
@@ -103,19 +119,27 @@ HK_API int hk_launch_on(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg,
     return r ? r : launch_args(s, k, cfg, args, nargs);
 }
 
-static int launch_packed(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,
+static int launch_packed(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg_in, const void *kernarg,
                          size_t size)
 {
-    int r = check_config(k, cfg);
+    int r = check_config(k, cfg_in);
     if (r)
+        return r;
+    hkc_kernel_writes *before = writes_before(k);
+    hk_launch_config cfg[1] = {*cfg_in};
+    if ((r = hkc_early_flags(k->m->ctx, k->name, before, s, cfg_in, NULL, 0, &cfg->flags)) != 0)
         return r;
     if (size != k->sig.kernarg_size || (size && !kernarg))
         return hkc_fail(k->m->ctx, HK_EARG, "kernel %s: packed arguments are %zu bytes, its parameters take %u",
                         k->name, size, k->sig.kernarg_size);
     if (k->m->ctx->graph_rec) /* its pointers are bytes here: no buffers to remember */
-        return s ? hkc_graph_refuse(k->m->ctx, "hk_launch_packed_on", "a launch on a stream")
-                 : hkc_graph_capture(k, cfg, kernarg, size, NULL, 0);
-    return backend_launch(s, k, cfg, kernarg, size);
+        r = s ? hkc_graph_refuse(k->m->ctx, "hk_launch_packed_on", "a launch on a stream")
+              : hkc_graph_capture(k, cfg, kernarg, size, NULL, 0);
+    else
+        r = backend_launch(s, k, cfg, kernarg, size);
+    if (!r)
+        hkc_writes_note(before, s, &k->sig, NULL, 0);
+    return r;
 }
 
 HK_API int hk_launch_packed(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg,

@@ -61,7 +61,21 @@ static int host_op_launch_config(const hk_plugin_call *c, const char *kernel,
     hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
                            {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
                             cfg->block[2] ? cfg->block[2] : 1},
-                           cfg->shared_bytes};
+                           cfg->shared_bytes, 0, 0};
+    return op_launch(c, kernel, &lc, args, nargs);
+}
+
+static int host_op_launch_early(const hk_plugin_call *c, const char *kernel, const hk_plugin_config *cfg,
+                                const hk_plugin_arg *args, int nargs, unsigned early_reads)
+{
+    if (!c) /* a public entry point: a plugin may pass anything */
+        return HK_EINVAL;
+    if (!cfg)
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->launch_early: cfg is NULL", c->f->name, c->op->name);
+    hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
+                           {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
+                            cfg->block[2] ? cfg->block[2] : 1},
+                           cfg->shared_bytes, HK_LAUNCH_EARLY_START, early_reads};
     return op_launch(c, kernel, &lc, args, nargs);
 }
 
@@ -236,6 +250,7 @@ static const hk_plugin_host host_table = {
     .call_op = host_op_call_op,
     .scratch_raw = host_op_scratch_raw,
     .compute_units = host_op_compute_units,
+    .launch_early = host_op_launch_early,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

@@ -764,7 +764,7 @@ static int kernel_launch(lua_State *L)
         uk = check_kernel(L, 1); /* raises the usual argument error */
     if (kernel_gone(uk))
         return luaL_error(L, "the kernel's module was freed");
-    hk_launch_config cfg;
+    hk_launch_config cfg = {0};
     cfg.grid = hkl_check_dim3(L, 2, "grid");
     cfg.block = hkl_check_dim3(L, 3, "block");
     cfg.shared_bytes = 0;
@@ -776,19 +776,22 @@ int hkl_launch_on(lua_State *L, hk_stream *s, int kidx)
     hkl_kernel *uk = check_kernel(L, kidx);
     if (kernel_gone(uk))
         return luaL_error(L, "the kernel's module was freed");
-    hk_launch_config cfg = {hkl_check_dim3(L, kidx + 1, "grid"), hkl_check_dim3(L, kidx + 2, "block"), 0};
+    hk_launch_config cfg = {hkl_check_dim3(L, kidx + 1, "grid"), hkl_check_dim3(L, kidx + 2, "block"), 0, 0, 0};
     return do_launch(L, uk, &cfg, kidx + 3, kidx, s);
 }
 
-/* k{grid=, block=, shared=} → a launcher; launcher(...) launches. */
+/* k{grid=, block=, shared=, early=} → a launcher; launcher(...) launches.
+ * early = true: HK_LAUNCH_EARLY_START (the kernel calls hk_grid_wait()
+ * before touching memory the kernel before it may write). */
 static int kernel_call(lua_State *L)
 {
-    static const char *const names[] = {"grid", "block", "shared", NULL};
+    static const char *const names[] = {"grid", "block", "shared", "early", NULL};
     check_kernel(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     hkl_check_options(L, 2, names, "launch configuration");
     hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
     ul->kernel = lua_touserdata(L, 1);
+    memset(&ul->cfg, 0, sizeof ul->cfg);
     if (lua_getfield(L, 2, "grid") == LUA_TNIL)
         return luaL_error(L, "launch configuration needs grid=");
     ul->cfg.grid = hkl_check_dim3(L, -1, "grid");
@@ -802,6 +805,10 @@ static int kernel_call(lua_State *L)
     if (shared < 0)
         return luaL_error(L, "shared= must be a byte count >= 0");
     ul->cfg.shared_bytes = (size_t)shared;
+    lua_pop(L, 1);
+    if (lua_getfield(L, 2, "early") != LUA_TNIL && !lua_isboolean(L, -1))
+        return luaL_error(L, "early= must be true or false");
+    ul->cfg.flags = lua_toboolean(L, -1) ? HK_LAUNCH_EARLY_START : 0;
     lua_pop(L, 1);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
@@ -820,11 +827,11 @@ static int launcher_call(lua_State *L)
 static int launcher_tostring(lua_State *L)
 {
     hkl_launcher *ul = luaL_checkudata(L, 1, HKL_LAUNCHER);
-    lua_pushfstring(L, "hk.launcher %s grid {%d, %d, %d} block {%d, %d, %d} shared %d",
+    lua_pushfstring(L, "hk.launcher %s grid {%d, %d, %d} block {%d, %d, %d} shared %d%s",
                     !kernel_gone(ul->kernel) ? hk_kernel_name(ul->kernel->k) : "(freed)",
                     (int)ul->cfg.grid.x, (int)ul->cfg.grid.y, (int)ul->cfg.grid.z,
                     (int)ul->cfg.block.x, (int)ul->cfg.block.y, (int)ul->cfg.block.z,
-                    (int)ul->cfg.shared_bytes);
+                    (int)ul->cfg.shared_bytes, ul->cfg.flags & HK_LAUNCH_EARLY_START ? " early" : "");
     return 1;
 }
 

@@ -73,7 +73,7 @@ static int op_call(lua_State *L)
     const char *family = lua_tostring(L, lua_upvalueindex(2));
     const char *kernel = lua_tostring(L, lua_upvalueindex(3));
     int explicit_geom = lua_toboolean(L, lua_upvalueindex(4));
-    hk_launch_config cfg, *pcfg = NULL;
+    hk_launch_config cfg = {0}, *pcfg = NULL;
     int first = 1;
     if (explicit_geom) {
         cfg.grid = hkl_check_dim3(L, 1, "grid");

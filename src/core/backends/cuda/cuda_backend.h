@@ -25,6 +25,11 @@ typedef struct cuda_device {
     char name[128];     /* cuDeviceGetName, for messages */
     int retains;        /* primary-context retains this backend holds (released at destroy) */
     void *stage;        /* pinned bounce for small downloads (cuda_memory.c), NULL until used */
+    /* Early start (HK_LAUNCH_EARLY_START) follows only a kernel: set by a
+     * launch, cleared by every other call (hkc_cuda_use_dev), since a copy
+     * or an event between two kernels must order them fully. */
+    int after_kernel;
+    CUstream after_kernel_on; /* the stream of that kernel (NULL: the legacy one) */
     unsigned stage_gen; /* the context generation stage was allocated in */
 } cuda_device;
 
@@ -134,6 +139,10 @@ void hkc_cuda_event_destroy(hk_event *e);
 int hkc_cuda_event_record(hk_event *e);
 int hkc_cuda_event_synchronize(hk_event *e);
 int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
+/* Whether kernels on the device can start early (programmatic dependent
+ * launch, sm_90 and newer), so HK_LAUNCH_EARLY_START is honoured. */
+static inline int hkc_cuda_can_start_early(const cuda_device *cd) { return cd->cc_major >= 9; }
+
 /* launch and event_record on a stream (NULL: the legacy default stream). */
 int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,
                        const void *kernarg, size_t size, CUstream stream);

@@ -90,6 +90,7 @@ int hkc_cuda_is_sticky(CUresult r)
 CUresult hkc_cuda_use_dev(cuda_impl *c, int d)
 {
     cuda_device *cd = &c->devs[d];
+    cd->after_kernel = 0; /* whatever the caller queues next, it is no kernel of ours yet */
     unsigned e = hkc_cuda_epoch(cd);
     if (cd->generation != e) {
         CUcontext nc;

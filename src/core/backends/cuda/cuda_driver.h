@@ -39,6 +39,7 @@
     X(cuGetErrorString) \
     X(cuInit) \
     X(cuLaunchKernel) \
+    X(cuLaunchKernelEx) \
     X(cuMemAllocManaged) \
     X(cuMemAlloc_v2) \
     X(cuMemFreeHost) \
@@ -70,6 +71,7 @@
 
 /* graphs (cuda_graph.c) */
 #define HKC_CUDA_GRAPH_FNS(X) \
+    X(cuGraphAddDependencies_v2) \
     X(cuGraphAddKernelNode_v2) \
     X(cuGraphCreate) \
     X(cuGraphDestroy) \
@@ -116,6 +118,7 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuGetErrorString (*hkc_cu.cuGetErrorString)
 #define cuInit (*hkc_cu.cuInit)
 #define cuLaunchKernel (*hkc_cu.cuLaunchKernel)
+#define cuLaunchKernelEx (*hkc_cu.cuLaunchKernelEx)
 #define cuMemAllocManaged (*hkc_cu.cuMemAllocManaged)
 #define cuMemAlloc_v2 (*hkc_cu.cuMemAlloc_v2)
 #define cuMemFreeHost (*hkc_cu.cuMemFreeHost)
@@ -145,6 +148,7 @@ int hkc_cuda_driver_open(hkc_strbuf *why);
 #define cuStreamSynchronize (*hkc_cu.cuStreamSynchronize)
 #define cuStreamWaitEvent (*hkc_cu.cuStreamWaitEvent)
 /* graphs */
+#define cuGraphAddDependencies_v2 (*hkc_cu.cuGraphAddDependencies_v2)
 #define cuGraphAddKernelNode_v2 (*hkc_cu.cuGraphAddKernelNode_v2)
 #define cuGraphCreate (*hkc_cu.cuGraphCreate)
 #define cuGraphDestroy (*hkc_cu.cuGraphDestroy)

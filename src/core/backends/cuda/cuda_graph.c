@@ -25,7 +25,10 @@ typedef struct cuda_graph {
 /* One kernel node after prev (NULL: the first), as hkc_cuda_launch passes
  * arguments: by address into the packed bytes, or the whole buffer past 64
  * parameters. The driver copies the values into the node. */
-static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *prev)
+/* A node after *prev; a launch with early start (HK_LAUNCH_EARLY_START) on a
+ * device that can gets a programmatic edge, which lets it start as the node
+ * before triggers (as the stream attribute does outside a graph). */
+static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *prev, int early_ok)
 {
     cuda_function *f = l->k.bfn;
     void *params[64];
@@ -48,7 +51,15 @@ static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *
     p.kernelParams = np <= 64 ? (np ? params : NULL) : NULL;
     p.extra = np <= 64 ? NULL : extra;
     CUgraphNode node;
-    CUresult cr = cuGraphAddKernelNode(&node, graph, *prev ? prev : NULL, *prev ? 1 : 0, &p);
+    int early = early_ok && *prev && (l->cfg.flags & HK_LAUNCH_EARLY_START);
+    CUresult cr = cuGraphAddKernelNode(&node, graph, *prev && !early ? prev : NULL, *prev && !early ? 1 : 0, &p);
+    if (cr == CUDA_SUCCESS && early) {
+        CUgraphEdgeData e;
+        memset(&e, 0, sizeof e);
+        e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+        e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        cr = cuGraphAddDependencies_v2(graph, prev, &node, &e, 1);
+    }
     if (cr == CUDA_SUCCESS)
         *prev = node;
     return cr;
@@ -84,7 +95,7 @@ static int build(hkc_backend *be, cuda_graph *cg)
     CUgraphNode prev = NULL;
     int i = 0;
     for (; i < cg->n && cr == CUDA_SUCCESS; i++)
-        cr = add_node(cg->graph, &cg->launches[i], &prev);
+        cr = add_node(cg->graph, &cg->launches[i], &prev, hkc_cuda_can_start_early(&c->devs[cg->dev]));
     if (cr != CUDA_SUCCESS) {
         release(c, cg);
         return hkc_cuda_fail(be, cg->dev, cr, NULL, HK_EBACKEND, "cuGraphAddKernelNode (node %d, kernel %s)",

@@ -159,6 +159,10 @@ int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_lau
     cuda_impl *c = cuda_impl_of(be);
     cuda_function *f = k->bfn;
     int d = f->m->dev;
+    cuda_device *cd = &c->devs[d];
+    /* (read before prepare, which clears it) */
+    int early = (cfg->flags & HK_LAUNCH_EARLY_START) && hkc_cuda_can_start_early(cd) && cd->after_kernel &&
+                cd->after_kernel_on == stream;
     int r = hkc_cuda_launch_prepare(be, k, cfg, kernarg, size);
     if (r)
         return r;
@@ -169,22 +173,40 @@ int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_lau
      * module_kernels checked against the driver's cuFuncGetParamInfo. */
     void *params[64];
     int np = k->sig->count;
+    /* sized to the parameters' own end: a larger buffer reads as "too many
+     * arguments" (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) */
+    size_t sz = f->param_end && f->param_end <= size ? f->param_end : size;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
+                     CU_LAUNCH_PARAM_END};
+    for (int i = 0; i < np && np <= 64; i++)
+        params[i] = (char *)kernarg + k->sig->params[i].offset;
+    void **kp = np <= 64 && np ? params : NULL, **ex = np <= 64 ? NULL : extra;
     CUresult cr;
-    if (np <= 64) {
-        for (int i = 0; i < np; i++)
-            params[i] = (char *)kernarg + k->sig->params[i].offset;
-        cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
-                            cfg->block.z, (unsigned)cfg->shared_bytes, stream, np ? params : NULL, NULL);
+    if (early) { /* programmatic dependent launch: starts as the kernel before triggers */
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        at.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = cfg->grid.x;
+        lc.gridDimY = cfg->grid.y;
+        lc.gridDimZ = cfg->grid.z;
+        lc.blockDimX = cfg->block.x;
+        lc.blockDimY = cfg->block.y;
+        lc.blockDimZ = cfg->block.z;
+        lc.sharedMemBytes = (unsigned)cfg->shared_bytes;
+        lc.hStream = stream;
+        lc.attrs = &at;
+        lc.numAttrs = 1;
+        cr = cuLaunchKernelEx(&lc, f->fn, kp, ex);
     } else {
-        /* sized to the parameters' own end: a larger buffer reads as "too
-         * many arguments" (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) */
-        size_t sz = f->param_end && f->param_end <= size ? f->param_end : size;
-        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)kernarg, CU_LAUNCH_PARAM_BUFFER_SIZE,
-                         &sz, CU_LAUNCH_PARAM_END};
         cr = cuLaunchKernel(f->fn, cfg->grid.x, cfg->grid.y, cfg->grid.z, cfg->block.x, cfg->block.y,
-                            cfg->block.z, (unsigned)cfg->shared_bytes, stream, NULL, extra);
+                            cfg->block.z, (unsigned)cfg->shared_bytes, stream, kp, ex);
     }
     if (cr == CUDA_SUCCESS) {
+        cd->after_kernel = 1;
+        cd->after_kernel_on = stream;
         note_kernel(c, d, k->name);
         hkc_gpu_buffers_mark_all_dirty(&c->buffers, d);
         return 0;

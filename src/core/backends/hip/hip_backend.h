@@ -17,6 +17,10 @@
 
 #define HIP_MAX_DEVICES 16
 
+/* hk_grid_wait() (early start's wait, hipkit.h) for every compile: AMD GPUs
+ * run launches one after another, so it does nothing here. */
+#define HKC_HIP_GRID_WAIT_DEFINE "-Dhk_grid_wait()=((void)0)"
+
 typedef struct hip_device {
     int ordinal;        /* the HIP runtime's device number */
     char name[128];

@@ -125,7 +125,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
 
     char arch[128];
     snprintf(arch, sizeof arch, "--offload-arch=%s", target);
-    const char **opts = malloc((size_t)(job->nflags + 5) * sizeof *opts);
+    const char **opts = malloc((size_t)(job->nflags + 6) * sizeof *opts);
     if (!opts) {
         hiprtcDestroyProgram(&prog);
         return HK_ENOMEM;
@@ -133,6 +133,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     int nopt = 0;
     opts[nopt++] = arch;
     opts[nopt++] = "-std=c++17";
+    opts[nopt++] = HKC_HIP_GRID_WAIT_DEFINE;
     if (!h->native_headers) /* hiprtc 5's built-in headers lack this macro of hip_runtime.h */
         opts[nopt++] = "-DHIP_DYNAMIC_SHARED(type,var)=extern __shared__ type var[]";
     if (!has_opt_level(job))

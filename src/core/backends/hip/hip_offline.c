@@ -137,6 +137,7 @@ static void argv_free(argv_builder *a)
 static void base_args(const toolchain *tc, argv_builder *a)
 {
     arg(a, tc->path);
+    arg(a, HKC_HIP_GRID_WAIT_DEFINE);
     if (tc->clang) {
         /* --cuda-device-only: the spelling every HIP-capable clang knows */
         arg(a, "-x");

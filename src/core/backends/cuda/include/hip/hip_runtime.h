@@ -39,6 +39,20 @@
 #define hipGridDim_y (gridDim.y)
 #define hipGridDim_z (gridDim.z)
 
+/* ------------------------------------------------------- early start */
+/* hk_grid_wait(): the wait of a kernel launched with early start
+ * (HK_LAUNCH_EARLY_START, hipkit.h): returns once the kernel before it has
+ * finished and its writes are visible, then lets the kernel after it start
+ * early in turn. Before sm_90, and without early start, it costs nothing. */
+static __device__ __forceinline__ void __hk_grid_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#define hk_grid_wait() __hk_grid_wait()
+
 /* ------------------------------------------------------ shared memory */
 #define HIP_DYNAMIC_SHARED_ATTRIBUTE
 #define HIP_DYNAMIC_SHARED(type, __var) extern __shared__ type __var[]
