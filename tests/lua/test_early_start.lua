@@ -95,18 +95,10 @@ local function matrix(rows, cols, fmt, s)
     Q.dequantize(wf, w)
     return w, wf:totable()
 end
-local function product(wv_, rows, cols, xv)
-    local y, mag = {}, {}
-    for r = 0, rows - 1 do
-        local sum, m_ = 0, 0
-        for c = 1, cols do
-            local p = wv_[r * cols + c] * xv[c]
-            sum, m_ = sum + p, m_ + math.abs(p)
-        end
-        y[r + 1], mag[r + 1] = sum, m_
-    end
-    return y, mag
-end
+-- y = W x in double, and each row's sum |w x| (the bench's shared reference)
+local here = arg[0]:match("(.*/)") or "./"
+local reference = dofile(here .. "../../scripts-lua/bench/quantized_ref.lua")
+local function product(wv_, rows, cols, xv) return reference(wv_, xv, rows, cols) end
 local function rel(got, y, mag)
     local e_ = 0
     for i = 1, #y do
