@@ -6,7 +6,8 @@
 -- reads the poison (NaN) or a stale value and fails against the arithmetic
 -- done in Lua:
 --  - a launcher with early = true, 40 steps ping-ponging two buffers, one
---    by one and replayed as a graph (programmatic edges in a CUDA graph);
+--    by one on the default stream and on a stream of their own, and
+--    replayed as a graph (programmatic edges in a CUDA graph);
 --  - hk.ops.quantized.matvec (which starts early, reading only w before its
 --    wait): y1 = W1 x, y2 = W2 y1, and through q8_1 x (quantize between);
 --  - quantize into w, then matvec reading that w at once: the core drops
@@ -72,6 +73,12 @@ local function chain(run)
 end
 local e = worst(chain(function(o, i, w, bb) launcher(o, i, w, bb, n) end))
 t.ok(e < 1e-5, ("%d dependent steps launched early: within %.1e of the Lua arithmetic"):format(steps, e))
+
+-- on a stream of its own, through the launcher
+local st = hk.stream()
+e = worst(chain(function(o, i, w, bb) st:launch(launcher, o, i, w, bb, n) end)) -- (reading waits for st)
+t.ok(e < 1e-5, ("the same chain queued on a stream (s:launch(launcher, ...)): within %.1e"):format(e))
+st:free()
 
 local g = hk.graph(function()
     for s = 1, steps do

@@ -773,6 +773,14 @@ static int kernel_launch(lua_State *L)
 
 int hkl_launch_on(lua_State *L, hk_stream *s, int kidx)
 {
+    /* s:launch(launcher, args...): the launcher's configuration, early
+     * start included */
+    hkl_launcher *ul = luaL_testudata(L, kidx, HKL_LAUNCHER);
+    if (ul) {
+        if (kernel_gone(ul->kernel))
+            return luaL_error(L, "the kernel's module was freed");
+        return do_launch(L, ul->kernel, &ul->cfg, kidx + 1, kidx, s);
+    }
     hkl_kernel *uk = check_kernel(L, kidx);
     if (kernel_gone(uk))
         return luaL_error(L, "the kernel's module was freed");

@@ -114,7 +114,14 @@ int hkc_cuda_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_la
                            const void *kernarg, size_t size)
 {
     CUstream st;
+    /* taking the handle queues nothing: the kernel before may still let
+     * this one start early (hkc_cuda_use_dev forgets it) */
+    cuda_device *cd = &cuda_impl_of(s->dev->be)->devs[((cuda_stream *)s->impl)->dev];
+    int after = cd->after_kernel;
+    CUstream after_on = cd->after_kernel_on;
     int r = hkc_cuda_stream_handle(s, &st);
+    cd->after_kernel = after;
+    cd->after_kernel_on = after_on;
     /* cuLaunchKernel copies the arguments before it returns */
     return r ? r : hkc_cuda_launch_on(s->dev->be, k, cfg, kernarg, size, st);
 }
