@@ -131,18 +131,22 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     if (!q8 && cols <= 4096 && (!strcmp(fn, "q8_0") || !strcmp(fn, "q6_K") || !strcmp(fn, "q4_K")))
         cap = 2 * cus;
     /* Early start (host->launch_early): the kernels read only w before
-     * hk_grid_wait(), so a chain of matvecs overlaps each one's first loads
-     * with the end of the one before (H100, 2026-11-28: +0.04-0.09x copy).
-     * There the q8_1 form of q4_0 and q4_K ran best with 4 blocks a compute
-     * unit; q6_K's f32 form, whose blocks fill an SM 2 at a time, ran
-     * slower early (the next launch's blocks land unevenly) and starts as
-     * before. */
-    int early = HK_PLUGIN_HOST_HAS(host, launch_early) && (q8 || strcmp(fn, "q6_K") != 0);
+     * hk_grid_wait(), so in a chain of matvecs each one's first loads
+     * overlap the end of the one before (H100, 2026-11-28: +0.04-0.09x
+     * copy). Measured through the op there: the q8_1 form of q4_0 and
+     * q4_K ran best with 4 blocks a compute unit (0.79, 0.77 back to back,
+     * against 0.70-0.71 with exactly 5), and q6_K's f32 form with exactly
+     * 5 (one full wave, the blocks taking the row groups grid-stride: 0.76
+     * against 0.69-0.71 with 2; with 2 and early start its next launch's blocks
+     * landed unevenly, 0.60). */
+    int early = HK_PLUGIN_HOST_HAS(host, launch_early);
     if (early && q8 && (!strcmp(fn, "q4_0") || !strcmp(fn, "q4_K")))
         cap = 4 * cus;
     size_t groups = (rows + per - 1) / per, each = (groups + cap - 1) / cap;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
     hk_plugin_config cfg = {{(unsigned)((groups + each - 1) / each), 1, 1}, {256, 1, 1}, 0};
+    if (early && !q8 && cols <= 4096 && !strcmp(fn, "q6_K"))
+        cfg.grid[0] = (unsigned)(5 * cus < groups ? 5 * cus : groups);
     if (early)
         return host->launch_early(call, kernel, &cfg, a, 5, 1u << 0); /* a[0]: w */
     return host->launch_config(call, kernel, &cfg, a, 5);

@@ -120,11 +120,18 @@ int main(int argc, char **argv)
         int copies = (int)((200e6 + wb - 1) / wb); if (copies > 8) copies = 8;
         CUdeviceptr w[8];
         for (int c = 0; c < copies; c++) w[c] = rnd(wb);
-        static const unsigned grids[] = {256, 528, 896, 1792};
+        /* PDL_GRIDS="g1,g2,...": the grids to try (at most 8) */
+        unsigned grids[8] = {256, 528, 896, 1792};
+        int ngrids = 4;
+        if (getenv("PDL_GRIDS")) {
+            ngrids = 0;
+            for (char *p = getenv("PDL_GRIDS"); *p && ngrids < 8; p += *p == ',')
+                grids[ngrids++] = (unsigned)strtoul(p, &p, 10);
+        }
         if (quick && f != 0 && f != 2) { for (int c = 0; c < copies; c++) CK(cuMemFree(w[c])); continue; }
         for (int form = 0; form < 2; form++)
-            for (int gi = 0; gi < 4; gi++) {
-                if (form == 1 && gi == 0) continue;
+            for (int gi = 0; gi < ngrids; gi++) {
+                if (form == 1 && gi == 0 && !getenv("PDL_GRIDS")) continue;
                 if (quick && gi != 1 && gi != 2) continue;
                 job j; memset(&j, 0, sizeof j); j.copies = copies; j.grid = grids[gi];
                 char kn[32];
