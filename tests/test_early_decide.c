@@ -113,6 +113,12 @@ int main(void)
     tap_ok(!pm.unknown && pm.n == 8 && decide(&pm, NULL, mv_w, 3, 1u, &rc) == HK_LAUNCH_EARLY_START,
            "eight written buffers, none of them w: kept");
 
+    hk_buffer var = buffer_at(0x5000000, 4);
+    var.borrowed = 1; /* a module's __device__ variable (hk_module_global) */
+    hk_arg mv_var[] = {hk_arg_buffer(&var), hk_arg_buffer(&x), hk_arg_buffer(&y)};
+    tap_ok(decide(&prev, NULL, mv_var, 3, 1u, &rc) == 0 && rc == 0,
+           "reading a module variable early: dropped (its module's kernels write it unnamed)");
+
     hkc_kernel_writes none;
     memset(&none, 0, sizeof none);
     tap_ok(decide(&none, NULL, mv_y, 3, 1u, &rc) == HK_LAUNCH_EARLY_START, "no kernel before: kept");
@@ -122,7 +128,7 @@ int main(void)
     /* malformed requests */
     hk_arg mixed[] = {hk_arg_buffer(&w), hk_arg_int(3)};
     decide(&prev, NULL, mixed, 2, 2u, &rc);
-    tap_ok(rc == HK_EINVAL && strstr(hk_errmsg(NULL), "argument 2, which is not a buffer"),
+    tap_ok(rc == HK_EINVAL && strstr(hk_errmsg(NULL), "bit 1 names argument 2, which is not a buffer"),
            "early_reads naming an integer argument: HK_EINVAL naming it (%s)", hk_errmsg(NULL));
     decide(&prev, NULL, mixed, 2, 1u << 5, &rc);
     tap_ok(rc == HK_EINVAL && strstr(hk_errmsg(NULL), "argument 6"), "early_reads past the arguments: HK_EINVAL");

@@ -229,7 +229,10 @@ static int replay_list(hk_graph *g)
     for (int i = 0; i < g->n; i++) {
         const graph_node *nd = &g->nodes[i];
         const hkc_launch_kernel lk = {nd->k->bfn, nd->k->name, &nd->k->sig, &nd->k->info};
-        int r = dev->be->ops->launch(dev->be, dev->index, &lk, &nd->cfg, nd->kernarg, nd->size);
+        hk_launch_config cfg = nd->cfg;
+        if (i == 0) /* judged with nothing before it in the recording */
+            cfg.flags &= ~HK_LAUNCH_EARLY_START;
+        int r = dev->be->ops->launch(dev->be, dev->index, &lk, &cfg, nd->kernarg, nd->size);
         if (r)
             return r;
     }

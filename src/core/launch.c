@@ -74,12 +74,12 @@ static int launch_args(hk_stream *s, hk_kernel *k, const hk_launch_config *cfg_i
     int r = check_config(k, cfg_in);
     if (r)
         return r;
+    if (nargs && !args)
+        return hkc_fail(ctx, HK_EINVAL, "kernel %s: args is NULL", k->name);
     hkc_kernel_writes *before = writes_before(k);
     hk_launch_config cfg[1] = {*cfg_in};
     if ((r = hkc_early_flags(ctx, k->name, before, s, cfg_in, args, nargs, &cfg->flags)) != 0)
         return r;
-    if (nargs && !args)
-        return hkc_fail(ctx, HK_EINVAL, "kernel %s: args is NULL", k->name);
     if (k->sig.kernarg_size > KERNARG_MAX)
         return hkc_fail(ctx, HK_EARG, "kernel %s: its parameters take %u bytes; at most %d are allowed",
                         k->name, k->sig.kernarg_size, KERNARG_MAX);

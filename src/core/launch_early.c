@@ -94,8 +94,8 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
                         kernel);
     for (int i = 0; i < 32; i++)
         if ((cfg->early_reads >> i & 1) && (i >= nargs || args[i].kind != HK_ARG_BUFFER || !args[i].v.buf))
-            return hkc_fail(ctx, HK_EINVAL, "kernel %s: early_reads names argument %d, which is not a buffer",
-                            kernel, i + 1);
+            return hkc_fail(ctx, HK_EINVAL, "kernel %s: early_reads bit %d names argument %d, which is not a buffer",
+                            kernel, i, i + 1);
     if (!(cfg->flags & HK_LAUNCH_EARLY_START))
         return 0;
     if (!early_allowed()) {
@@ -113,7 +113,8 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
             continue;
         const hk_buffer *r = root_of(args[i].v.buf);
         uintptr_t lo = (uintptr_t)r->kptr, hi = lo + r->bytes;
-        int clash = prev->unknown;
+        /* a module's __device__ variable: its kernels write it unnamed */
+        int clash = prev->unknown || r->borrowed;
         for (int j = 0; j < prev->n && !clash; j++)
             clash = lo < prev->hi[j] && prev->lo[j] < hi;
         if (clash) {

@@ -10,8 +10,9 @@
 --    replayed as a graph (programmatic edges in a CUDA graph);
 --  - hk.ops.quantized.matvec (which starts early, reading only w before its
 --    wait): y1 = W1 x, y2 = W2 y1, and through q8_1 x (quantize between);
---  - quantize into w, then matvec reading that w at once: the core drops
---    early start (w was written by the kernel before), and y is right.
+--  - a kernel writing w (slowly, through a u32 view), then matvec reading
+--    that w at once: the core drops early start (w was written by the
+--    kernel before), so y is right; started early, it would read poison.
 package.path = (arg[0]:match("(.*/)") or "./") .. "?.lua;" .. package.path
 local t = require("tap")
 local seed = tonumber(os.getenv("HK_TEST_SEED")) or os.time()
@@ -23,12 +24,17 @@ local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
 local m = hk.compile([[
 #include <hip/hip_runtime.h>
 // out[i] = in[i] * w[i] + b. w is read before the wait: no kernel of the
-// chain writes it; in (the last step's out) and out only after.
-extern "C" __global__ void step(float *out, const float *in, const float *w, float b, int n) {
+// chain writes it; in (the last step's out) and out only after. spin: busy
+// work between the wait and the store, so that a next kernel whose wait
+// did not wait would read in before this one wrote it.
+extern "C" __global__ void step(float *out, const float *in, const float *w, float b, int n, int spin) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   float wi = i < n ? w[i] : 0.0f;
   hk_grid_wait();
-  if (i < n) out[i] = in[i] * wi + b;
+  float v = i < n ? in[i] : 0.0f, d = v;
+  for (int k = 0; k < spin; k++)
+    d = d * 0.999f + 1.0f;
+  if (i < n && d != 12345.678f) out[i] = v * wi + b;
 }
 ]], {name = "early_start_test"})
 
@@ -41,6 +47,7 @@ for s = 1, steps do
 end
 local x0 = hk.alloc(n, "f32", mode):rand{seed = seed, lo = -1, hi = 1}
 local launcher = m.step{grid = (n + 127) // 128, block = 128, early = true}
+local spin = mode == "host" and 0 or 20000 -- ~50 us of work a step on a GPU
 t.ok(tostring(launcher):find("early", 1, true), "print(launcher) says early: " .. tostring(launcher))
 t.errors("early= must be true or false", "early = 'yes' is refused by name",
          function() return m.step{grid = 1, block = 64, early = "yes"} end)
@@ -71,18 +78,18 @@ local function chain(run)
     end
     return (steps % 2 == 0 and a or b):totable()
 end
-local e = worst(chain(function(o, i, w, bb) launcher(o, i, w, bb, n) end))
+local e = worst(chain(function(o, i, w, bb) launcher(o, i, w, bb, n, spin) end))
 t.ok(e < 1e-5, ("%d dependent steps launched early: within %.1e of the Lua arithmetic"):format(steps, e))
 
 -- on a stream of its own, through the launcher
 local st = hk.stream()
-e = worst(chain(function(o, i, w, bb) st:launch(launcher, o, i, w, bb, n) end)) -- (reading waits for st)
+e = worst(chain(function(o, i, w, bb) st:launch(launcher, o, i, w, bb, n, spin) end)) -- (reading waits for st)
 t.ok(e < 1e-5, ("the same chain queued on a stream (s:launch(launcher, ...)): within %.1e"):format(e))
 st:free()
 
 local g = hk.graph(function()
     for s = 1, steps do
-        if s % 2 == 1 then launcher(b, a, ws[s], bs[s], n) else launcher(a, b, ws[s], bs[s], n) end
+        if s % 2 == 1 then launcher(b, a, ws[s], bs[s], n, spin) else launcher(a, b, ws[s], bs[s], n, spin) end
     end
 end)
 t.is(g:info().nodes, steps, "the chain recorded as " .. steps .. " nodes")
@@ -94,6 +101,19 @@ t.ok(e < 1e-5, ("the same chain replayed as a graph (%s): within %.1e"):format(g
 
 -- the quantized matvec starts early, reading w before its wait
 local Q = hk.ops.quantized
+local mc = hk.compile([[
+#include <hip/hip_runtime.h>
+// dst = src, written after busy work that follows the wait
+extern "C" __global__ void slow_copy(unsigned *dst, const unsigned *src, int n, int spin) {
+  hk_grid_wait();
+  float d = 0.0f;
+  for (int k = 0; k < spin; k++)
+    d = d * 0.999f + 1.0f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    if (d != 12345.678f) dst[i] = src[i];
+}
+]], {name = "early_start_copy"})
+local copier = mc.slow_copy{grid = 64, block = 256, early = true}
 local function matrix(rows, cols, fmt, s)
     local src = hk.alloc(rows * cols, "f32", mode):rand{seed = s, lo = -1, hi = 1}
     local w = hk.alloc(rows * cols, fmt, mode)
@@ -143,17 +163,22 @@ for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
     local want3, mag3 = product(w2v, r2, r1, xqf:totable())
     local e3 = rel(y3:totable(), want3, mag3)
     t.ok(e3 < 2e-6, ("%s: matvec, quantize to q8_1, matvec of it: within %.1e"):format(fmt, e3))
-    -- w written by the kernel just before: no early start, so the new w
+    -- w written by the kernel just before (slowly, after its own wait, and
+    -- through a u32 view of w): the core drops the matvec's early start, or
+    -- its early loads would read the poison
     local src = hk.alloc(r1 * c1, "f32", mode):rand{seed = seed + 404, lo = -2, hi = 2}
+    local wq = hk.alloc(r1 * c1, fmt, mode)
+    Q.quantize(wq, src)
     local wnew = hk.alloc(r1 * c1, fmt, mode)
     wnew:view("u8"):fill(0xff) -- poison: f16 scales of NaN
     local y4 = hk.alloc(r1, "f32", mode):fill(0 / 0)
-    Q.quantize(wnew, src)
+    local words = #wq:view("u8") // 4
+    copier(wnew:view("u32"), wq:view("u32"), words, spin)
     Q.matvec(y4, wnew, x)
     local wf = hk.alloc(r1 * c1, "f32", mode)
     Q.dequantize(wf, wnew)
     local want4, mag4 = product(wf:totable(), r1, c1, x:totable())
     local e4 = rel(y4:totable(), want4, mag4)
-    t.ok(e4 < 2e-6, ("%s: quantize into w, then matvec of that w at once: within %.1e"):format(fmt, e4))
+    t.ok(e4 < 2e-6, ("%s: a kernel writes w, then matvec of that w at once: within %.1e"):format(fmt, e4))
 end
 t.done()

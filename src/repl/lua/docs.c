@@ -72,7 +72,8 @@ const hkl_doc hkl_docs[] = {
 
     {"Streams", "hk.stream", "hk.stream() -> stream",
      "a queue of work on the current device that runs while Lua goes on (a thread on the CPU backend)"},
-    {"Streams", "s:launch", "s:launch(k, grid, block, args...) -> s", "queues k:launch on the stream"},
+    {"Streams", "s:launch", "s:launch(k, grid, block, args...) -> s",
+     "queues k:launch on the stream; s:launch(launcher, args...) queues a launcher's (k{grid=, block=, early=})"},
     {"Streams", "s:copy", "s:copy(dst, src) -> s",
      "queues dst:copy(src); host-mode buffers make it an async host<->device copy"},
     {"Streams", "s:record", "s:record([e]) -> e", "marks the point reached in the stream's queue (a new event if none)"},

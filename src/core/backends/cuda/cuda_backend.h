@@ -79,6 +79,7 @@ typedef struct cuda_function {
      * buffers lock. */
     unsigned dyn_shared;
     unsigned dyn_shared_gen;
+    int ptx_version; /* of the code it was built from (90: sm_90); 0 until read */
 } cuda_function;
 
 static inline cuda_impl *cuda_impl_of(hkc_backend *be) { return be->impl; }
@@ -139,9 +140,11 @@ void hkc_cuda_event_destroy(hk_event *e);
 int hkc_cuda_event_record(hk_event *e);
 int hkc_cuda_event_synchronize(hk_event *e);
 int hkc_cuda_event_elapsed_ms(hk_event *a, hk_event *b, double *ms);
-/* Whether kernels on the device can start early (programmatic dependent
- * launch, sm_90 and newer), so HK_LAUNCH_EARLY_START is honoured. */
-static inline int hkc_cuda_can_start_early(const cuda_device *cd) { return cd->cc_major >= 9; }
+/* Whether a launch of f on the device can start early (programmatic
+ * dependent launch): the device is sm_90 or newer, and so was the code f
+ * was built from (compute_80 PTX run on an H100 has no griddepcontrol in
+ * its hk_grid_wait()). cuda_launch.c. */
+int hkc_cuda_can_start_early(const cuda_device *cd, cuda_function *f);
 
 /* launch and event_record on a stream (NULL: the legacy default stream). */
 int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_launch_config *cfg,

@@ -28,7 +28,7 @@ typedef struct cuda_graph {
 /* A node after *prev; a launch with early start (HK_LAUNCH_EARLY_START) on a
  * device that can gets a programmatic edge, which lets it start as the node
  * before triggers (as the stream attribute does outside a graph). */
-static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *prev, int early_ok)
+static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *prev, const cuda_device *cd)
 {
     cuda_function *f = l->k.bfn;
     void *params[64];
@@ -51,7 +51,7 @@ static CUresult add_node(CUgraph graph, const hkc_graph_launch *l, CUgraphNode *
     p.kernelParams = np <= 64 ? (np ? params : NULL) : NULL;
     p.extra = np <= 64 ? NULL : extra;
     CUgraphNode node;
-    int early = early_ok && *prev && (l->cfg.flags & HK_LAUNCH_EARLY_START);
+    int early = *prev && (l->cfg.flags & HK_LAUNCH_EARLY_START) && hkc_cuda_can_start_early(cd, f);
     CUresult cr = cuGraphAddKernelNode(&node, graph, *prev && !early ? prev : NULL, *prev && !early ? 1 : 0, &p);
     if (cr == CUDA_SUCCESS && early) {
         CUgraphEdgeData e;
@@ -95,11 +95,12 @@ static int build(hkc_backend *be, cuda_graph *cg)
     CUgraphNode prev = NULL;
     int i = 0;
     for (; i < cg->n && cr == CUDA_SUCCESS; i++)
-        cr = add_node(cg->graph, &cg->launches[i], &prev, hkc_cuda_can_start_early(&c->devs[cg->dev]));
+        cr = add_node(cg->graph, &cg->launches[i], &prev, &c->devs[cg->dev]);
     if (cr != CUDA_SUCCESS) {
         release(c, cg);
-        return hkc_cuda_fail(be, cg->dev, cr, NULL, HK_EBACKEND, "cuGraphAddKernelNode (node %d, kernel %s)",
-                             i, i > 0 ? cg->launches[i - 1].k.name : "-");
+        return hkc_cuda_fail(be, cg->dev, cr, NULL, HK_EBACKEND,
+                             "cuGraphAddKernelNode / cuGraphAddDependencies (node %d, kernel %s)", i - 1,
+                             i > 0 ? cg->launches[i - 1].k.name : "-");
     }
     cr = cuGraphInstantiate(&cg->exec, cg->graph, 0);
     if (cr != CUDA_SUCCESS) {

@@ -141,6 +141,15 @@ int hkc_cuda_launch_prepare(hkc_backend *be, const hkc_launch_kernel *k, const h
     return r;
 }
 
+int hkc_cuda_can_start_early(const cuda_device *cd, cuda_function *f)
+{
+    if (cd->cc_major < 9)
+        return 0;
+    if (!f->ptx_version && cuFuncGetAttribute(&f->ptx_version, CU_FUNC_ATTRIBUTE_PTX_VERSION, f->fn) != CUDA_SUCCESS)
+        f->ptx_version = -1;
+    return f->ptx_version >= 90;
+}
+
 void hkc_cuda_launch_noted(hkc_backend *be, int d, const char *name)
 {
     note_kernel(cuda_impl_of(be), d, name);
@@ -161,8 +170,8 @@ int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_lau
     int d = f->m->dev;
     cuda_device *cd = &c->devs[d];
     /* (read before prepare, which clears it) */
-    int early = (cfg->flags & HK_LAUNCH_EARLY_START) && hkc_cuda_can_start_early(cd) && cd->after_kernel &&
-                cd->after_kernel_on == stream;
+    int early = (cfg->flags & HK_LAUNCH_EARLY_START) && cd->after_kernel && cd->after_kernel_on == stream &&
+                hkc_cuda_can_start_early(cd, f);
     int r = hkc_cuda_launch_prepare(be, k, cfg, kernarg, size);
     if (r)
         return r;
@@ -226,7 +235,8 @@ int hkc_cuda_launch_on(hkc_backend *be, const hkc_launch_kernel *k, const hk_lau
                         "kernel %s: %s (block (%u, %u, %u): the kernel uses %d registers per thread; "
                         "launch fewer threads per block)",
                         k->name, eb, cfg->block.x, cfg->block.y, cfg->block.z, k->info->registers);
-    return hkc_fail(be->ctx, HK_ELAUNCH, "kernel %s: cuLaunchKernel: %s", k->name, eb);
+    return hkc_fail(be->ctx, HK_ELAUNCH, "kernel %s: %s: %s", k->name, early ? "cuLaunchKernelEx" : "cuLaunchKernel",
+                    eb);
 }
 
 int hkc_cuda_synchronize(hkc_backend *be, int dev)

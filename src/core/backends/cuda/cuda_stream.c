@@ -120,8 +120,8 @@ int hkc_cuda_stream_launch(hk_stream *s, const hkc_launch_kernel *k, const hk_la
     int after = cd->after_kernel;
     CUstream after_on = cd->after_kernel_on;
     int r = hkc_cuda_stream_handle(s, &st);
-    cd->after_kernel = after;
-    cd->after_kernel_on = after_on;
+    if (!r && after && after_on == st) /* (a stream made again after a reset is a new one) */
+        cd->after_kernel = 1;
     /* cuLaunchKernel copies the arguments before it returns */
     return r ? r : hkc_cuda_launch_on(s->dev->be, k, cfg, kernarg, size, st);
 }
