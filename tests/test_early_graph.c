@@ -154,6 +154,7 @@ int main(void)
     hk_buffer_free(b);
     hk_buffer_free(w1);
     hk_buffer_free(w2);
+    hk_buffer_free(bias);
     hk_module_free(m);
     hk_context_destroy(ctx);
     return tap_done();
