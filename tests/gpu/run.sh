@@ -63,6 +63,8 @@ for t in test_kernels test_memory test_gpu_faults test_devlib test_devlib_funcs;
 done
 # graphs: a CUDA graph / hipGraph replay against the host's arithmetic
 run test_graph "$build/tests/test_graph"
+# early start: the decision on every launch path, in a CUDA graph's nodes
+run test_early_graph "$build/tests/test_early_graph"
 run test_streams "$build/tests/test_streams" # streams, events between them, async copies
 # a file mapping truncated by another process: copies fail naming it, no SIGBUS
 run test_gpu_mmap "$build/tests/test_gpu_mmap"
