@@ -135,7 +135,10 @@ local function rel(got, y, mag)
     return e_
 end
 for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
-    local c1 = fmt:find("K") and 512 or 480
+    -- W1's rows whole 16-byte pieces (the staged path, which reads w before
+    -- its wait); W2's (r1 columns, 9-11 blocks of 32) are not for q4_0 and
+    -- q8_0 (the path that waits first)
+    local c1 = fmt == "q6_K" and 2048 or 512
     -- r1 is W2's columns: whole blocks (of 32, or 256 for the k-quants)
     local r1, r2 = 32 * (9 + math.random(0, 2)), 37 + math.random(0, 60)
     if fmt:find("K") then r1 = 256 * (1 + math.random(0, 1)) end
