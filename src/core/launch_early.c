@@ -92,7 +92,7 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
     else if (!args)
         return hkc_fail(ctx, HK_EINVAL, "kernel %s: early_reads needs buffer arguments; a packed launch has none",
                         kernel);
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 32 && cfg->early_reads; i++) /* (every launch passes here) */
         if ((cfg->early_reads >> i & 1) && (i >= nargs || args[i].kind != HK_ARG_BUFFER || !args[i].v.buf))
             return hkc_fail(ctx, HK_EINVAL, "kernel %s: early_reads bit %d names argument %d, which is not a buffer",
                             kernel, i, i + 1);
@@ -108,7 +108,7 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
         *flags &= ~HK_LAUNCH_EARLY_START; /* the kernel before it is another stream's */
         return 0;
     }
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < 32 && cfg->early_reads; i++) {
         if (!(cfg->early_reads >> i & 1))
             continue;
         const hk_buffer *r = root_of(args[i].v.buf);

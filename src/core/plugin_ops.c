@@ -53,15 +53,21 @@ static int host_op_launch(const hk_plugin_call *c, const char *kernel, const hk_
 
 /* Zeros in cfg are the rule's to fill (plugin.h): hk_plugin_launch reads a
  * zero grid.x, block.x or shared size that way. */
+static hk_launch_config launch_config_of(const hk_plugin_config *cfg, uint32_t flags, uint32_t early_reads)
+{
+    hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
+                           {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
+                            cfg->block[2] ? cfg->block[2] : 1},
+                           cfg->shared_bytes, flags, early_reads};
+    return lc;
+}
+
 static int host_op_launch_config(const hk_plugin_call *c, const char *kernel,
                                  const hk_plugin_config *cfg, const hk_plugin_arg *args, int nargs)
 {
     if (!cfg)
         return op_launch(c, kernel, NULL, args, nargs);
-    hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
-                           {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
-                            cfg->block[2] ? cfg->block[2] : 1},
-                           cfg->shared_bytes, 0, 0};
+    hk_launch_config lc = launch_config_of(cfg, 0, 0);
     return op_launch(c, kernel, &lc, args, nargs);
 }
 
@@ -72,10 +78,7 @@ static int host_op_launch_early(const hk_plugin_call *c, const char *kernel, con
         return HK_EINVAL;
     if (!cfg)
         return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->launch_early: cfg is NULL", c->f->name, c->op->name);
-    hk_launch_config lc = {{cfg->grid[0], cfg->grid[1] ? cfg->grid[1] : 1, cfg->grid[2] ? cfg->grid[2] : 1},
-                           {cfg->block[0], cfg->block[1] ? cfg->block[1] : 1,
-                            cfg->block[2] ? cfg->block[2] : 1},
-                           cfg->shared_bytes, HK_LAUNCH_EARLY_START, early_reads};
+    hk_launch_config lc = launch_config_of(cfg, HK_LAUNCH_EARLY_START, early_reads);
     return op_launch(c, kernel, &lc, args, nargs);
 }
 
