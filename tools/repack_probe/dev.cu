@@ -1,0 +1,469 @@
+// Repack probe (quantized-notes.md, 2026-11-28 "repacked q4_0"): the op's
+// q4_0 matvec kernels (ggml's 18-byte blocks, staged through shared memory)
+// against f32-x kernels over the same values in layouts whose 16-byte
+// pieces a lane can load straight into registers:
+//   rp1:  every group's 16 nibble bytes first (row-major), then every
+//         group's f16 scale; a warp a row, lane l groups l, l + 32, ...
+//   rpT:  tiles of T rows: piece (tile, group g, row r) at (tile G + g) T + r,
+//         the scales likewise; lane l takes row l % T of a tile, a warp's
+//         load is 512 contiguous bytes and its x read a broadcast; the
+//         block's 8 warps split the columns and meet in shared memory.
+// Build (here, no GPU needed), run on an sm_90 device:
+//   nvcc -arch=sm_90 -cubin -o rp.cubin -x cu -Isrc/core/backends/cuda/include \
+//        -Ikernels tools/repack_probe/dev.cu
+//   gcc -O2 -o rp_host tools/repack_probe/host.c -I/usr/local/cuda/include \
+//        -L/usr/local/cuda/lib64/stubs -lcuda -lm
+//   ./rp_host rp.cubin
+#include <hip/hip_runtime.h>
+__constant__ int g_mode; // 2: wait after the first loads (launched early)
+__constant__ int g_diag; // diagnostics (wrong y): 1 x not staged, 2 no arithmetic (the loads' bits xor-ed)
+__device__ __forceinline__ void probe_wait()
+{
+    if (g_mode == 2) {
+        asm volatile("griddepcontrol.wait;" ::: "memory");
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    }
+}
+#undef hk_grid_wait
+#define hk_grid_wait() probe_wait()
+#include "quantized/quantized.hip"
+
+extern "C" __global__ void pm_q4_0(const void *w, const float *x, float *y, int rows, int cols)
+{
+    hkq_matvec<HKQ_Q4_0>(w, x, y, rows, cols);
+}
+extern "C" __global__ void pm8_q4_0(const void *w, const void *x, float *y, int rows, int cols)
+{
+    hkq_matvec_q8_1<HKQ_Q4_0>(w, x, y, rows, cols);
+}
+extern "C" __global__ void ro(const uint4 *w, unsigned long long n16, unsigned *out)
+{
+    unsigned acc = 0;
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
+                       s = (unsigned long long)gridDim.x * blockDim.x;
+    bool first = true;
+    for (; i + 3 * s < n16; i += 4 * s) {
+        uint4 a = w[i], b = w[i + s], c = w[i + 2 * s], d = w[i + 3 * s];
+        if (first) {
+            first = false;
+            probe_wait();
+        }
+        acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^ d.z ^ d.w;
+    }
+    if (first)
+        probe_wait();
+    for (; i < n16; i += s) {
+        uint4 a = w[i];
+        acc ^= a.x ^ a.y ^ a.z ^ a.w;
+    }
+    if (acc == 0x12345678u)
+        out[0] = acc;
+}
+
+// sum_j (n_j - 8) x_j over one q4_0 group: its 16 bytes q (byte j: element
+// j low, j + 16 high), x its 32 values as 8 float4
+__device__ __forceinline__ float rp_dot(uint4 q, const float4 *xv)
+{
+    float s0 = 0.0f, s1 = 0.0f;
+    const hkq_u32 w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        s0 = hkq_dot4(w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, xv[k], s0);
+        s1 = hkq_dot4((w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, xv[4 + k], s1);
+    }
+    return s0 + s1;
+}
+__device__ __forceinline__ float rp_h2f(hkq_u16 h) { return __half2float(__ushort_as_half(h)); }
+
+// rp1: cols == 4096 (4 groups a lane), x staged padded (group g at word 36 g)
+extern "C" __global__ void __launch_bounds__(256) rp1(const void *w, const float *x, float *y, int rows, int cols)
+{
+    __shared__ uint4 xs[4096 / 32 * 9];
+    const unsigned G = (unsigned)cols / 32;
+    const unsigned long long nb = (unsigned long long)rows * G;
+    const uint4 *qs = (const uint4 *)w;
+    const hkq_u16 *dd = (const hkq_u16 *)((const hkq_u8 *)w + nb * 16);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, stride = gridDim.x * 8;
+    unsigned row = blockIdx.x * 8 + warp;
+    uint4 q[4];
+    hkq_u16 d[4];
+    if (row < (unsigned)rows)
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            q[u] = qs[(unsigned long long)row * G + lane + 32 * u];
+            d[u] = dd[(unsigned long long)row * G + lane + 32 * u];
+        }
+    probe_wait();
+    if (!(g_diag & 1))
+        for (unsigned i = threadIdx.x; i < (unsigned)cols / 4; i += blockDim.x)
+            xs[i / 8 * 9 + i % 8] = ((const uint4 *)x)[i];
+    __syncthreads();
+    while (row < (unsigned)rows) {
+        const unsigned nrow = row + stride;
+        uint4 nq[4];
+        hkq_u16 nd[4];
+        if (nrow < (unsigned)rows)
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                nq[u] = qs[(unsigned long long)nrow * G + lane + 32 * u];
+                nd[u] = dd[(unsigned long long)nrow * G + lane + 32 * u];
+            }
+        float acc = 0.0f;
+        if (g_diag & 2) {
+            unsigned b = 0;
+            for (int u = 0; u < 4; u++)
+                b ^= q[u].x ^ q[u].y ^ q[u].z ^ q[u].w ^ d[u];
+            acc = __uint_as_float(b & 0x3fffffffu);
+        } else
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            acc += rp_h2f(d[u]) * rp_dot(q[u], (const float4 *)(xs + 9 * (lane + 32 * u)));
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        row = nrow;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            q[u] = nq[u];
+            d[u] = nd[u];
+        }
+    }
+}
+
+// rpT: tiles of T rows (rows % T == 0, cols == 4096); a block a tile at a
+// time, its 8 warps 16 groups each, D pieces a lane in flight
+template <int T, int D>
+__device__ __forceinline__ void rp_tiles(const void *w, const float *x, float *y, int rows, int cols)
+{
+    __shared__ uint4 xs[4096 / 4];
+    __shared__ float part[8][32];
+    enum { GW = 16, STEPS = GW / (32 / T) }; // groups a warp; a lane's pieces a tile
+    static_assert(STEPS % D == 0, "whole rounds of D pieces");
+    const unsigned G = (unsigned)cols / 32, ntiles = (unsigned)rows / T;
+    const unsigned long long nb = (unsigned long long)rows * G;
+    const uint4 *qs = (const uint4 *)w;
+    const hkq_u16 *dd = (const hkq_u16 *)((const hkq_u8 *)w + nb * 16);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const unsigned r = lane % T, sub = lane / T; // row in the tile; which of the step's groups
+    unsigned tile = blockIdx.x;
+    // piece s of the warp's share of tile t: group warp GW + s (32 / T) + sub
+    auto at = [&](unsigned t, unsigned s) {
+        return ((unsigned long long)t * G + warp * GW + s * (32 / T) + sub) * T + r;
+    };
+    uint4 q[D];
+    hkq_u16 d[D];
+    if (tile < ntiles)
+#pragma unroll
+        for (int k = 0; k < D; k++) {
+            q[k] = qs[at(tile, k)];
+            d[k] = dd[at(tile, k)];
+        }
+    probe_wait();
+    for (unsigned i = threadIdx.x; i < (unsigned)cols / 4; i += blockDim.x)
+        xs[i] = ((const uint4 *)x)[i];
+    __syncthreads();
+    while (tile < ntiles) {
+        float acc = 0.0f;
+#pragma unroll
+        for (unsigned s0 = 0; s0 < STEPS; s0 += D) {
+            const bool last = s0 + D == STEPS;
+            const unsigned nt = last ? tile + gridDim.x : tile, ns = last ? 0 : s0 + D;
+            uint4 nq[D];
+            hkq_u16 nd[D];
+            if (nt < ntiles)
+#pragma unroll
+                for (int k = 0; k < D; k++) {
+                    nq[k] = qs[at(nt, ns + k)];
+                    nd[k] = dd[at(nt, ns + k)];
+                }
+#pragma unroll
+            for (int k = 0; k < D; k++) {
+                const unsigned g = warp * GW + (s0 + k) * (32 / T) + sub;
+                acc += rp_h2f(d[k]) * rp_dot(q[k], (const float4 *)xs + 8 * g);
+            }
+#pragma unroll
+            for (int k = 0; k < D; k++) {
+                q[k] = nq[k];
+                d[k] = nd[k];
+            }
+        }
+        for (int off = T; off < 32; off *= 2)
+            acc += __shfl_xor(acc, off);
+        if (sub == 0)
+            part[warp][r] = acc;
+        __syncthreads();
+        if (warp == 0 && lane < T) {
+            float s = 0.0f;
+            for (int k = 0; k < 8; k++)
+                s += part[k][lane];
+            y[(unsigned long long)tile * T + lane] = s;
+        }
+        __syncthreads();
+        tile += gridDim.x;
+    }
+}
+#define RPT(T, D)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(256) rp##T##_##D(const void *w, const float *x, float *y, \
+                                                                  int rows, int cols)                \
+    {                                                                                                 \
+        rp_tiles<T, D>(w, x, y, rows, cols);                                                          \
+    }
+RPT(32, 4) RPT(32, 8) RPT(16, 4) RPT(16, 8) RPT(8, 4)
+
+// rpt: the tensor-core form over its own layout (tiles of 16 rows). The
+// weights' integers n - 8 as f16 (exact), x split into three f16 parts per
+// group of 32 scaled by a power of two (exact to 2^-24 of the group's
+// largest |x| times 2^-14), products exact in the mma's f32 sums; the
+// group's d 2^-s applied to C. Layout: piece ((R Q4 + J) 2 + s) 32 + lane
+// (Q4 = groups / 4 of a row) holds, for lane (g, t), row 16 R + 8 s + g's
+// bytes [4 t, 4 t + 4) of groups 4 J ... 4 J + 3; then (8-byte units)
+// (R Q4 + J) 16 + row % 16 the 4 groups' f16 scales.
+__device__ __forceinline__ unsigned rp_lop(unsigned a, unsigned m, unsigned k)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(m), "r"(k));
+    return d;
+}
+__device__ __forceinline__ unsigned rp_hsub(unsigned a, unsigned b)
+{
+    unsigned d;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+__device__ __forceinline__ unsigned rp_hfma(unsigned a, unsigned b, unsigned c)
+{
+    unsigned d;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+// W's 8 nibbles as n - 8 in f16 pairs: p[0] elems (0, 2), p[1] (16, 18), p[2] (1, 3), p[3] (17, 19) (+ 4 t)
+__device__ __forceinline__ void rp_dec(unsigned W, unsigned *p)
+{
+    const unsigned M = 0x64006400u, B1032 = 0x64086408u, S16 = 0x2C002C00u /* 1/16 */, N72 = 0xD480D480u /* -72 */;
+    const unsigned W8 = W >> 8;
+    p[0] = rp_hsub(rp_lop(W, 0x000F000Fu, M), B1032);
+    p[1] = rp_hfma(rp_lop(W, 0x00F000F0u, M), S16, N72);
+    p[2] = rp_hsub(rp_lop(W8, 0x000F000Fu, M), B1032);
+    p[3] = rp_hfma(rp_lop(W8, 0x00F000F0u, M), S16, N72);
+}
+__device__ __forceinline__ void rp_mma(float *c, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                       unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned rp_h2(float a, float b)
+{
+    return (unsigned)__half_as_ushort(__float2half_rn(a)) | (unsigned)__half_as_ushort(__float2half_rn(b)) << 16;
+}
+template <int P, int D>
+__device__ __forceinline__ void rp_tc(const void *w, const float *x, float *y, int rows, int cols)
+{
+    __shared__ uint4 xb[128 * 16]; // [group][part n 0..3 (3: zeros)][t]
+    __shared__ float xsc[128];
+    __shared__ float part[8][16];
+    enum { TPB = 8 / P };
+    const unsigned G = (unsigned)cols / 32, Q4 = G / 4, QW = Q4 / P, ntiles = (unsigned)rows / 16;
+    const unsigned long long nb = (unsigned long long)rows * G;
+    const uint4 *wa = (const uint4 *)w;
+    const uint2 *wd = (const uint2 *)((const hkq_u8 *)w + nb * 16);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+    const unsigned wtile = warp / P, J0 = (warp % P) * QW, stride = gridDim.x * TPB;
+    unsigned tile = blockIdx.x * TPB + wtile;
+    uint4 A0[D], A1[D];
+    uint2 D0[D], D1[D];
+    auto load = [&](unsigned tl, unsigned q, int k) {
+        const unsigned long long RJ = (unsigned long long)tl * Q4 + J0 + q;
+        A0[k] = wa[RJ * 64 + lane];
+        A1[k] = wa[RJ * 64 + 32 + lane];
+        D0[k] = wd[RJ * 16 + g];
+        D1[k] = wd[RJ * 16 + 8 + g];
+    };
+    if (tile < ntiles)
+#pragma unroll
+        for (int k = 0; k < D; k++)
+            load(tile, k, k);
+    probe_wait();
+    // x's parts: a (group, t) a task, the group's 4 tasks on adjacent lanes
+    // (their max met by shuffles); the power of two from the max's bits
+    for (unsigned task = threadIdx.x; task < (g_diag & 1 ? 0 : G * 4); task += blockDim.x) {
+        const unsigned j = task / 4, tt = task % 4;
+        const float4 *xg = (const float4 *)(x + 32 * j);
+        const float4 lo = xg[tt], hi = xg[4 + tt];
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        float m = 0.0f;
+        for (int i = 0; i < 8; i++)
+            m = fmaxf(m, fabsf(v[i]));
+        m = fmaxf(m, __shfl_xor(m, 1));
+        m = fmaxf(m, __shfl_xor(m, 2));
+        const int e = (int)(__float_as_uint(m) >> 23); // m in [2^(e-127), 2^(e-126)), e > 0
+        int s = e ? 141 - e : 0;                      // m 2^s in [2^14, 2^15)
+        s = s > 126 ? 126 : s;
+        const float up = __uint_as_float((unsigned)(127 + s) << 23);
+        float p[3][8];
+        for (int i = 0; i < 8; i++) {
+            float r = v[i] * up;
+            for (int n = 0; n < 3; n++) {
+                p[n][i] = __half2float(__float2half_rn(r));
+                r -= p[n][i];
+            }
+        }
+        for (int n = 0; n < 3; n++)
+            xb[(j * 4 + n) * 4 + tt] = make_uint4(rp_h2(p[n][0], p[n][2]), rp_h2(p[n][1], p[n][3]),
+                                                  rp_h2(p[n][4], p[n][6]), rp_h2(p[n][5], p[n][7]));
+        xb[(j * 4 + 3) * 4 + tt] = make_uint4(0, 0, 0, 0);
+        if (tt == 0)
+            xsc[j] = __uint_as_float((unsigned)(127 - s) << 23);
+    }
+    __syncthreads();
+    const unsigned nsel = g < 3 ? g : 3;
+    while (tile < ntiles) {
+        float acc0 = 0.0f, acc1 = 0.0f;
+        for (unsigned q0 = 0; q0 < QW; q0 += D) {
+            uint4 a0[D], a1[D];
+            uint2 d0[D], d1[D];
+#pragma unroll
+            for (int k = 0; k < D; k++) {
+                a0[k] = A0[k]; a1[k] = A1[k]; d0[k] = D0[k]; d1[k] = D1[k];
+            }
+            const bool last = q0 + D >= QW;
+            const unsigned nt = last ? tile + stride : tile, nq = last ? 0 : q0 + D;
+            if (nt < ntiles)
+#pragma unroll
+                for (int k = 0; k < D; k++)
+                    load(nt, nq + k, k);
+            if (g_diag & 2) {
+                unsigned b = 0;
+                for (int k = 0; k < D; k++)
+                    b ^= a0[k].x ^ a0[k].y ^ a0[k].z ^ a0[k].w ^ a1[k].x ^ a1[k].y ^ a1[k].z ^ a1[k].w ^ d0[k].x ^
+                         d0[k].y ^ d1[k].x ^ d1[k].y;
+                acc0 += __uint_as_float(b & 0x3fffffffu);
+                continue;
+            }
+#pragma unroll
+            for (int k = 0; k < D; k++) {
+                const unsigned wa0[4] = {a0[k].x, a0[k].y, a0[k].z, a0[k].w};
+                const unsigned wa1[4] = {a1[k].x, a1[k].y, a1[k].z, a1[k].w};
+                const unsigned dd0[2] = {d0[k].x, d0[k].y}, dd1[2] = {d1[k].x, d1[k].y};
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const unsigned j = 4 * (J0 + q0 + k) + i;
+                    unsigned p0[4], p1[4];
+                    rp_dec(wa0[i], p0);
+                    rp_dec(wa1[i], p1);
+                    const uint4 B = xb[(j * 4 + nsel) * 4 + t];
+                    float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    rp_mma(c, p0[0], p1[0], p0[2], p1[2], B.x, B.y);
+                    rp_mma(c, p0[1], p1[1], p0[3], p1[3], B.z, B.w);
+                    const float sc = xsc[j];
+                    const float s0 = __half2float(__ushort_as_half((unsigned short)(dd0[i / 2] >> (16 * (i % 2))))) * sc;
+                    const float s1 = __half2float(__ushort_as_half((unsigned short)(dd1[i / 2] >> (16 * (i % 2))))) * sc;
+                    acc0 += s0 * (c[0] + c[1]);
+                    acc1 += s1 * (c[2] + c[3]);
+                }
+            }
+        }
+        acc0 += __shfl_xor(acc0, 1);
+        acc0 += __shfl_xor(acc0, 2);
+        acc1 += __shfl_xor(acc1, 1);
+        acc1 += __shfl_xor(acc1, 2);
+        if (P == 1) {
+            if (t == 0) {
+                y[(unsigned long long)tile * 16 + g] = acc0;
+                y[(unsigned long long)tile * 16 + 8 + g] = acc1;
+            }
+        } else {
+            if (t == 0) {
+                part[warp][g] = acc0;
+                part[warp][8 + g] = acc1;
+            }
+            __syncthreads();
+            if (warp % P == 0 && lane < 16) {
+                float s = 0.0f;
+                for (int k = 0; k < P; k++)
+                    s += part[warp + k][lane];
+                y[(unsigned long long)tile * 16 + lane] = s;
+            }
+            __syncthreads();
+        }
+        tile += stride;
+    }
+}
+#define RPTC(P, D)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(256) rpt##P##_##D(const void *w, const float *x, float *y, \
+                                                                   int rows, int cols)                  \
+    {                                                                                                   \
+        rp_tc<P, D>(w, x, y, rows, cols);                                                               \
+    }
+RPTC(1, 4) RPTC(2, 4) RPTC(4, 4) RPTC(8, 4) RPTC(4, 2) RPTC(1, 2)
+
+// rp1q8: rp1's layout with x quantized to q8_1 (ggml's vec_dot_q4_0_q8_1:
+// d4 (d8 sum n q - 8 s8)); x's 32 bytes a group staged 48 bytes apart (8
+// lanes' 16-byte reads in 8 bank quads), its d and s as floats beside
+extern "C" __global__ void __launch_bounds__(256) rp1q8(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    __shared__ uint4 xs[128 * 3];
+    __shared__ float2 xds[128];
+    const unsigned G = (unsigned)cols / 32;
+    const unsigned long long nb = (unsigned long long)rows * G;
+    const uint4 *qs = (const uint4 *)w;
+    const hkq_u16 *dd = (const hkq_u16 *)((const hkq_u8 *)w + nb * 16);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, stride = gridDim.x * 8;
+    unsigned row = blockIdx.x * 8 + warp;
+    uint4 q[4];
+    hkq_u16 d[4];
+    if (row < (unsigned)rows)
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            q[u] = qs[(unsigned long long)row * G + lane + 32 * u];
+            d[u] = dd[(unsigned long long)row * G + lane + 32 * u];
+        }
+    probe_wait();
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned i = threadIdx.x; i < G * 8; i += blockDim.x)
+        ((hkq_u32 *)xs)[i / 8 * 12 + i % 8] = *(const hkq_u32 *)(xb + 36 * (i / 8) + 4 + 4 * (i % 8));
+    for (unsigned i = threadIdx.x; i < G; i += blockDim.x)
+        xds[i] = make_float2(rp_h2f(*(const hkq_u16 *)(xb + 36 * i)), rp_h2f(*(const hkq_u16 *)(xb + 36 * i + 2)));
+    __syncthreads();
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    while (row < (unsigned)rows) {
+        const unsigned nrow = row + stride;
+        uint4 nq[4];
+        hkq_u16 nd[4];
+        if (nrow < (unsigned)rows)
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                nq[u] = qs[(unsigned long long)nrow * G + lane + 32 * u];
+                nd[u] = dd[(unsigned long long)nrow * G + lane + 32 * u];
+            }
+        float acc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const unsigned g = lane + 32 * u;
+            const uint4 a = xs[3 * g], b = xs[3 * g + 1];
+            const float2 ds = xds[g];
+            int si = hkq_dp4a(q[u].x & M, a.x, 0);
+            si = hkq_dp4a(q[u].y & M, a.y, si);
+            si = hkq_dp4a(q[u].z & M, a.z, si);
+            si = hkq_dp4a(q[u].w & M, a.w, si);
+            si = hkq_dp4a((q[u].x >> 4) & M, b.x, si);
+            si = hkq_dp4a((q[u].y >> 4) & M, b.y, si);
+            si = hkq_dp4a((q[u].z >> 4) & M, b.z, si);
+            si = hkq_dp4a((q[u].w >> 4) & M, b.w, si);
+            acc += rp_h2f(d[u]) * (ds.x * (float)si - 8.0f * ds.y);
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        row = nrow;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            q[u] = nq[u];
+            d[u] = nd[u];
+        }
+    }
+}

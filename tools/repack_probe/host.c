@@ -1,0 +1,242 @@
+/* Repack probe host (dev.cu says what it measures): q4_0 matrices of random
+ * values in ggml's layout and in the repacked ones, each kernel checked
+ * against a double product on the host, then timed back to back over
+ * rotating weight copies and as a graph, plain and launched early, as a
+ * ratio to the device-to-device copy of the same run. */
+#include <cuda.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define CK(x) do { CUresult r_ = (x); if (r_) { const char *s; cuGetErrorString(r_, &s); fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s); exit(1); } } while (0)
+enum { ROWS = 14336, COLS = 4096, G = COLS / 32, COPIES = 7 };
+static CUmodule mod;
+static CUstream st;
+static CUdeviceptr g_mode_ptr;
+static int cmpf(const void *a, const void *b) { float x = *(const float *)a, y = *(const float *)b; return x < y ? -1 : x > y; }
+typedef struct { CUfunction f; unsigned grid; void *args[COPIES][5]; } job;
+static void launch_all(job *j, int pdl)
+{
+    for (int c = 0; c < COPIES; c++) {
+        CUlaunchConfig cfg = {0};
+        CUlaunchAttribute at[1];
+        cfg.gridDimX = j->grid; cfg.gridDimY = 1; cfg.gridDimZ = 1;
+        cfg.blockDimX = 256; cfg.blockDimY = 1; cfg.blockDimZ = 1;
+        cfg.hStream = st;
+        if (pdl) {
+            at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            at[0].value.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = at; cfg.numAttrs = 1;
+        }
+        CK(cuLaunchKernelEx(&cfg, j->f, j->args[c], NULL));
+    }
+}
+/* median per-launch ms of 20 reps of (all copies back to back) */
+static float time_job(job *j, int pdl, int graph)
+{
+    CUevent a, b; CK(cuEventCreate(&a, 0)); CK(cuEventCreate(&b, 0));
+    CUgraphExec ge = NULL;
+    if (graph) {
+        CUgraph g;
+        CK(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        launch_all(j, pdl);
+        CK(cuStreamEndCapture(st, &g));
+        CK(cuGraphInstantiate(&ge, g, 0));
+        CK(cuGraphDestroy(g));
+    }
+    float t[20];
+    for (int r = -3; r < 20; r++) {
+        CK(cuEventRecord(a, st));
+        if (graph) CK(cuGraphLaunch(ge, st)); else launch_all(j, pdl);
+        CK(cuEventRecord(b, st));
+        CK(cuEventSynchronize(b));
+        float ms; CK(cuEventElapsedTime(&ms, a, b));
+        if (r >= 0) t[r] = ms / COPIES;
+    }
+    if (ge) CK(cuGraphExecDestroy(ge));
+    qsort(t, 20, sizeof *t, cmpf);
+    CK(cuEventDestroy(a)); CK(cuEventDestroy(b));
+    return (t[9] + t[10]) / 2;
+}
+static void set_mode(int m) { CK(cuMemcpyHtoD(g_mode_ptr, &m, sizeof m)); CK(cuCtxSynchronize()); }
+static unsigned seed = 12345u;
+static unsigned rnd(void) { seed = seed * 1664525u + 1013904223u; return seed >> 8; }
+static double h2d(unsigned short h)
+{
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return h & 0x8000 ? -v : v;
+}
+static unsigned short f2h(float f) /* round to nearest even; normal range and zero */
+{
+    if (f == 0) return 0;
+    int e; double m = frexp(fabs(f), &e); /* |f| = m 2^e, m in [0.5, 1) */
+    long long mm = llrint(ldexp(m, 11)); /* 11 bits */
+    if (mm == 2048) { mm = 1024; e++; }
+    return (unsigned short)((f < 0) << 15 | (e + 14) << 10 | (mm - 1024));
+}
+static CUdeviceptr upload(const void *h, size_t n) { CUdeviceptr p; CK(cuMemAlloc(&p, n)); CK(cuMemcpyHtoD(p, h, n)); return p; }
+int main(int argc, char **argv)
+{
+    CUdevice dev; CUcontext ctx;
+    CK(cuInit(0)); CK(cuDeviceGet(&dev, 0)); CK(cuCtxCreate(&ctx, NULL, 0, dev));
+    char name[128]; CK(cuDeviceGetName(name, sizeof name, dev));
+    CK(cuModuleLoad(&mod, argc > 1 ? argv[1] : "rp.cubin"));
+    size_t sz; CK(cuModuleGetGlobal(&g_mode_ptr, &sz, mod, "g_mode"));
+    CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    size_t big = 256u << 20; CUdeviceptr s0, d0; CK(cuMemAlloc(&s0, big)); CK(cuMemAlloc(&d0, big));
+    CUevent a, b; CK(cuEventCreate(&a, 0)); CK(cuEventCreate(&b, 0));
+    float ct[20];
+    for (int r = -3; r < 20; r++) {
+        CK(cuEventRecord(a, st)); CK(cuMemcpyDtoDAsync(d0, s0, big, st)); CK(cuEventRecord(b, st));
+        CK(cuEventSynchronize(b)); float ms; CK(cuEventElapsedTime(&ms, a, b)); if (r >= 0) ct[r] = ms;
+    }
+    qsort(ct, 20, sizeof *ct, cmpf);
+    double copy_gbps = 2.0 * big / ((ct[9] + ct[10]) / 2 * 1e-3) / 1e9;
+    printf("%s: copy 256 MiB %.0f GB/s\n", name, copy_gbps);
+    CK(cuMemFree(s0)); CK(cuMemFree(d0));
+
+    /* the same values in every layout: ggml (18-byte blocks), rp1, tiles of 32, 16, 8 rows */
+    const size_t nb = (size_t)ROWS * G, wb = nb * 18;
+    const int tiles[3] = {32, 16, 8};
+    unsigned char *hg = malloc(wb), *h1 = malloc(wb), *ht[4] = {malloc(wb), malloc(wb), malloc(wb), malloc(wb)};
+    CUdeviceptr wg[COPIES], w1[COPIES], wt[4][COPIES];
+    float *hx = malloc(COLS * 4);
+    for (int i = 0; i < COLS; i++) hx[i] = (float)(rnd() / 8388608.0 * 2.0 - 1.0);
+    double *ref = malloc(ROWS * sizeof *ref), *sabs = malloc(ROWS * sizeof *sabs);
+    for (int c = 0; c < COPIES; c++) {
+        for (size_t i = 0; i < nb; i++) {
+            unsigned char *blk = hg + 18 * i;
+            unsigned short d = (unsigned short)((rnd() & 1) << 15 | (3 + rnd() % 7) << 10 | rnd() % 1024);
+            memcpy(blk, &d, 2);
+            for (int j = 0; j < 16; j++) blk[2 + j] = (unsigned char)rnd();
+        }
+        for (size_t i = 0; i < nb; i++) { /* rp1: nibbles, then scales */
+            memcpy(h1 + 16 * i, hg + 18 * i + 2, 16);
+            memcpy(h1 + 16 * nb + 2 * i, hg + 18 * i, 2);
+        }
+        for (int k = 0; k < 3; k++) {
+            int T = tiles[k];
+            for (size_t row = 0; row < ROWS; row++)
+                for (size_t g = 0; g < G; g++) {
+                    size_t i = row * G + g, at = ((row / T) * G + g) * T + row % T;
+                    memcpy(ht[k] + 16 * at, hg + 18 * i + 2, 16);
+                    memcpy(ht[k] + 16 * nb + 2 * at, hg + 18 * i, 2);
+                }
+        }
+        for (size_t row = 0; row < ROWS; row++) /* rpt: 16-row tiles, a lane's 4 bytes of 4 groups */
+            for (size_t g = 0; g < G; g++) {
+                size_t i = row * G + g, R = row / 16, J = g / 4, sl = (row % 16) / 8, gg = row % 8;
+                for (size_t t = 0; t < 4; t++)
+                    memcpy(ht[3] + 16 * (((R * (G / 4) + J) * 2 + sl) * 32 + gg * 4 + t) + 4 * (g % 4),
+                           hg + 18 * i + 2 + 4 * t, 4);
+                memcpy(ht[3] + 16 * nb + 8 * ((R * (G / 4) + J) * 16 + row % 16) + 2 * (g % 4), hg + 18 * i, 2);
+            }
+        if (c == 0)
+            for (size_t row = 0; row < ROWS; row++) {
+                double s = 0, sa = 0;
+                for (size_t g = 0; g < G; g++) {
+                    const unsigned char *blk = hg + 18 * (row * G + g);
+                    unsigned short dh; memcpy(&dh, blk, 2);
+                    double d = h2d(dh);
+                    for (int j = 0; j < 32; j++) {
+                        int n = j < 16 ? blk[2 + j] & 15 : blk[2 + j - 16] >> 4;
+                        double p = d * (n - 8) * hx[32 * g + j];
+                        s += p; sa += fabs(p);
+                    }
+                }
+                ref[row] = s; sabs[row] = sa;
+            }
+        wg[c] = upload(hg, wb); w1[c] = upload(h1, wb);
+        for (int k = 0; k < 4; k++) wt[k][c] = upload(ht[k], wb);
+    }
+    CUdeviceptr x = upload(hx, COLS * 4), y[COPIES], outp;
+    unsigned char *hq = malloc(COLS / 32 * 36); /* x as q8_1, as ggml's quantize_row_q8_1 */
+    for (int g = 0; g < COLS / 32; g++) {
+        float amax = 0; int sum = 0;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(hx[32 * g + j]));
+        float d = amax / 127, id = d ? 1 / d : 0;
+        for (int j = 0; j < 32; j++) { int q = (int)roundf(hx[32 * g + j] * id); hq[36 * g + 4 + j] = (unsigned char)(signed char)q; sum += q; }
+        unsigned short dh = f2h(d), sh = f2h(d * sum);
+        memcpy(hq + 36 * g, &dh, 2); memcpy(hq + 36 * g + 2, &sh, 2);
+    }
+    double *ref8 = malloc(ROWS * sizeof *ref8), *sabs8 = malloc(ROWS * sizeof *sabs8);
+    for (size_t row = 0; row < ROWS; row++) { /* copy 0's weights are in wg[0]: read them back */
+        static unsigned char blkrow[G * 18];
+        CK(cuMemcpyDtoH(blkrow, wg[0] + row * G * 18, G * 18));
+        double s = 0, sa = 0;
+        for (size_t g = 0; g < G; g++) {
+            unsigned short dh, d8h, s8h; memcpy(&dh, blkrow + 18 * g, 2); memcpy(&d8h, hq + 36 * g, 2); memcpy(&s8h, hq + 36 * g + 2, 2);
+            long si = 0, sai = 0;
+            for (int j = 0; j < 32; j++) {
+                int n = j < 16 ? blkrow[18 * g + 2 + j] & 15 : blkrow[18 * g + 2 + j - 16] >> 4;
+                int q = (signed char)hq[36 * g + 4 + j];
+                si += n * q; sai += labs((long)(n - 8) * q);
+            }
+            s += h2d(dh) * (h2d(d8h) * si - 8 * h2d(s8h));
+            sa += fabs(h2d(dh)) * h2d(d8h) * sai;
+        }
+        ref8[row] = s; sabs8[row] = sa;
+    }
+    CUdeviceptr xq = upload(hq, COLS / 32 * 36);
+    for (int c = 0; c < COPIES; c++) CK(cuMemAlloc(&y[c], ROWS * 4));
+    CK(cuMemAlloc(&outp, 16));
+    printf("q4_0 %dx%d: %.1f MB a copy, %d copies; floor at copy speed %.2f us\n", ROWS, COLS, wb / 1e6, COPIES,
+           wb / (copy_gbps * 1e9) * 1e6);
+
+    struct { const char *fn; int layout; unsigned grids[4]; int q8; } ks[] = {
+        {"ro", -2, {1056, 528}}, {"pm_q4_0", -1, {896, 264}}, {"pm8_q4_0", -1, {448, 528, 896}, 1},
+        {"rp1", 0, {528, 264, 896, 1056}}, {"rp32_4", 1, {448, 264}}, {"rp32_8", 1, {448, 264}},
+        {"rp16_4", 2, {896, 528}}, {"rp16_8", 2, {896, 528}}, {"rp8_4", 3, {1792, 528}},
+        {"rpt1_4", 4, {132, 264}}, {"rpt1_2", 4, {132, 264, 448}}, {"rpt2_4", 4, {264, 448}},
+        {"rpt4_4", 4, {264, 448, 132}}, {"rpt4_2", 4, {264, 448}}, {"rpt8_4", 4, {264, 896, 132}},
+        {"rp1q8", 0, {528, 264, 896, 1056}, 1},
+    };
+    static int rws = ROWS, cls = COLS;
+    /* DIAG: dev.cu's g_diag; ONLY: a comma-separated list of kernels */
+    int diag = getenv("DIAG") ? atoi(getenv("DIAG")) : 0;
+    CUdeviceptr dp; CK(cuModuleGetGlobal(&dp, &sz, mod, "g_diag")); CK(cuMemcpyHtoD(dp, &diag, sizeof diag));
+    if (diag) printf("DIAG %d\n", diag);
+    static unsigned long long n16;
+    n16 = wb / 16;
+    for (size_t k = 0; k < sizeof ks / sizeof *ks; k++)
+        for (int gi = 0; gi < 4 && ks[k].grids[gi]; gi++) {
+            if (getenv("ONLY")) {
+                char pat[40]; snprintf(pat, sizeof pat, ",%s,", ks[k].fn);
+                char all[400]; snprintf(all, sizeof all, ",%s,", getenv("ONLY"));
+                if (!strstr(all, pat)) continue;
+            }
+            job j; memset(&j, 0, sizeof j);
+            j.grid = ks[k].grids[gi];
+            CK(cuModuleGetFunction(&j.f, mod, ks[k].fn));
+            int L = ks[k].layout;
+            for (int c = 0; c < COPIES; c++) {
+                CUdeviceptr *wp = L == -1 || L == -2 ? &wg[c] : L == 0 ? &w1[c] : &wt[L - 1][c];
+                if (L == -2) { j.args[c][0] = wp; j.args[c][1] = &n16; j.args[c][2] = &outp; continue; }
+                j.args[c][0] = wp; j.args[c][1] = ks[k].q8 ? &xq : &x; j.args[c][2] = &y[c];
+                j.args[c][3] = &rws; j.args[c][4] = &cls;
+            }
+            printf("%-9s %5u", ks[k].fn, j.grid);
+            for (int m = 0; m < 2; m++) {
+                set_mode(m ? 2 : 0);
+                CK(cuMemsetD8(y[0], 0xff, ROWS * 4)); /* NaN: an unwritten row shows */
+                float tb = time_job(&j, m, 0), tg = time_job(&j, m, 1);
+                printf("  %s %.2f / g%.2f (%.1f us)", m ? "early" : "plain", wb / (tb * 1e-3) / 1e9 / copy_gbps,
+                       wb / (tg * 1e-3) / 1e9 / copy_gbps, tb * 1e3);
+                if (L >= -1) {
+                    static float got[ROWS];
+                    CK(cuMemcpyDtoH(got, y[0], sizeof got));
+                    double worst = 0;
+                    for (int r = 0; r < ROWS; r++) {
+                        const double *rf = ks[k].q8 ? ref8 : ref, *sb = ks[k].q8 ? sabs8 : sabs;
+                        double e = fabs(got[r] - rf[r]) / (sb[r] > 0 ? sb[r] : 1);
+                        if (!(e <= worst)) worst = e; /* NaN sticks */
+                    }
+                    printf(" err %.1e", worst);
+                }
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+    return 0;
+}
