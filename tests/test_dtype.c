@@ -520,6 +520,7 @@ static void test_quantized(void)
         {"q5_1", HK_Q5_1, 32, 24},   {"q8_0", HK_Q8_0, 32, 34},   {"q8_1", HK_Q8_1, 32, 36},
         {"q2_K", HK_Q2_K, 256, 84},  {"q3_K", HK_Q3_K, 256, 110}, {"q4_K", HK_Q4_K, 256, 144},
         {"q5_K", HK_Q5_K, 256, 176}, {"q6_K", HK_Q6_K, 256, 210}, {"q8_K", HK_Q8_K, 256, 292},
+        {"q4_0r", HK_Q4_0R, 256, 144}, /* hipkit's repacked q4_0 */
     };
     int good = 1;
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -82,6 +82,11 @@ typedef enum hk_dtype {
      * elements, hk_dtype_size is the size of one block. */
     HK_Q4_0, HK_Q4_1, HK_Q5_0, HK_Q5_1, HK_Q8_0, HK_Q8_1,
     HK_Q2_K, HK_Q3_K, HK_Q4_K, HK_Q5_K, HK_Q6_K, HK_Q8_K,
+    /* hipkit's own: q4_0's values and bytes in blocks of 8 groups (256
+     * elements, 144 bytes): their 8 x 16 nibble bytes, then their 8 f16
+     * scales (docs/families/quantized.md); hk.ops.quantized.repack makes
+     * it from q4_0 and back. */
+    HK_Q4_0R,
     HK_DTYPE_COUNT
 } hk_dtype;
 
@@ -90,7 +95,7 @@ HK_API const char *hk_dtype_name(hk_dtype t);
 /* Size of one element in bytes (of one block for a quantized dtype), 0 for
  * an invalid value. */
 HK_API size_t hk_dtype_size(hk_dtype t);
-/* Elements per block: 32 (q4_0 ... q8_1) or 256 (the k-quants) for the
+/* Elements per block: 32 (q4_0 ... q8_1) or 256 (the k-quants, q4_0r) for the
  * quantized dtypes, 1 for the others, 0 for an invalid value. */
 HK_API size_t hk_dtype_block(hk_dtype t);
 /* Parses "f32" etc. Returns 0 and sets *out, or HK_EINVAL. */

@@ -97,6 +97,7 @@ template <int F> struct hkq_fmt;
 #define HKQ_Q5_K 9
 #define HKQ_Q6_K 10
 #define HKQ_Q8_K 11
+#define HKQ_Q4_0R 12 // hipkit's repacked q4_0 (below)
 
 // Each format decodes a group as 32 integers q and, per half of 16, a
 // scale a and (OFFSET formats) an offset o: value j = a * q[j] (+ o), which
@@ -109,6 +110,24 @@ template <> struct hkq_fmt<HKQ_Q4_0> {
     {
         a[0] = a[1] = hkq_f16(hkq_ld16(b));
         hkq_bytes<16> qs(b + 2);
+        for (int j = 0; j < 16; j++) {
+            q[j] = (qs[j] & 0xf) - 8;
+            q[j + 16] = (qs[j] >> 4) - 8;
+        }
+    }
+};
+
+// q4_0r (hipkit's, not ggml's): q4_0's groups 8 to a block of 144 bytes,
+// {u8 qs[8][16]; f16 d[8]}: group g's 16 nibble bytes exactly as q4_0 has
+// them, at 16 g, then the 8 scales. Every group's nibbles are a 16-byte
+// aligned piece a lane loads straight into registers (hkq_matvec_r_body),
+// where q4_0's 18-byte blocks go through shared memory first.
+template <> struct hkq_fmt<HKQ_Q4_0R> {
+    enum { BLOCK = 256, BYTES = 144, OFFSET = 0 };
+    static __device__ void decode_q(const hkq_u8 *b, int g, int *q, float *a, float *)
+    {
+        a[0] = a[1] = hkq_f16(hkq_ld16(b + 128 + 2 * g));
+        hkq_bytes<16> qs(b + 16 * g);
         for (int j = 0; j < 16; j++) {
             q[j] = (qs[j] & 0xf) - 8;
             q[j + 16] = (qs[j] >> 4) - 8;
@@ -1105,6 +1124,129 @@ template <int F> struct hkq_wide<F, 0> {
     }
 };
 
+// q4_0r's matvec on rows of up to HKQ_XMAX columns (the staged path's
+// conditions): no weights through shared memory. A warp a row, lane l its
+// groups l, l + warp, ... (at most 4 on NVIDIA), each group a 16-byte load
+// of nibbles and a 2-byte load of its scale straight into registers; the
+// next row's loads are in flight while this row is summed. x staged as
+// for q4_0 (hkq_stage_x), and each group summed as q4_0's (hkq_dotf,
+// hkq_dot8): the same y as q4_0's staged path, bit for bit.
+// Through the op on an H200 (2026-11-28): q8_1 x 0.68-0.69x copy back to
+// back and 0.73-0.75 in graph replay, against q4_0's 0.62-0.63 and 0.66;
+// f32 x level with q4_0 (0.46 against 0.47-0.48): its sums, not the
+// staging, bound it (quantized-notes.md, "repacked layouts, and q4_0r").
+// q8_1 x for it: group g's 32 values at 16-byte pieces 3 g and 3 g + 1 (48
+// bytes apart: 8 lanes' reads in 8 bank quads), its scale and the integer
+// sum of its values after them (HKQ_RX8_META): 3 shared loads a group
+// where q8_1's own 36-byte blocks take 11
+#define HKQ_RX8_META (HKQ_XMAX / 32 * 3) // 16-byte pieces before the (scale, sum) pairs
+#define HKQ_RX8_PIECES (HKQ_RX8_META + HKQ_XMAX / 32 / 2)
+__device__ inline void hkq_stage_x8_r(const void *x, int cols, uint4 *xsm)
+{
+    const hkq_u8 *xb = (const hkq_u8 *)x;
+    for (unsigned i = threadIdx.x; i < (unsigned)cols / 32 * 8; i += blockDim.x)
+        ((hkq_u32 *)xsm)[i / 8 * 12 + i % 8] = hkq_x8w(xb + 36 * (i / 8), (int)(i % 8));
+    for (unsigned g = threadIdx.x; g < (unsigned)cols / 32; g += blockDim.x) {
+        const hkq_u8 *b = xb + 36 * g;
+        ((int2 *)(xsm + HKQ_RX8_META))[g] =
+            make_int2(__float_as_int(hkq_h2f(b)), hkq_x8sum(b, 0) + hkq_x8sum(b, 1));
+    }
+    __syncthreads();
+}
+template <int X8> struct hkq_rows_r {
+    enum { U = HKQ_XMAX / 32 / 32 }; // groups a lane at most (warps of 32 or more)
+    uint4 q[U];
+    hkq_u16 d[U];
+    // Row row's groups are its blocks from row G / 8 on; lane's group
+    // lane + u warp is in block lane / 8 + u warp / 8 of them, at lane % 8.
+    __device__ void load(const void *w, unsigned long long row, unsigned G, unsigned lane)
+    {
+        const unsigned long long b0 = row * (G / 8);
+        const uint4 *wq = (const uint4 *)w + 9 * b0 + 9 * (lane / 8) + lane % 8;
+        const hkq_u16 *wd = (const hkq_u16 *)w + 72 * b0 + 72 * (lane / 8) + 64 + lane % 8;
+        if (G == U * HKQ_WARP) { // every lane U groups (4096 columns): unrolled, no tests
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                q[u] = wq[9 * (HKQ_WARP / 8) * u];
+                d[u] = wd[72 * (HKQ_WARP / 8) * u];
+            }
+        } else {
+            for (int u = 0; u < U; u++)
+                if (lane + u * HKQ_WARP < G) {
+                    q[u] = wq[9 * (HKQ_WARP / 8) * u];
+                    d[u] = wd[72 * (HKQ_WARP / 8) * u];
+                }
+        }
+    }
+    __device__ float group(const uint4 *xsm, unsigned gi, int u) const
+    {
+        const hkq_u32 w[4] = {q[u].x, q[u].y, q[u].z, q[u].w};
+        const float dw = __half2float(__ushort_as_half(d[u]));
+        if (X8) {
+            const uint4 a = xsm[3 * gi], b = xsm[3 * gi + 1];
+            const int2 m = ((const int2 *)(xsm + HKQ_RX8_META))[gi];
+            const hkq_u32 xa[4] = {a.x, a.y, a.z, a.w}, xc[4] = {b.x, b.y, b.z, b.w};
+            int dot = 0;
+            for (int k = 0; k < 4; k++) {
+                dot = hkq_dp4a(w[k] & 0x0F0F0F0Fu, xa[k], dot);
+                dot = hkq_dp4a((w[k] >> 4) & 0x0F0F0F0Fu, xc[k], dot);
+            }
+            dot -= 8 * m.y;
+            return __int_as_float(m.x) * (dw * (float)dot);
+        }
+        const float *xs = (const float *)xsm + 36 * gi;
+        float s0 = 0.0f, s1 = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            s0 = hkq_dot4(w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
+            s1 = hkq_dot4((w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
+        }
+        return dw * (s0 + s1);
+    }
+    // the row's part in lane's groups, added in q4_0's staged order
+    __device__ float sum(const uint4 *xsm, unsigned G, unsigned lane) const
+    {
+        float acc = 0.0f;
+        if (G == U * HKQ_WARP) {
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                acc += group(xsm, lane + u * HKQ_WARP, u);
+        } else {
+            for (int u = 0; u < U; u++)
+                if (lane + u * HKQ_WARP < G)
+                    acc += group(xsm, lane + u * HKQ_WARP, u);
+        }
+        return acc;
+    }
+};
+template <int X8>
+__device__ void hkq_matvec_r_body(const void *w, const void *x, float *y, int rows, int cols, uint4 *xsm,
+                                  float *xsum, int *s8)
+{
+    const unsigned G = (unsigned)cols / 32, nw = blockDim.x / HKQ_WARP, lane = threadIdx.x % HKQ_WARP;
+    const unsigned long long stride = (unsigned long long)gridDim.x * nw;
+    unsigned long long row = (unsigned long long)blockIdx.x * nw + threadIdx.x / HKQ_WARP;
+    hkq_rows_r<X8> cur, next;
+    if (row < (unsigned)rows) // in flight while x is staged
+        cur.load(w, row, G, lane);
+    hk_grid_wait(); // launched early (the op does): only w was read before
+    if (X8)
+        hkq_stage_x8_r(x, cols, xsm);
+    else
+        hkq_stage_x<HKQ_Q4_0R, 0, 0>(x, cols, xsm, xsum, s8); // (no offset: never the unstaged path)
+    while (row < (unsigned)rows) { // the whole warp: one row
+        const unsigned long long nrow = row + stride;
+        if (nrow < (unsigned)rows)
+            next.load(w, nrow, G, lane);
+        float acc = cur.sum(xsm, G, lane);
+        for (int off = HKQ_WARP / 2; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        row = nrow;
+        cur = next;
+    }
+}
+
 // The shared memory both forms of the staged path use (declared once, so a
 // kernel holding both does not hold it twice): x staged where it fits,
 // else only its sums. Inlined into the kernel: the AMD compiler gives every
@@ -1114,10 +1256,12 @@ __device__ __forceinline__ void hkq_matvec_staged(const void *w, const void *x, 
 {
     typedef hkq_stage<F, X8> S;
     __shared__ uint4 wsm[HKQ_ROWS * (S::SEG16 + 1)]; // + 1: hkq_words reads a word past a block
-    __shared__ uint4 xsm[S::XWORDS / 4];
+    __shared__ uint4 xsm[F == HKQ_Q4_0R && X8 ? HKQ_RX8_PIECES : S::XWORDS / 4];
     __shared__ float xsum[X8 ? 1 : HKQ_XGMAX / 16];
     __shared__ int s8[X8 ? HKQ_XGMAX / 16 : 1];
-    if (cols <= HKQ_XMAX)
+    if (F == HKQ_Q4_0R && cols <= HKQ_XMAX)
+        hkq_matvec_r_body<X8>(w, x, y, rows, cols, xsm, xsum, s8);
+    else if (F != HKQ_Q4_0R && cols <= HKQ_XMAX) // (never compiled for q4_0r)
         hkq_matvec_staged_body<F, X8, 0>(w, x, y, rows, cols, wsm, xsm, xsum, s8);
     else
         hkq_wide<F, X8>::run(w, x, y, rows, cols, wsm, xsm, xsum, s8);
@@ -2030,6 +2174,20 @@ template <> struct hkq_quant<HKQ_Q3_K> { static __device__ void run(const float 
 template <> struct hkq_quant<HKQ_Q4_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<0>(x, b); } };
 template <> struct hkq_quant<HKQ_Q5_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<1>(x, b); } };
 template <> struct hkq_quant<HKQ_Q6_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q6_K(x, b); } };
+// q4_0r: each group as q4_0 quantizes it, its bytes moved to their places
+template <> struct hkq_quant<HKQ_Q4_0R> {
+    static __device__ void run(const float *x, hkq_u8 *b)
+    {
+        for (int g = 0; g < 8; g++) {
+            hkq_u16 q[9]; // a q4_0 block: d, then 16 bytes
+            hkq_quant_sym<4>(x + 32 * g, (hkq_u8 *)q);
+            hkq_u16 *r = (hkq_u16 *)(void *)b;
+            r[64 + g] = q[0];
+            for (int k = 0; k < 8; k++)
+                r[8 * g + k] = q[1 + k];
+        }
+    }
+};
 
 template <int F> __device__ void hkq_quantize(const float *x, void *w, long long n)
 {
@@ -2097,6 +2255,25 @@ HKQ_FORMAT(q4_K, HKQ_Q4_K)
 HKQ_FORMAT(q5_K, HKQ_Q5_K)
 HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
+// q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
+// (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)
+HKQ_DEQ(q4_0r, HKQ_Q4_0R, f32, float)
+HKQ_DEQ(q4_0r, HKQ_Q4_0R, f16, __half)
+HKQ_DEQ(q4_0r, HKQ_Q4_0R, bf16, __hip_bfloat16)
+extern "C" __global__ void __launch_bounds__(256, 4) matvec_q4_0r(const void *w, const float *x, float *y, int rows,
+                                                                  int cols)
+{
+    hkq_matvec<HKQ_Q4_0R>(w, x, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) matvec_q4_0r_q8_1(const void *w, const void *xq, float *y,
+                                                                       int rows, int cols)
+{
+    hkq_matvec_q8_1<HKQ_Q4_0R>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void matmul_q4_0r(const void *w, const float *x, float *y, int rows, int cols, int m)
+{
+    hkq_matmul<HKQ_Q4_0R>(w, x, y, rows, cols, m);
+}
 HKQ_MMQ(q4_0, HKQ_Q4_0)
 HKQ_MMQ(q4_1, HKQ_Q4_1)
 HKQ_MMQ(q5_0, HKQ_Q5_0)
@@ -2109,6 +2286,7 @@ HKQ_MMQ(q4_K, HKQ_Q4_K)
 HKQ_MMQ(q5_K, HKQ_Q5_K)
 HKQ_MMQ(q6_K, HKQ_Q6_K)
 HKQ_MMQ(q8_K, HKQ_Q8_K)
+HKQ_MMQ(q4_0r, HKQ_Q4_0R)
 HKQ_QUANT(q4_0, HKQ_Q4_0)
 HKQ_QUANT(q4_1, HKQ_Q4_1)
 HKQ_QUANT(q5_0, HKQ_Q5_0)
@@ -2121,3 +2299,26 @@ HKQ_QUANT(q3_K, HKQ_Q3_K)
 HKQ_QUANT(q4_K, HKQ_Q4_K)
 HKQ_QUANT(q5_K, HKQ_Q5_K)
 HKQ_QUANT(q6_K, HKQ_Q6_K)
+HKQ_QUANT(q4_0r, HKQ_Q4_0R)
+
+// repack_q4_0r(src, dst, groups, to_r): the groups (of 32 values) of q4_0
+// src as q4_0r dst (to_r 1), or of q4_0r src as q4_0 dst (0): a thread a
+// group, its 18 bytes moved 2 at a time (both layouts 2-byte aligned).
+extern "C" __global__ void repack_q4_0r(const void *src, void *dst, long long groups, int to_r)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups;
+         i += (long long)gridDim.x * blockDim.x) {
+        hkq_u16 *a = (hkq_u16 *)(void *)((hkq_u8 *)(to_r ? src : dst) + 18 * i); // q4_0: d, then 16 bytes
+        hkq_u16 *r = (hkq_u16 *)(void *)((hkq_u8 *)(to_r ? dst : src) + 144 * (i / 8)); // its q4_0r block
+        hkq_u16 *rq = r + 8 * (i % 8), *rd = r + 64 + i % 8;
+        if (to_r) {
+            *rd = a[0];
+            for (int k = 0; k < 8; k++)
+                rq[k] = a[1 + k];
+        } else {
+            a[0] = *rd;
+            for (int k = 0; k < 8; k++)
+                a[1 + k] = rq[k];
+        }
+    }
+}

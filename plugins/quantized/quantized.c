@@ -24,6 +24,7 @@ static const struct {
     {"q4_0", 32, 18},   {"q4_1", 32, 20},   {"q5_0", 32, 22},   {"q5_1", 32, 24},
     {"q8_0", 32, 34},   {"q8_1", 32, 36},   {"q2_K", 256, 84},  {"q3_K", 256, 110},
     {"q4_K", 256, 144}, {"q5_K", 256, 176}, {"q6_K", 256, 210}, {"q8_K", 256, 292},
+    {"q4_0r", 256, 144}, /* hipkit's repacked q4_0 (repack) */
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -48,7 +49,7 @@ static int no_format(const hk_plugin_host *host, const hk_plugin_call *call, con
 {
     const char *dt = host->dtype(call, buf);
     return host->fail(call, "%s is %s, not a quantized dtype (q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 "
-                            "q2_K q3_K q4_K q5_K q6_K q8_K)", what, dt ? dt : "?");
+                            "q2_K q3_K q4_K q5_K q6_K q8_K q4_0r)", what, dt ? dt : "?");
 }
 
 /* The n values of w (format f) into y (dtype out: f32, f16, bf16). */
@@ -141,6 +142,10 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * landed unevenly, 0.60). */
     int early = HK_PLUGIN_HOST_HAS(host, launch_early);
     if (early && q8 && (!strcmp(fn, "q4_0") || !strcmp(fn, "q4_K")))
+        cap = 4 * cus;
+    /* q4_0r's kernels are bounded to 4 blocks a compute unit (64
+     * registers): one wave of them, each warp walking its rows */
+    if (!strcmp(fn, "q4_0r") && cols <= 4096)
         cap = 4 * cus;
     size_t groups = (rows + per - 1) / per, each = (groups + cap - 1) / cap;
     each = each < 1 ? 1 : each > 8 ? 8 : each;
@@ -277,6 +282,28 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
     return host->launch(call, kernel, a, 3);
 }
 
+/* repack(dst, src): q4_0 src into q4_0r dst, or q4_0r src into q4_0 dst
+ * (the same values, bytes moved). */
+static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                     int nargs)
+{
+    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
+        return host->fail(call, "expects buffers dst and src; got %d arguments", nargs);
+    const char *dt = host->dtype(call, args[0].v.buf), *st = host->dtype(call, args[1].v.buf);
+    int to_r = dt && st && !strcmp(dt, "q4_0r") && !strcmp(st, "q4_0");
+    if (!to_r && !(dt && st && !strcmp(dt, "q4_0") && !strcmp(st, "q4_0r")))
+        return host->fail(call, "dst is %s, src %s: repack takes q4_0 into q4_0r or q4_0r into q4_0", dt ? dt : "?",
+                          st ? st : "?");
+    size_t n = host->length(call, args[1].v.buf);
+    if (host->length(call, args[0].v.buf) != n)
+        return host->fail(call, "dst has %zu elements, src %zu: they must be the same",
+                          host->length(call, args[0].v.buf), n);
+    if (n % 256)
+        return host->fail(call, "src has %zu elements: q4_0r holds blocks of 256, so a whole number of them", n);
+    hk_plugin_arg a[4] = {args[1], args[0], hk_plugin_int_arg((long long)(n / 32)), hk_plugin_int_arg(to_r)};
+    return host->launch(call, "repack_q4_0r", a, 4);
+}
+
 static const struct {
     const char *name, *usage;
     hk_plugin_op_fn fn;
@@ -290,6 +317,9 @@ static const struct {
      "W dequantized to f32 and the gemm family's product; x f16 / bf16 (y f32 or x's dtype): W rounded to x's dtype, "
      "tensor cores; up to 64 rows a fused kernel reading W once, more W's 16-bit copy and the gemm family"},
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
+    {"repack", "dst, src", op_repack,
+     "dst = src's values in the other layout: q4_0 into q4_0r (hipkit's: every group's nibbles a 16-byte piece, "
+     "matvec reads them straight into registers) or q4_0r into q4_0"},
 };
 
 /* Grid-stride kernels over groups of 32: a 1-D grid of n / 32 threads is
@@ -353,6 +383,12 @@ static int add_kernels(const hk_plugin_api *api)
             r = api->add_kernel(api, "quantized", "quantized.hip", name,
                                 "const float *x, void *w, long long n", &g, doc);
         }
+    }
+    if (r == 0) {
+        hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
+        r = api->add_kernel(api, "quantized", "quantized.hip", "repack_q4_0r",
+                            "const void *src, void *dst, long long groups, int to_r", &g,
+                            "the groups of q4_0 src as q4_0r dst (to_r 1), or of q4_0r src as q4_0 dst (0)");
     }
     return r;
 }

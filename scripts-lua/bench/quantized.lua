@@ -1,6 +1,6 @@
 -- The quantized family's matvec on a rows x cols matrix (default the
 -- 14336 x 4096 of a Llama-3 8B MLP projection; arg[1], arg[2]) in q4_0,
--- q8_0, q4_K and q6_K with f32 x and y: GB/s of the bytes it must move
+-- q8_0, q4_K, q6_K and q4_0r with f32 x and y: GB/s of the bytes it must move
 -- (the matrix once, x and y) by device events, median of 20, next to a
 -- device-to-device copy of the same run. Each call reads the next of
 -- enough copies of the matrix that together they exceed 4x a 50 MB L2, so
@@ -22,7 +22,9 @@ local src, dst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f
 print(("quantized matvec %d x %d, f32 x and y (%s)"):format(rows, cols, hk.device().name or "?"))
 local copy = hk.bench(function() dst:copy(src) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
 print(("  %-22s %8.3f ms %8.0f GB/s"):format("copy 256 MiB", copy.median, copy.gbps))
-for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
+-- q4_0r: hipkit's repacked q4_0 (the same bytes, the nibbles of every group
+-- a 16-byte piece), measured as the others
+for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K", "q4_0r"} do
     local w1 = hk.alloc(n, fmt)
     local bytes = #w1:view("u8")
     local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))

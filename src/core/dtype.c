@@ -23,6 +23,7 @@ static const struct {
     [HK_Q2_K] = {"q2_K", 84, 256, 2},  [HK_Q3_K] = {"q3_K", 110, 256, 2},
     [HK_Q4_K] = {"q4_K", 144, 256, 2}, [HK_Q5_K] = {"q5_K", 176, 256, 2},
     [HK_Q6_K] = {"q6_K", 210, 256, 2}, [HK_Q8_K] = {"q8_K", 292, 256, 4},
+    [HK_Q4_0R] = {"q4_0r", 144, 256, 2},
 };
 
 static const char *const mem_modes[HK_MEM_MODE_COUNT] = {

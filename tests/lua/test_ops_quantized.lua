@@ -39,10 +39,10 @@ local function i8(s, i) local v = string.byte(s, i) return v >= 128 and v - 256 
 local formats = {
     q4_0 = {32, 18}, q4_1 = {32, 20}, q5_0 = {32, 22}, q5_1 = {32, 24}, q8_0 = {32, 34},
     q8_1 = {32, 36}, q2_K = {256, 84}, q3_K = {256, 110}, q4_K = {256, 144}, q5_K = {256, 176},
-    q6_K = {256, 210}, q8_K = {256, 292},
+    q6_K = {256, 210}, q8_K = {256, 292}, q4_0r = {256, 144},
 }
 local order = {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q2_K", "q3_K", "q4_K", "q5_K",
-               "q6_K", "q8_K"}
+               "q6_K", "q8_K", "q4_0r"}
 
 -- ggml's 6-bit scale and min j of q4_K/q5_K (get_scale_min_k4)
 local function scale_min_k4(b, o, j)
@@ -72,6 +72,31 @@ local function deq_32(b, d_at, m_at, qh_at, qs_at, bits, out)
     for j = 1, 32 do out[#out + 1] = vals[j] end
 end
 deq.q4_0 = function(b, out) deq_32(b, 1, nil, nil, 3, 4, out) end
+-- q4_0r (hipkit's): 8 groups' 16 nibble bytes, then their 8 f16 scales
+local function q4_0r_group(b, g) return b:sub(129 + 2 * g, 130 + 2 * g) .. b:sub(1 + 16 * g, 16 + 16 * g) end
+deq.q4_0r = function(b, out)
+    for g = 0, 7 do deq.q4_0(q4_0r_group(b, g), out) end
+end
+-- q4_0 bytes (whole blocks of 8 groups) as q4_0r's, and back
+local function to_q4_0r(s)
+    local out = {}
+    for o = 1, #s, 144 do
+        local q, d = {}, {}
+        for g = 0, 7 do
+            local blk = s:sub(o + 18 * g, o + 18 * g + 17)
+            q[#q + 1], d[#d + 1] = blk:sub(3), blk:sub(1, 2)
+        end
+        out[#out + 1] = table.concat(q) .. table.concat(d)
+    end
+    return table.concat(out)
+end
+local function from_q4_0r(s)
+    local out = {}
+    for o = 1, #s, 144 do
+        for g = 0, 7 do out[#out + 1] = q4_0r_group(s:sub(o, o + 143), g) end
+    end
+    return table.concat(out)
+end
 deq.q4_1 = function(b, out) deq_32(b, 1, 3, nil, 5, 4, out) end
 deq.q5_0 = function(b, out) deq_32(b, 1, nil, 3, 7, 5, out) end
 deq.q5_1 = function(b, out) deq_32(b, 1, 3, 5, 9, 5, out) end
@@ -172,6 +197,7 @@ end
 local scale_fields = {
     q4_0 = {1}, q4_1 = {1, 3}, q5_0 = {1}, q5_1 = {1, 3}, q8_0 = {1}, q8_1 = {1, 3},
     q2_K = {81, 83}, q3_K = {109}, q4_K = {1, 3}, q5_K = {1, 3}, q6_K = {209},
+    q4_0r = {129, 131, 133, 135, 137, 139, 141, 143},
 }
 local function random_blocks(fmt, nblocks)
     local bytes = formats[fmt][2]
@@ -402,7 +428,7 @@ end
 -- global memory (the sums staged for the whole row),
 -- the first width past 4096 whose rows are whole 16-byte pieces (q8_1 x:
 -- whole 16-byte pieces too); inf in x for a format with a min.
-for _, fmt in ipairs(valgrind and {"q4_0", "q4_1"} or {"q4_0", "q8_0", "q4_K", "q6_K", "q4_1"}) do
+for _, fmt in ipairs(valgrind and {"q4_0", "q4_1"} or {"q4_0", "q8_0", "q4_K", "q6_K", "q4_1", "q4_0r"}) do
     local bs, bytes = formats[fmt][1], formats[fmt][2]
     local cols = 4096 + bs
     while (cols // bs * bytes) % 16 ~= 0 or cols % 128 ~= 0 do cols = cols + bs end
@@ -735,6 +761,11 @@ local function pack_nibbles(fmt, d, m, q)
     return table.concat(parts)
 end
 quant.q4_0 = function(x, o) return pack_nibbles("q4_0", q_sym(x, o, 4)) end
+quant.q4_0r = function(x, o)
+    local blocks = {}
+    for g = 0, 7 do blocks[g + 1] = quant.q4_0(x, o + 32 * g) end
+    return to_q4_0r(table.concat(blocks))
+end
 quant.q5_0 = function(x, o) return pack_nibbles("q5_0", q_sym(x, o, 5)) end
 quant.q4_1 = function(x, o) return pack_nibbles("q4_1", q_asym(x, o, 4)) end
 quant.q5_1 = function(x, o) return pack_nibbles("q5_1", q_asym(x, o, 5)) end
@@ -780,7 +811,7 @@ quant.q8_K = function(x, o)
     return table.concat(parts) .. table.concat(sums)
 end
 
-for _, fmt in ipairs{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q8_K"} do
+for _, fmt in ipairs{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q8_K", "q4_0r"} do
     local bs = formats[fmt][1]
     local n = bs * (bs == 32 and 9 or 3)
     local x = hk.alloc(n, "f32", mode):rand{seed = 11, dist = "normal", std = 3}
@@ -1144,6 +1175,56 @@ ok, err = pcall(Q.matvec, hk.alloc(1, "f32", mode), hk.alloc(256, "f32", mode), 
 t.ok(not ok and err:find("not a quantized dtype", 1, true), "matvec wants a quantized w")
 ok, err = pcall(Q.dequantize, hk.alloc(256, "i32", mode), w)
 t.ok(not ok and err:find("f32, f16 or bf16", 1, true), "dequantize writes floats only")
+
+-- repack: q4_0 into q4_0r and back moves bytes only (each destination
+-- poisoned first); matvec over q4_0r sums as q4_0's staged path (rows of
+-- at most 4096 columns), so its y is q4_0's bit for bit, both forms of x;
+-- rows of partial warps and more rows than a block's warps; wider rows take
+-- the generic path (the double product, above)
+do
+    local rows, cols = 37, 1280
+    local s = random_blocks("q4_0", rows * cols // 32)
+    local w = upload("q4_0", s)
+    local wr = hk.alloc(rows * cols, "q4_0r", mode)
+    wr:view("u8"):fill(0xA5)
+    Q.repack(wr, w)
+    local got = string.char(table.unpack(wr:view("u8"):totable()))
+    t.ok(got == to_q4_0r(s), "repack q4_0 -> q4_0r: q4_0r's bytes, every one written")
+    local back = hk.alloc(rows * cols, "q4_0", mode)
+    back:view("u8"):fill(0x5A)
+    Q.repack(back, wr)
+    t.ok(string.char(table.unpack(back:view("u8"):totable())) == s, "repack q4_0r -> q4_0 gives the bytes back")
+    t.ok(from_q4_0r(got) == s, "the test's own layouts agree (to_q4_0r, from_q4_0r)")
+    local ya, yb = hk.alloc(rows * cols, "f32", mode):fill(0 / 0), hk.alloc(rows * cols, "f32", mode):fill(0 / 0)
+    Q.dequantize(ya, w)
+    Q.dequantize(yb, wr)
+    t.ok(same_f32(yb:totable(), ya:totable()) == 0, "q4_0r dequantizes to q4_0's values bit for bit")
+    local x = hk.alloc(cols, "f32", mode):rand{seed = 21, lo = -2, hi = 2}
+    local xq = hk.alloc(cols, "q8_1", mode)
+    Q.quantize(xq, x)
+    for _, form in ipairs{{"f32", x}, {"q8_1", xq}} do
+        for _, grid in ipairs{0, 1, 3} do -- 0: the op's launch
+            local y0, y1 = hk.alloc(rows, "f32", mode):fill(0 / 0), hk.alloc(rows, "f32", mode):fill(0 / 0)
+            local suffix = form[1] == "q8_1" and "_q8_1" or ""
+            if grid == 0 then
+                Q.matvec(y0, w, form[2])
+                Q.matvec(y1, wr, form[2])
+            else
+                Q.kernels["matvec_q4_0" .. suffix]:launch({grid}, {256}, w, form[2], y0, rows, cols)
+                Q.kernels["matvec_q4_0r" .. suffix]:launch({grid}, {256}, wr, form[2], y1, rows, cols)
+            end
+            local bad, first = same_f32(y1:totable(), y0:totable())
+            if not t.ok(bad == 0, ("matvec q4_0r, %s x, %s: q4_0's y bit for bit (%d rows)"):format(
+                form[1], grid == 0 and "the op" or grid .. " block(s)", rows)) then t.diag(first) end
+        end
+    end
+    local ok, err = pcall(Q.repack, hk.alloc(256, "q4_0r", mode), hk.alloc(256, "q8_0", mode))
+    t.ok(not ok and err:find("q4_0 into q4_0r", 1, true), "repack names the pairs it takes")
+    ok, err = pcall(Q.repack, hk.alloc(512, "q4_0r", mode), hk.alloc(256, "q4_0", mode))
+    t.ok(not ok and err:find("must be the same", 1, true), "repack checks the lengths")
+    ok, err = pcall(hk.alloc, 96, "q4_0r", mode)
+    t.ok(not ok and err:find("256", 1, true), "a q4_0r buffer holds whole blocks of 256")
+end
 
 -- a GGUF file of quantized tensors: the mapped tensor dequantizes as the bytes do
 local path = (os.getenv("TMPDIR") or "/tmp") .. ("/hk-quant-%d-%d.gguf"):format(os.time(), math.random(1 << 30))
