@@ -467,3 +467,89 @@ extern "C" __global__ void __launch_bounds__(256) rp1q8(const void *w, const voi
         }
     }
 }
+
+// the op's own q4_0r kernels (quantized.hip), in this harness
+extern "C" __global__ void __launch_bounds__(256, 4) pmr_q4_0r(const void *w, const float *x, float *y, int rows, int cols)
+{
+    hkq_matvec<HKQ_Q4_0R>(w, x, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) pmr8_q4_0r(const void *w, const void *x, float *y, int rows, int cols)
+{
+    hkq_matvec_q8_1<HKQ_Q4_0R>(w, x, y, rows, cols);
+}
+
+// rp1q8's kernel over blocks of BG groups (their BG x 16 nibble bytes, then
+// their BG f16 scales): BG 8 is q4_0r's 144-byte block, 16 a 288-byte one
+// (whole 32-byte sectors)
+template <int BG>
+__device__ __forceinline__ void rbq8(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    __shared__ uint4 xs[128 * 3];
+    __shared__ float2 xds[128];
+    const unsigned G = (unsigned)cols / 32;
+    const uint4 *qs = (const uint4 *)w;
+    const hkq_u16 *dd = (const hkq_u16 *)w;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, stride = gridDim.x * 8;
+    unsigned row = blockIdx.x * 8 + warp;
+    uint4 q[4];
+    hkq_u16 d[4];
+#define RB_LOAD(Q, D, R)                                                                       \
+    for (int u = 0; u < 4; u++) {                                                              \
+        const unsigned long long i = (unsigned long long)(R) * G + lane + 32 * u, b = i / BG; \
+        Q[u] = qs[b * (BG * 18 / 16) + i % BG];                                                \
+        D[u] = dd[b * (BG * 9) + BG * 8 + i % BG];                                             \
+    }
+    if (row < (unsigned)rows) {
+        RB_LOAD(q, d, row)
+    }
+    probe_wait();
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned i = threadIdx.x; i < G * 8; i += blockDim.x)
+        ((hkq_u32 *)xs)[i / 8 * 12 + i % 8] = *(const hkq_u32 *)(xb + 36 * (i / 8) + 4 + 4 * (i % 8));
+    for (unsigned i = threadIdx.x; i < G; i += blockDim.x)
+        xds[i] = make_float2(rp_h2f(*(const hkq_u16 *)(xb + 36 * i)), rp_h2f(*(const hkq_u16 *)(xb + 36 * i + 2)));
+    __syncthreads();
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    while (row < (unsigned)rows) {
+        const unsigned nrow = row + stride;
+        uint4 nq[4];
+        hkq_u16 nd[4];
+        if (nrow < (unsigned)rows) {
+            RB_LOAD(nq, nd, nrow)
+        }
+        float acc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const unsigned g = lane + 32 * u;
+            const uint4 a = xs[3 * g], b = xs[3 * g + 1];
+            const float2 ds = xds[g];
+            int si = hkq_dp4a(q[u].x & M, a.x, 0);
+            si = hkq_dp4a(q[u].y & M, a.y, si);
+            si = hkq_dp4a(q[u].z & M, a.z, si);
+            si = hkq_dp4a(q[u].w & M, a.w, si);
+            si = hkq_dp4a((q[u].x >> 4) & M, b.x, si);
+            si = hkq_dp4a((q[u].y >> 4) & M, b.y, si);
+            si = hkq_dp4a((q[u].z >> 4) & M, b.z, si);
+            si = hkq_dp4a((q[u].w >> 4) & M, b.w, si);
+            acc += rp_h2f(d[u]) * (ds.x * (float)si - 8.0f * ds.y);
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        row = nrow;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            q[u] = nq[u];
+            d[u] = nd[u];
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(256) rb8q8(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rbq8<8>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256) rb16q8(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rbq8<16>(w, xq, y, rows, cols);
+}

@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     /* the same values in every layout: ggml (18-byte blocks), rp1, tiles of 32, 16, 8 rows */
     const size_t nb = (size_t)ROWS * G, wb = nb * 18;
     const int tiles[3] = {32, 16, 8};
-    unsigned char *hg = malloc(wb), *h1 = malloc(wb), *ht[4] = {malloc(wb), malloc(wb), malloc(wb), malloc(wb)};
-    CUdeviceptr wg[COPIES], w1[COPIES], wt[4][COPIES];
+    unsigned char *hg = malloc(wb), *h1 = malloc(wb), *ht[6] = {malloc(wb), malloc(wb), malloc(wb), malloc(wb), malloc(wb), malloc(wb)};
+    CUdeviceptr wg[COPIES], w1[COPIES], wt[6][COPIES];
     float *hx = malloc(COLS * 4);
     for (int i = 0; i < COLS; i++) hx[i] = (float)(rnd() / 8388608.0 * 2.0 - 1.0);
     double *ref = malloc(ROWS * sizeof *ref), *sabs = malloc(ROWS * sizeof *sabs);
@@ -132,6 +132,12 @@ int main(int argc, char **argv)
                            hg + 18 * i + 2 + 4 * t, 4);
                 memcpy(ht[3] + 16 * nb + 8 * ((R * (G / 4) + J) * 16 + row % 16) + 2 * (g % 4), hg + 18 * i, 2);
             }
+        for (size_t i = 0; i < nb; i++) { /* q4_0r: blocks of 8 groups, nibbles then scales */
+            memcpy(ht[4] + 144 * (i / 8) + 16 * (i % 8), hg + 18 * i + 2, 16);
+            memcpy(ht[4] + 144 * (i / 8) + 128 + 2 * (i % 8), hg + 18 * i, 2);
+            memcpy(ht[5] + 288 * (i / 16) + 16 * (i % 16), hg + 18 * i + 2, 16); /* blocks of 16 groups */
+            memcpy(ht[5] + 288 * (i / 16) + 256 + 2 * (i % 16), hg + 18 * i, 2);
+        }
         if (c == 0)
             for (size_t row = 0; row < ROWS; row++) {
                 double s = 0, sa = 0;
@@ -148,7 +154,7 @@ int main(int argc, char **argv)
                 ref[row] = s; sabs[row] = sa;
             }
         wg[c] = upload(hg, wb); w1[c] = upload(h1, wb);
-        for (int k = 0; k < 4; k++) wt[k][c] = upload(ht[k], wb);
+        for (int k = 0; k < 6; k++) wt[k][c] = upload(ht[k], wb);
     }
     CUdeviceptr x = upload(hx, COLS * 4), y[COPIES], outp;
     unsigned char *hq = malloc(COLS / 32 * 36); /* x as q8_1, as ggml's quantize_row_q8_1 */
@@ -191,6 +197,8 @@ int main(int argc, char **argv)
         {"rpt1_4", 4, {132, 264}}, {"rpt1_2", 4, {132, 264, 448}}, {"rpt2_4", 4, {264, 448}},
         {"rpt4_4", 4, {264, 448, 132}}, {"rpt4_2", 4, {264, 448}}, {"rpt8_4", 4, {264, 896, 132}},
         {"rp1q8", 0, {528, 264, 896, 1056}, 1},
+        {"pmr_q4_0r", 5, {528, 264, 896, 1056}}, {"pmr8_q4_0r", 5, {528, 264, 896, 1056}, 1},
+        {"rb8q8", 5, {528, 1056}, 1}, {"rb16q8", 6, {528, 1056}, 1},
     };
     static int rws = ROWS, cls = COLS;
     /* DIAG: dev.cu's g_diag; ONLY: a comma-separated list of kernels */
