@@ -510,16 +510,22 @@ __device__ inline float hkq_dot4(hkq_u32 w, float bias, float4 x, float s)
     s += (hkq_mag(w, 2) - bias) * x.z;
     return s + (hkq_mag(w, 3) - bias) * x.w;
 }
+// sum (n - 8) x over a q4_0 group's 16 nibble bytes w (q4_0 and q4_0r,
+// whose matvecs therefore agree bit for bit), xs its 32 staged x values
+__device__ inline float hkq_q4_0_sumf(const hkq_u32 *w, const float *xs)
+{
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int k = 0; k < 4; k++) {
+        s0 = hkq_dot4(w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
+        s1 = hkq_dot4((w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
+    }
+    return s0 + s1;
+}
 template <> struct hkq_dotf<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const float *xs, const float *)
     {
-        float s0 = 0.0f, s1 = 0.0f;
         hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            s0 = hkq_dot4(q.w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4((q.w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
-        }
-        return hkq_h2f(b) * (s0 + s1);
+        return hkq_h2f(b) * hkq_q4_0_sumf(q.w, xs);
     }
 };
 template <> struct hkq_dotf<HKQ_Q8_0> {
@@ -644,17 +650,26 @@ __device__ inline int hkq_x8sum(const hkq_u8 *xb, int h)
         s = hkq_dp4a(hkq_x8w(xb, k), 0x01010101u, s);
     return s;
 }
+// sum (n - 8) x8 over a q4_0 group's nibble bytes w against q8_1 x's
+// words lo (values 0-15) and hi (16-31), sx the sum of those values: dp4a
+// on the nibbles (n = q + 8: sum (q + 8) x = sum q x + 8 sum x). Shared by
+// q4_0 and q4_0r.
+__device__ inline int hkq_q4_0_dot8(const hkq_u32 *w, const hkq_u32 *lo, const hkq_u32 *hi, int sx)
+{
+    int dot = 0;
+    for (int k = 0; k < 4; k++) {
+        dot = hkq_dp4a(w[k] & 0x0F0F0F0Fu, lo[k], dot);
+        dot = hkq_dp4a((w[k] >> 4) & 0x0F0F0F0Fu, hi[k], dot);
+    }
+    return dot - 8 * sx;
+}
 template <> struct hkq_dot8<HKQ_Q4_0> {
     static __device__ float run(const hkq_u8 *b, int, const hkq_u8 *xb, const int *s8)
     {
-        int dot = 0;
         hkq_words<4> q(b + 2);
-        for (int k = 0; k < 4; k++) {
-            dot = hkq_dp4a(q.w[k] & 0x0F0F0F0Fu, hkq_x8w(xb, k), dot);
-            dot = hkq_dp4a((q.w[k] >> 4) & 0x0F0F0F0Fu, hkq_x8w(xb, k + 4), dot);
-        }
-        // the nibbles are q + 8: sum (q + 8) x = sum q x + 8 sum x
-        dot -= 8 * (s8[0] + s8[1]);
+        const hkq_u32 lo[4] = {hkq_x8w(xb, 0), hkq_x8w(xb, 1), hkq_x8w(xb, 2), hkq_x8w(xb, 3)};
+        const hkq_u32 hi[4] = {hkq_x8w(xb, 4), hkq_x8w(xb, 5), hkq_x8w(xb, 6), hkq_x8w(xb, 7)};
+        const int dot = hkq_q4_0_dot8(q.w, lo, hi, s8[0] + s8[1]);
         return hkq_h2f(xb) * (hkq_h2f(b) * (float)dot);
     }
 };
@@ -1124,18 +1139,7 @@ template <int F> struct hkq_wide<F, 0> {
     }
 };
 
-// q4_0r's matvec on rows of up to HKQ_XMAX columns (the staged path's
-// conditions): no weights through shared memory. A warp a row, lane l its
-// groups l, l + warp, ... (at most 4 on NVIDIA), each group a 16-byte load
-// of nibbles and a 2-byte load of its scale straight into registers; the
-// next row's loads are in flight while this row is summed. x staged as
-// for q4_0 (hkq_stage_x), and each group summed as q4_0's (hkq_dotf,
-// hkq_dot8): the same y as q4_0's staged path, bit for bit.
-// Through the op on an H200 (2026-11-28): q8_1 x 0.68-0.69x copy back to
-// back and 0.73-0.75 in graph replay, against q4_0's 0.62-0.63 and 0.66;
-// f32 x level with q4_0 (0.46 against 0.47-0.48): its sums, not the
-// staging, bound it (quantized-notes.md, "repacked layouts, and q4_0r").
-// q8_1 x for it: group g's 32 values at 16-byte pieces 3 g and 3 g + 1 (48
+// q8_1 x for q4_0r's matvec (below): group g's 32 values at 16-byte pieces 3 g and 3 g + 1 (48
 // bytes apart: 8 lanes' reads in 8 bank quads), its scale and the integer
 // sum of its values after them (HKQ_RX8_META): 3 shared loads a group
 // where q8_1's own 36-byte blocks take 11
@@ -1185,22 +1189,10 @@ template <int X8> struct hkq_rows_r {
         if (X8) {
             const uint4 a = xsm[3 * gi], b = xsm[3 * gi + 1];
             const int2 m = ((const int2 *)(xsm + HKQ_RX8_META))[gi];
-            const hkq_u32 xa[4] = {a.x, a.y, a.z, a.w}, xc[4] = {b.x, b.y, b.z, b.w};
-            int dot = 0;
-            for (int k = 0; k < 4; k++) {
-                dot = hkq_dp4a(w[k] & 0x0F0F0F0Fu, xa[k], dot);
-                dot = hkq_dp4a((w[k] >> 4) & 0x0F0F0F0Fu, xc[k], dot);
-            }
-            dot -= 8 * m.y;
-            return __int_as_float(m.x) * (dw * (float)dot);
+            const hkq_u32 lo[4] = {a.x, a.y, a.z, a.w}, hi[4] = {b.x, b.y, b.z, b.w};
+            return __int_as_float(m.x) * (dw * (float)hkq_q4_0_dot8(w, lo, hi, m.y));
         }
-        const float *xs = (const float *)xsm + 36 * gi;
-        float s0 = 0.0f, s1 = 0.0f;
-        for (int k = 0; k < 4; k++) {
-            s0 = hkq_dot4(w[k] & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 4 * k), s0);
-            s1 = hkq_dot4((w[k] >> 4) & 0x0F0F0F0Fu, HKQ_MAGIC + 8.0f, *(const float4 *)(xs + 16 + 4 * k), s1);
-        }
-        return dw * (s0 + s1);
+        return dw * hkq_q4_0_sumf(w, (const float *)xsm + 36 * gi);
     }
     // the row's part in lane's groups, added in q4_0's staged order
     __device__ float sum(const uint4 *xsm, unsigned G, unsigned lane) const
@@ -1218,6 +1210,18 @@ template <int X8> struct hkq_rows_r {
         return acc;
     }
 };
+// q4_0r's matvec on rows of up to HKQ_XMAX columns (the staged path's
+// conditions): no weights through shared memory. A warp a row, lane l its
+// groups l, l + warp, ... (at most 4 on NVIDIA), each group a 16-byte load
+// of nibbles and a 2-byte load of its scale straight into registers; the
+// next row's loads are in flight while this row is summed. f32 x staged
+// as for q4_0 (hkq_stage_x), q8_1 x by hkq_stage_x8_r; each group summed
+// by q4_0's own sums (hkq_q4_0_sumf, hkq_q4_0_dot8) in q4_0's order: the
+// same y as q4_0's staged path, bit for bit.
+// Through the op on an H200 (2026-11-28): q8_1 x 0.68-0.69x copy back to
+// back and 0.73-0.75 in graph replay, against q4_0's 0.62-0.63 and 0.66;
+// f32 x level with q4_0 (0.46 against 0.47-0.48): its sums, not the
+// staging, bound it (quantized-notes.md, "repacked layouts, and q4_0r").
 template <int X8>
 __device__ void hkq_matvec_r_body(const void *w, const void *x, float *y, int rows, int cols, uint4 *xsm,
                                   float *xsum, int *s8)
@@ -2174,6 +2178,12 @@ template <> struct hkq_quant<HKQ_Q3_K> { static __device__ void run(const float 
 template <> struct hkq_quant<HKQ_Q4_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<0>(x, b); } };
 template <> struct hkq_quant<HKQ_Q5_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_k45<1>(x, b); } };
 template <> struct hkq_quant<HKQ_Q6_K> { static __device__ void run(const float *x, hkq_u8 *b) { hkq_quant_q6_K(x, b); } };
+// Where 16-bit word k of q4_0 group i (k 0: d, 1-8: its 16 bytes) sits in
+// a q4_0r buffer, in 16-bit words: quantize and repack move bytes by it.
+__device__ inline long long hkq_q4_0r_word(long long i, int k)
+{
+    return 72 * (i / 8) + (k ? 8 * (i % 8) + k - 1 : 64 + i % 8);
+}
 // q4_0r: each group as q4_0 quantizes it, its bytes moved to their places
 template <> struct hkq_quant<HKQ_Q4_0R> {
     static __device__ void run(const float *x, hkq_u8 *b)
@@ -2181,10 +2191,8 @@ template <> struct hkq_quant<HKQ_Q4_0R> {
         for (int g = 0; g < 8; g++) {
             hkq_u16 q[9]; // a q4_0 block: d, then 16 bytes
             hkq_quant_sym<4>(x + 32 * g, (hkq_u8 *)q);
-            hkq_u16 *r = (hkq_u16 *)(void *)b;
-            r[64 + g] = q[0];
-            for (int k = 0; k < 8; k++)
-                r[8 * g + k] = q[1 + k];
+            for (int k = 0; k < 9; k++)
+                ((hkq_u16 *)(void *)b)[hkq_q4_0r_word(g, k)] = q[k];
         }
     }
 };
@@ -2306,19 +2314,12 @@ HKQ_QUANT(q4_0r, HKQ_Q4_0R)
 // group, its 18 bytes moved 2 at a time (both layouts 2-byte aligned).
 extern "C" __global__ void repack_q4_0r(const void *src, void *dst, long long groups, int to_r)
 {
+    const hkq_u16 *s = (const hkq_u16 *)src;
+    hkq_u16 *d = (hkq_u16 *)dst;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups;
-         i += (long long)gridDim.x * blockDim.x) {
-        hkq_u16 *a = (hkq_u16 *)(void *)((hkq_u8 *)(to_r ? src : dst) + 18 * i); // q4_0: d, then 16 bytes
-        hkq_u16 *r = (hkq_u16 *)(void *)((hkq_u8 *)(to_r ? dst : src) + 144 * (i / 8)); // its q4_0r block
-        hkq_u16 *rq = r + 8 * (i % 8), *rd = r + 64 + i % 8;
-        if (to_r) {
-            *rd = a[0];
-            for (int k = 0; k < 8; k++)
-                rq[k] = a[1 + k];
-        } else {
-            a[0] = *rd;
-            for (int k = 0; k < 8; k++)
-                a[1 + k] = rq[k];
+         i += (long long)gridDim.x * blockDim.x)
+        for (int k = 0; k < 9; k++) {
+            const long long q = 9 * i + k, r = hkq_q4_0r_word(i, k); // in q4_0, in q4_0r
+            d[to_r ? r : q] = s[to_r ? q : r];
         }
-    }
 }
