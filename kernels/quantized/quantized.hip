@@ -2309,6 +2309,17 @@ HKQ_QUANT(q5_K, HKQ_Q5_K)
 HKQ_QUANT(q6_K, HKQ_Q6_K)
 HKQ_QUANT(q4_0r, HKQ_Q4_0R)
 
+// copy_u16(src, dst, n): n 16-bit words of src into dst (repack's second
+// step: src was repacked into a temporary first, so that dst may share
+// src's memory)
+extern "C" __global__ void copy_u16(const void *src, void *dst, long long n)
+{
+    const hkq_u16 *s = (const hkq_u16 *)src;
+    hkq_u16 *d = (hkq_u16 *)dst;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        d[i] = s[i];
+}
+
 // repack_q4_0r(src, dst, groups, to_r): the groups (of 32 values) of q4_0
 // src as q4_0r dst (to_r 1), or of q4_0r src as q4_0 dst (0): a thread a
 // group, its 18 bytes moved 2 at a time (both layouts 2-byte aligned).

@@ -283,7 +283,10 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
 }
 
 /* repack(dst, src): q4_0 src into q4_0r dst, or q4_0r src into q4_0 dst
- * (the same values, bytes moved). */
+ * (the same values, bytes moved). The op cannot see whether dst and src
+ * share memory (a view of the other, in place), and a repack over its own
+ * source would read bytes it already moved: src is repacked into a
+ * temporary, which is then copied to dst. */
 static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                      int nargs)
 {
@@ -299,8 +302,20 @@ static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, con
         return host->fail(call, "dst has %zu elements, src %zu: they must be the same",
                           host->length(call, args[0].v.buf), n);
     /* (n is whole q4_0r blocks of 256: the q4_0r side holds nothing else) */
-    hk_plugin_arg a[4] = {args[1], args[0], hk_plugin_int_arg((long long)(n / 32)), hk_plugin_int_arg(to_r)};
-    return host->launch(call, "repack_q4_0r", a, 4);
+    long long groups = (long long)(n / 32), words = 9 * groups; /* 18 bytes a group either way */
+    void *tmp = NULL;
+    if (HK_PLUGIN_HOST_HAS(host, scratch_raw) && n) {
+        tmp = host->scratch_raw(call, "u16", (size_t)words);
+        if (!tmp)
+            return -1; /* (the call failed with the host's message) */
+    }
+    hk_plugin_arg a[4] = {args[1], tmp ? hk_plugin_buffer_arg(tmp) : args[0], hk_plugin_int_arg(groups),
+                          hk_plugin_int_arg(to_r)};
+    int r = host->launch(call, "repack_q4_0r", a, 4);
+    if (r || !tmp)
+        return r;
+    hk_plugin_arg c[3] = {hk_plugin_buffer_arg(tmp), args[0], hk_plugin_int_arg(words)};
+    return host->launch(call, "copy_u16", c, 3);
 }
 
 static const struct {
@@ -318,7 +333,7 @@ static const struct {
     {"quantize", "w, x", op_quantize, "w (any quantized dtype) = x (f32), ggml's reference quantizer"},
     {"repack", "dst, src", op_repack,
      "dst = src's values in the other layout: q4_0 into q4_0r (hipkit's: every group's nibbles a 16-byte piece, "
-     "matvec reads them straight into registers) or q4_0r into q4_0"},
+     "matvec reads them straight into registers) or q4_0r into q4_0; dst may share src's memory (through a temporary)"},
 };
 
 /* Grid-stride kernels over groups of 32: a 1-D grid of n / 32 threads is
@@ -388,6 +403,11 @@ static int add_kernels(const hk_plugin_api *api)
         r = api->add_kernel(api, "quantized", "quantized.hip", "repack_q4_0r",
                             "const void *src, void *dst, long long groups, int to_r", &g,
                             "the groups of q4_0 src as q4_0r dst (to_r 1), or of q4_0r src as q4_0 dst (0)");
+    }
+    if (r == 0) {
+        hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};
+        r = api->add_kernel(api, "quantized", "quantized.hip", "copy_u16", "const void *src, void *dst, long long n",
+                            &g, "n 16-bit words of src into dst (repack's second step)");
     }
     return r;
 }

@@ -306,6 +306,13 @@ do
     t.errors("the buffer has 8", "count too large", function() one:view("u8", 0, 9) end)
     local vv = v:view("u16", 2)
     t.is(#vv, 3, "a view of a view")
+    -- a block dtype's default count is the elements of the whole blocks
+    -- that fit (q4_0: 18 bytes a block of 32), not the blocks
+    local raw = hk.alloc(18 * 5 + 7, "u8")
+    local q = raw:view("q4_0")
+    t.is(#q, 5 * 32, "view as q4_0: the elements of the 5 whole blocks that fit")
+    t.is(#raw:view("q4_0", 18), 4 * 32, "from byte 18: 4 blocks")
+    t.is(#hk.alloc(512, "q4_0"):view("q4_0r"), 512, "q4_0 as q4_0r (both 4.5 bits a value): the same elements")
     collectgarbage()
 end
 

@@ -1218,6 +1218,21 @@ do
                 form[1], grid == 0 and "the op" or grid .. " block(s)", rows)) then t.diag(first) end
         end
     end
+    -- dst sharing src's memory: in place through a view, and a dst that
+    -- overlaps src 144 bytes further on; the bytes every time as from a
+    -- separate src (repack goes through a temporary)
+    local wi = upload("q4_0", s)
+    Q.repack(wi:view("q4_0r"), wi)
+    local inplace = string.char(table.unpack(wi:view("u8"):totable()))
+    t.ok(inplace == to_q4_0r(s), "repack in place (dst a q4_0r view of src): q4_0r's bytes")
+    Q.repack(wi, wi:view("q4_0r"))
+    t.ok(string.char(table.unpack(wi:view("u8"):totable())) == s, "repack in place, back: the bytes of q4_0")
+    local big = hk.alloc(#s + 144, "u8", mode):fill(0x33)
+    big:view("u8", 0, #s):copy(hk.from({string.byte(s, 1, -1)}, "u8", mode))
+    Q.repack(big:view("q4_0r", 144, rows * cols), big:view("q4_0", 0, rows * cols))
+    local moved = string.char(table.unpack(big:totable()))
+    t.ok(moved:sub(1, 144) == s:sub(1, 144) and moved:sub(145) == to_q4_0r(s),
+         "repack into a dst overlapping src 144 bytes on: src's values, the bytes before dst untouched")
     local ok, err = pcall(Q.repack, hk.alloc(256, "q4_0r", mode), hk.alloc(256, "q8_0", mode))
     t.ok(not ok and err:find("q4_0 into q4_0r", 1, true), "repack names the pairs it takes")
     ok, err = pcall(Q.repack, hk.alloc(512, "q4_0r", mode), hk.alloc(256, "q4_0", mode))

@@ -8,6 +8,13 @@
 //         the scales likewise; lane l takes row l % T of a tile, a warp's
 //         load is 512 contiguous bytes and its x read a broadcast; the
 //         block's 8 warps split the columns and meet in shared memory.
+// and, with q8_1 x (2026-11-28, afternoon; quantized-notes.md, "what the
+// op's q8_1 forms lose"): rp1q8 (rp1's layout), rb8q8 / rb16q8 (blocks of
+// 8 / 16 groups: nibbles, then scales), rb8q8s / rb8q8b (rb8q8 with the
+// op's shared memory, with its register bound), pmr8u / prb / prb8 (the
+// op's q4_0r body without its bound, alone without the wide path), rk8n /
+// rk8s / rk8p* (q4_K as it is, a chunk or a piece a lane, straight into
+// registers) and rb8f (rb8q8 taking f32 x, quantized to q8_1 by every block).
 // Build (here, no GPU needed), run on an sm_90 device:
 //   nvcc -arch=sm_90 -cubin -o rp.cubin -x cu -Isrc/core/backends/cuda/include \
 //        -Ikernels tools/repack_probe/dev.cu
@@ -481,10 +488,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) pmr8_q4_0r(const void *w, c
 // rp1q8's kernel over blocks of BG groups (their BG x 16 nibble bytes, then
 // their BG f16 scales): BG 8 is q4_0r's 144-byte block, 16 a 288-byte one
 // (whole 32-byte sectors)
-template <int BG>
+template <int BG, int PAD = 0, int XF = 0>
 __device__ __forceinline__ void rbq8(const void *w, const void *xq, float *y, int rows, int cols)
 {
-    __shared__ uint4 xs[128 * 3];
+    __shared__ uint4 xs[128 * 3 + PAD];
     __shared__ float2 xds[128];
     const unsigned G = (unsigned)cols / 32;
     const uint4 *qs = (const uint4 *)w;
@@ -503,11 +510,43 @@ __device__ __forceinline__ void rbq8(const void *w, const void *xq, float *y, in
         RB_LOAD(q, d, row)
     }
     probe_wait();
-    const hkq_u8 *xb = (const hkq_u8 *)xq;
-    for (unsigned i = threadIdx.x; i < G * 8; i += blockDim.x)
-        ((hkq_u32 *)xs)[i / 8 * 12 + i % 8] = *(const hkq_u32 *)(xb + 36 * (i / 8) + 4 + 4 * (i % 8));
-    for (unsigned i = threadIdx.x; i < G; i += blockDim.x)
-        xds[i] = make_float2(rp_h2f(*(const hkq_u16 *)(xb + 36 * i)), rp_h2f(*(const hkq_u16 *)(xb + 36 * i + 2)));
+    if (XF) { // f32 x quantized here as ggml's quantize_row_q8_1 does: a lane a value, a warp a group
+        const float *xf = (const float *)xq;
+        const unsigned NG = 16; // groups a warp (4096 columns, 8 warps): all its loads first
+        float vs[NG];
+#pragma unroll
+        for (unsigned t = 0; t < NG; t++) {
+            const unsigned g = threadIdx.x / 32 + 8 * t;
+            vs[t] = g < G ? xf[32 * g + threadIdx.x % 32] : 0.0f;
+        }
+#pragma unroll
+        for (unsigned t = 0; t < NG; t++) {
+            const unsigned g = threadIdx.x / 32 + 8 * t;
+            if (g >= G)
+                break;
+            const unsigned l = threadIdx.x % 32;
+            const float v = vs[t];
+            float amax = fabsf(v);
+            for (int off = 16; off > 0; off /= 2)
+                amax = fmaxf(amax, __shfl_xor(amax, off));
+            const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+            const int q = (int)roundf(v * id);
+            int sum = q;
+            for (int off = 16; off > 0; off /= 2)
+                sum += __shfl_xor(sum, off);
+            ((signed char *)xs)[48 * g + l] = (signed char)q;
+            if (l == 0) {
+                const float dh = __half2float(__float2half_rn(d));
+                xds[g] = make_float2(dh, __half2float(__float2half_rn(d * (float)sum)));
+            }
+        }
+    } else {
+        const hkq_u8 *xb = (const hkq_u8 *)xq;
+        for (unsigned i = threadIdx.x; i < G * 8; i += blockDim.x)
+            ((hkq_u32 *)xs)[i / 8 * 12 + i % 8] = *(const hkq_u32 *)(xb + 36 * (i / 8) + 4 + 4 * (i % 8));
+        for (unsigned i = threadIdx.x; i < G; i += blockDim.x)
+            xds[i] = make_float2(rp_h2f(*(const hkq_u16 *)(xb + 36 * i)), rp_h2f(*(const hkq_u16 *)(xb + 36 * i + 2)));
+    }
     __syncthreads();
     const hkq_u32 M = 0x0F0F0F0Fu;
     while (row < (unsigned)rows) {
@@ -549,7 +588,237 @@ extern "C" __global__ void __launch_bounds__(256) rb8q8(const void *w, const voi
 {
     rbq8<8>(w, xq, y, rows, cols);
 }
+// rb8q8 with the op's 16.5 KB of shared memory (the L1 carve-out), and with the op's register bound
+extern "C" __global__ void __launch_bounds__(256) rb8q8s(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rbq8<8, 600>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) rb8q8b(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rbq8<8>(w, xq, y, rows, cols);
+}
+// the op's q4_0r q8_1 kernel without its register bound
+extern "C" __global__ void __launch_bounds__(256) pmr8u_q4_0r(const void *w, const void *x, float *y, int rows, int cols)
+{
+    hkq_matvec_q8_1<HKQ_Q4_0R>(w, x, y, rows, cols);
+}
 extern "C" __global__ void __launch_bounds__(256) rb16q8(const void *w, const void *xq, float *y, int rows, int cols)
 {
     rbq8<16>(w, xq, y, rows, cols);
+}
+
+// the op's q4_0r body alone, without the wide path beside it in the kernel
+extern "C" __global__ void __launch_bounds__(256, 4) prb_q4_0r(const void *w, const void *x, float *y, int rows, int cols)
+{
+    __shared__ uint4 xsm[HKQ_XMAX / 32 * 36 / 4];
+    __shared__ float xsum[HKQ_XGMAX / 16];
+    hkq_matvec_r_body<0>(w, x, y, rows, cols, xsm, xsum, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) prb8_q4_0r(const void *w, const void *x, float *y, int rows, int cols)
+{
+    __shared__ uint4 xsm[HKQ_RX8_PIECES];
+    hkq_matvec_r_body<1>(w, x, y, rows, cols, xsm, nullptr, nullptr);
+}
+
+// q4_K as it is (no repack): its 144-byte blocks are 9 aligned 16-byte
+// pieces (d, dmin and the 12 scale bytes; then 4 chunks of 32 nibble
+// bytes, chunk j the low nibbles of group 2 j and the high of 2 j + 1), so
+// a lane loads a chunk (2 pieces) and its block's header straight into
+// registers. A warp a row; lane l takes chunks l, l + 32 (4096 columns:
+// 64 chunks a row), always chunk j = l % 4 of its block. q8_1 x restaged
+// as for q4_0r (hkq_stage_x8_r: 48 bytes a group, (d8, sum) beside).
+// NX: the next row's loads in flight (1) or not (0).
+// get_scale_min_k4 on the scale words s0..s2 (the 12 bytes) in registers,
+// group is (0..7) known only at run time
+__device__ __forceinline__ void rk_scale(hkq_u32 s0, hkq_u32 s1, hkq_u32 s2, unsigned is, int *sc, int *m)
+{
+    const unsigned t = 8 * (is & 3);
+    const hkq_u32 b0 = s0 >> t, b1 = s1 >> t, b2 = s2 >> t;
+    *sc = is < 4 ? (int)(b0 & 63) : (int)((b2 & 15) | ((b0 >> 2) & 48));
+    *m = is < 4 ? (int)(b1 & 63) : (int)(((b2 >> 4) & 15) | ((b1 >> 2) & 48));
+}
+template <int NX>
+__device__ __forceinline__ void rk8(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    __shared__ uint4 xsm[HKQ_RX8_PIECES];
+    const unsigned C = (unsigned)cols / 64; // chunks a row
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, stride = gridDim.x * 8, j = lane % 4;
+    const uint4 *wp = (const uint4 *)w + 9 * (lane / 4) + 1 + 2 * j; // lane's first chunk of row 0
+    const uint4 *hp = (const uint4 *)w + 9 * (lane / 4);             // its block's header
+    const unsigned rs = C / 4 * 9;
+    unsigned row = blockIdx.x * 8 + warp;
+    uint4 q[2][2], h[2];
+#define RK_LOAD(Q, H, R)                                                      \
+    for (int u = 0; u < 2; u++) {                                             \
+        const unsigned long long o = (unsigned long long)(R) * rs + 72 * u;   \
+        Q[u][0] = wp[o];                                                      \
+        Q[u][1] = wp[o + 1];                                                  \
+        H[u] = hp[o];                                                         \
+    }
+    if (row < (unsigned)rows) {
+        RK_LOAD(q, h, row)
+    }
+    probe_wait();
+    hkq_stage_x8_r(xq, cols, xsm);
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    while (row < (unsigned)rows) {
+        const unsigned nrow = row + stride;
+        uint4 nq[2][2], nh[2];
+        if (NX && nrow < (unsigned)rows) {
+            RK_LOAD(nq, nh, nrow)
+        }
+        float acc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const unsigned g0 = 8 * (lane / 4 + 8 * u) + 2 * j; // x's group of the low nibbles
+            const uint4 a0 = xsm[3 * g0], a1 = xsm[3 * g0 + 1], b0 = xsm[3 * g0 + 3], b1 = xsm[3 * g0 + 4];
+            const int2 m0 = ((const int2 *)(xsm + HKQ_RX8_META))[g0], m1 = ((const int2 *)(xsm + HKQ_RX8_META))[g0 + 1];
+            const uint4 p0 = q[u][0], p1 = q[u][1];
+            int lo = hkq_dp4a(p0.x & M, a0.x, 0);
+            lo = hkq_dp4a(p0.y & M, a0.y, lo);
+            lo = hkq_dp4a(p0.z & M, a0.z, lo);
+            lo = hkq_dp4a(p0.w & M, a0.w, lo);
+            lo = hkq_dp4a(p1.x & M, a1.x, lo);
+            lo = hkq_dp4a(p1.y & M, a1.y, lo);
+            lo = hkq_dp4a(p1.z & M, a1.z, lo);
+            lo = hkq_dp4a(p1.w & M, a1.w, lo);
+            int hi = hkq_dp4a((p0.x >> 4) & M, b0.x, 0);
+            hi = hkq_dp4a((p0.y >> 4) & M, b0.y, hi);
+            hi = hkq_dp4a((p0.z >> 4) & M, b0.z, hi);
+            hi = hkq_dp4a((p0.w >> 4) & M, b0.w, hi);
+            hi = hkq_dp4a((p1.x >> 4) & M, b1.x, hi);
+            hi = hkq_dp4a((p1.y >> 4) & M, b1.y, hi);
+            hi = hkq_dp4a((p1.z >> 4) & M, b1.z, hi);
+            hi = hkq_dp4a((p1.w >> 4) & M, b1.w, hi);
+            int sc0, mn0, sc1, mn1;
+            rk_scale(h[u].y, h[u].z, h[u].w, 2 * j, &sc0, &mn0);
+            rk_scale(h[u].y, h[u].z, h[u].w, 2 * j + 1, &sc1, &mn1);
+            const float d = rp_h2f((hkq_u16)h[u].x), dm = rp_h2f((hkq_u16)(h[u].x >> 16));
+            acc += __int_as_float(m0.x) * (d * (float)sc0 * (float)lo - dm * (float)mn0 * (float)m0.y);
+            acc += __int_as_float(m1.x) * (d * (float)sc1 * (float)hi - dm * (float)mn1 * (float)m1.y);
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        if (!NX && nrow < (unsigned)rows) {
+            RK_LOAD(nq, nh, nrow)
+        }
+        row = nrow;
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            q[u][0] = nq[u][0];
+            q[u][1] = nq[u][1];
+            h[u] = nh[u];
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(256) rk8n(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rk8<1>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256) rk8s(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rk8<0>(w, xq, y, rows, cols);
+}
+// the op's q4_K kernels
+extern "C" __global__ void pm_q4_K(const void *w, const float *x, float *y, int rows, int cols)
+{
+    hkq_matvec<HKQ_Q4_K>(w, x, y, rows, cols);
+}
+extern "C" __global__ void pm8_q4_K(const void *w, const void *x, float *y, int rows, int cols)
+{
+    hkq_matvec_q8_1<HKQ_Q4_K>(w, x, y, rows, cols);
+}
+
+// rk8 with rp1q8's loads: lane l takes nibble pieces l + 32 v (v = 0..3) of
+// the row's 128, so a warp's load is 4 blocks' 512 nibble bytes; piece k =
+// l % 8 of its block: half h = k % 2 of chunk j = k / 2, i.e. values 16 h ..
+// 16 h + 15 of groups 2 j (low nibbles) and 2 j + 1 (high). The lane of
+// half 0 takes the groups' min terms (q8_1's integer sums cover all 32).
+template <int NX>
+__device__ __forceinline__ void rk8p(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    __shared__ uint4 xsm[HKQ_RX8_PIECES];
+    const unsigned P = (unsigned)cols / 32; // nibble pieces a row
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, stride = gridDim.x * 8;
+    const unsigned k = lane % 8, j = k / 2, hh = k % 2;
+    const uint4 *wp = (const uint4 *)w + 9 * (lane / 8) + 1 + k;
+    const uint4 *hp = (const uint4 *)w + 9 * (lane / 8);
+    const unsigned rs = P / 8 * 9;
+    unsigned row = blockIdx.x * 8 + warp;
+    uint4 q[4], h[4];
+#define RKP_LOAD(Q, H, R)                                                   \
+    for (int v = 0; v < 4; v++) {                                           \
+        const unsigned long long o = (unsigned long long)(R) * rs + 36 * v; \
+        Q[v] = wp[o];                                                       \
+        H[v] = hp[o];                                                       \
+    }
+    if (row < (unsigned)rows) {
+        RKP_LOAD(q, h, row)
+    }
+    probe_wait();
+    hkq_stage_x8_r(xq, cols, xsm);
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    while (row < (unsigned)rows) {
+        const unsigned nrow = row + stride;
+        uint4 nq[4], nh[4];
+        if (NX && nrow < (unsigned)rows) {
+            RKP_LOAD(nq, nh, nrow)
+        }
+        float acc = 0.0f;
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+            const unsigned g0 = 8 * (lane / 8 + 4 * v) + 2 * j;
+            const uint4 a = xsm[3 * g0 + hh], b = xsm[3 * g0 + 3 + hh];
+            const int2 m0 = ((const int2 *)(xsm + HKQ_RX8_META))[g0], m1 = ((const int2 *)(xsm + HKQ_RX8_META))[g0 + 1];
+            const uint4 p = q[v];
+            int lo = hkq_dp4a(p.x & M, a.x, 0);
+            lo = hkq_dp4a(p.y & M, a.y, lo);
+            lo = hkq_dp4a(p.z & M, a.z, lo);
+            lo = hkq_dp4a(p.w & M, a.w, lo);
+            int hi = hkq_dp4a((p.x >> 4) & M, b.x, 0);
+            hi = hkq_dp4a((p.y >> 4) & M, b.y, hi);
+            hi = hkq_dp4a((p.z >> 4) & M, b.z, hi);
+            hi = hkq_dp4a((p.w >> 4) & M, b.w, hi);
+            int sc0, mn0, sc1, mn1;
+            rk_scale(h[v].y, h[v].z, h[v].w, 2 * j, &sc0, &mn0);
+            rk_scale(h[v].y, h[v].z, h[v].w, 2 * j + 1, &sc1, &mn1);
+            const float d = rp_h2f((hkq_u16)h[v].x), dm = hh ? 0.0f : rp_h2f((hkq_u16)(h[v].x >> 16));
+            acc += __int_as_float(m0.x) * (d * (float)sc0 * (float)lo - dm * (float)mn0 * (float)m0.y);
+            acc += __int_as_float(m1.x) * (d * (float)sc1 * (float)hi - dm * (float)mn1 * (float)m1.y);
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_xor(acc, off);
+        if (lane == 0)
+            y[row] = acc;
+        if (!NX && nrow < (unsigned)rows) {
+            RKP_LOAD(nq, nh, nrow)
+        }
+        row = nrow;
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+            q[v] = nq[v];
+            h[v] = nh[v];
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(256) rk8pn(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rk8p<1>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256) rk8ps(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rk8p<0>(w, xq, y, rows, cols);
+}
+extern "C" __global__ void __launch_bounds__(256, 4) rk8pnb(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    rk8p<1>(w, xq, y, rows, cols);
+}
+
+// rb8q8 taking f32 x, quantized to q8_1 by every block as it stages it
+// (ggml's and candle's route for f32 activations, in one launch)
+extern "C" __global__ void __launch_bounds__(256) rb8f(const void *w, const void *x, float *y, int rows, int cols)
+{
+    rbq8<8, 0, 1>(w, x, y, rows, cols);
 }

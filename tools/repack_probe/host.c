@@ -1,5 +1,6 @@
 /* Repack probe host (dev.cu says what it measures): q4_0 matrices of random
- * values in ggml's layout and in the repacked ones, each kernel checked
+ * values in ggml's layout and in the repacked ones, and q4_K matrices of
+ * random blocks (d, dmin in a sane range), each kernel checked
  * against a double product on the host, then timed back to back over
  * rotating weight copies and as a graph, plain and launched early, as a
  * ratio to the device-to-device copy of the same run. */
@@ -185,6 +186,46 @@ int main(int argc, char **argv)
         ref8[row] = s; sabs8[row] = sa;
     }
     CUdeviceptr xq = upload(hq, COLS / 32 * 36);
+    /* q4_K (ggml's 144-byte blocks) of random bytes: d, dmin in a sane range, scales and nibbles any bits;
+     * references for f32 x and for q8_1 x (x as the q8_1 values d8 q) */
+    const size_t kb = (size_t)ROWS * (COLS / 256) * 144;
+    unsigned char *hk = malloc(kb);
+    CUdeviceptr wk[COPIES];
+    double *refK = malloc(ROWS * sizeof *refK), *sabsK = malloc(ROWS * sizeof *sabsK);
+    double *refK8 = malloc(ROWS * sizeof *refK8), *sabsK8 = malloc(ROWS * sizeof *sabsK8);
+    for (int c = 0; c < COPIES; c++) {
+        for (size_t i = 0; i < kb / 144; i++) {
+            unsigned char *blk = hk + 144 * i;
+            unsigned short d = (unsigned short)((3 + rnd() % 7) << 10 | rnd() % 1024), dm = (unsigned short)((3 + rnd() % 7) << 10 | rnd() % 1024);
+            memcpy(blk, &d, 2); memcpy(blk + 2, &dm, 2);
+            for (int j = 4; j < 144; j++) blk[j] = (unsigned char)rnd();
+        }
+        if (c == 0)
+            for (size_t row = 0; row < ROWS; row++) {
+                double s = 0, sa = 0, s8 = 0, sa8 = 0;
+                for (size_t b = 0; b < COLS / 256; b++) {
+                    const unsigned char *blk = hk + 144 * (row * (COLS / 256) + b), *sc = blk + 4;
+                    unsigned short dh, mh; memcpy(&dh, blk, 2); memcpy(&mh, blk + 2, 2);
+                    for (int g = 0; g < 8; g++) {
+                        int a, m;
+                        if (g < 4) { a = sc[g] & 63; m = sc[g + 4] & 63; }
+                        else { a = (sc[g + 4] & 15) | ((sc[g - 4] >> 6) << 4); m = (sc[g + 4] >> 4) | ((sc[g] >> 6) << 4); }
+                        for (int l = 0; l < 32; l++) {
+                            int q = (blk[16 + 32 * (g / 2) + l] >> (4 * (g & 1))) & 15;
+                            double wv = h2d(dh) * a * q - h2d(mh) * m;
+                            int col = 256 * (int)b + 32 * g + l;
+                            unsigned short d8h; memcpy(&d8h, hq + 36 * (col / 32), 2);
+                            double x8 = h2d(d8h) * (signed char)hq[36 * (col / 32) + 4 + col % 32];
+                            s += wv * hx[col]; sa += fabs(wv * hx[col]);
+                            s8 += wv * x8; sa8 += fabs(wv * x8);
+                        }
+                    }
+                }
+                refK[row] = s; sabsK[row] = sa; refK8[row] = s8; sabsK8[row] = sa8;
+            }
+        wk[c] = upload(hk, kb);
+    }
+    printf("q4_K %dx%d: %.1f MB a copy\n", ROWS, COLS, kb / 1e6);
     for (int c = 0; c < COPIES; c++) CK(cuMemAlloc(&y[c], ROWS * 4));
     CK(cuMemAlloc(&outp, 16));
     printf("q4_0 %dx%d: %.1f MB a copy, %d copies; floor at copy speed %.2f us\n", ROWS, COLS, wb / 1e6, COPIES,
@@ -198,7 +239,12 @@ int main(int argc, char **argv)
         {"rpt4_4", 4, {264, 448, 132}}, {"rpt4_2", 4, {264, 448}}, {"rpt8_4", 4, {264, 896, 132}},
         {"rp1q8", 0, {528, 264, 896, 1056}, 1},
         {"pmr_q4_0r", 5, {528, 264, 896, 1056}}, {"pmr8_q4_0r", 5, {528, 264, 896, 1056}, 1},
-        {"rb8q8", 5, {528, 1056}, 1}, {"rb16q8", 6, {528, 1056}, 1},
+        {"rb8q8", 5, {528, 1056}, 1}, {"rb8f", 5, {528, 1056}, 2}, {"rb8q8s", 5, {528, 1056}, 1}, {"rb8q8b", 5, {528, 1056}, 1},
+        {"pmr8u_q4_0r", 5, {528, 396, 1056}, 1},
+        {"prb_q4_0r", 5, {528, 1056}}, {"prb8_q4_0r", 5, {528, 1056}, 1},
+        {"pm_q4_K", 7, {264, 528, 896}}, {"pm8_q4_K", 7, {528, 896}, 1},
+        {"rk8n", 7, {528, 1056}, 1}, {"rk8s", 7, {528, 1056}, 1},
+        {"rk8pn", 7, {528, 1056, 396}, 1}, {"rk8ps", 7, {528, 1056, 792}, 1}, {"rk8pnb", 7, {528, 1056}, 1}, {"rb16q8", 6, {528, 1056}, 1},
     };
     static int rws = ROWS, cls = COLS;
     /* DIAG: dev.cu's g_diag; ONLY: a comma-separated list of kernels */
@@ -219,9 +265,9 @@ int main(int argc, char **argv)
             CK(cuModuleGetFunction(&j.f, mod, ks[k].fn));
             int L = ks[k].layout;
             for (int c = 0; c < COPIES; c++) {
-                CUdeviceptr *wp = L == -1 || L == -2 ? &wg[c] : L == 0 ? &w1[c] : &wt[L - 1][c];
+                CUdeviceptr *wp = L == -1 || L == -2 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : &wt[L - 1][c];
                 if (L == -2) { j.args[c][0] = wp; j.args[c][1] = &n16; j.args[c][2] = &outp; continue; }
-                j.args[c][0] = wp; j.args[c][1] = ks[k].q8 ? &xq : &x; j.args[c][2] = &y[c];
+                j.args[c][0] = wp; j.args[c][1] = ks[k].q8 == 1 ? &xq : &x; j.args[c][2] = &y[c];
                 j.args[c][3] = &rws; j.args[c][4] = &cls;
             }
             printf("%-9s %5u", ks[k].fn, j.grid);
@@ -229,14 +275,16 @@ int main(int argc, char **argv)
                 set_mode(m ? 2 : 0);
                 CK(cuMemsetD8(y[0], 0xff, ROWS * 4)); /* NaN: an unwritten row shows */
                 float tb = time_job(&j, m, 0), tg = time_job(&j, m, 1);
-                printf("  %s %.2f / g%.2f (%.1f us)", m ? "early" : "plain", wb / (tb * 1e-3) / 1e9 / copy_gbps,
-                       wb / (tg * 1e-3) / 1e9 / copy_gbps, tb * 1e3);
+                const double by = L == 7 ? (double)kb : (double)wb;
+                printf("  %s %.2f / g%.2f (%.1f us)", m ? "early" : "plain", by / (tb * 1e-3) / 1e9 / copy_gbps,
+                       by / (tg * 1e-3) / 1e9 / copy_gbps, tb * 1e3);
                 if (L >= -1) {
                     static float got[ROWS];
                     CK(cuMemcpyDtoH(got, y[0], sizeof got));
                     double worst = 0;
                     for (int r = 0; r < ROWS; r++) {
-                        const double *rf = ks[k].q8 ? ref8 : ref, *sb = ks[k].q8 ? sabs8 : sabs;
+                        const double *rf = L == 7 ? (ks[k].q8 ? refK8 : refK) : ks[k].q8 ? ref8 : ref;
+                        const double *sb = L == 7 ? (ks[k].q8 ? sabsK8 : sabsK) : ks[k].q8 ? sabs8 : sabs;
                         double e = fabs(got[r] - rf[r]) / (sb[r] > 0 ? sb[r] : 1);
                         if (!(e <= worst)) worst = e; /* NaN sticks */
                     }

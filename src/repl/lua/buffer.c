@@ -820,7 +820,8 @@ static int m_clone(lua_State *L)
 }
 
 /* view(dtype, offset, count): offset in bytes, count (default: as many as
- * fit) in elements of the new dtype. */
+ * fit) in elements of the new dtype; as many as fit of a block dtype are
+ * its whole blocks' elements (a block's size is its bytes). */
 static int m_view(lua_State *L)
 {
     hk_buffer *b = hkl_check_buffer(L, 1);
@@ -829,7 +830,7 @@ static int m_view(lua_State *L)
     size_t bytes = hk_buffer_bytes(b), es = hk_dtype_size(t);
     luaL_argcheck(L, off >= 0 && (uint64_t)off <= bytes, 3,
                   lua_pushfstring(L, "byte offset %I out of range [0, %I]", off, (lua_Integer)bytes));
-    lua_Integer count = luaL_optinteger(L, 4, (lua_Integer)((bytes - (size_t)off) / es));
+    lua_Integer count = luaL_optinteger(L, 4, (lua_Integer)((bytes - (size_t)off) / es * hk_dtype_block(t)));
     luaL_argcheck(L, count >= 0, 4, "count must be >= 0");
     lbuf *u = new_ud(L, 1);
     hkl_check(L, hk_buffer_view(b, t, (size_t)off, (size_t)count, &u->pub.b));
