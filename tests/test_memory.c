@@ -257,6 +257,20 @@ static void test_views(hk_module *m)
     float expect4[4];
     hk_buffer_download(f, (size_t)(n / 2) * 4 + 8, expect4, sizeof expect4);
     tap_ok(r == 0 && !memcmp(got4, expect4, sizeof got4), "a view of a view starts at its own offset");
+    /* hk_buffer_overlap: shared bytes, not shared parents */
+    hk_buffer *first = NULL, *empty = NULL, *other = NULL;
+    hk_buffer_view(f, HK_F32, 0, n / 2, &first);
+    hk_buffer_view(f, HK_U8, 100, 0, &empty);
+    hk_buffer_alloc(ctx, n, HK_F32, HK_MEM_DEVICE, &other);
+    tap_ok(hk_buffer_overlap(f, f) && hk_buffer_overlap(f, part) && hk_buffer_overlap(u, part) &&
+               hk_buffer_overlap(vv, part) && hk_buffer_overlap(first, u),
+           "overlap: a buffer with itself, a view with its parent, views whose ranges meet");
+    tap_ok(!hk_buffer_overlap(first, part) && !hk_buffer_overlap(first, vv) && !hk_buffer_overlap(f, other) &&
+               !hk_buffer_overlap(empty, f) && !hk_buffer_overlap(NULL, f),
+           "no overlap: adjacent halves, another allocation, an empty view, NULL");
+    hk_buffer_free(first);
+    hk_buffer_free(empty);
+    hk_buffer_free(other);
     hk_buffer_free(vv);
     r = hk_buffer_view(f, HK_F64, 4, 10, &bad);
     tap_ok(r == HK_EINVAL && strstr(hk_errmsg(ctx), "multiple"), "a misaligned view offset is refused");

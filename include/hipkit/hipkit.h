@@ -253,6 +253,10 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
                           hk_buffer **out);
 /* Nonzero when b is a view (hk_buffer_view). */
 HK_API int hk_buffer_is_view(const hk_buffer *b);
+/* Nonzero when a and b share any byte of memory: the same buffer, a view
+ * and its parent, or two views whose byte ranges meet. Buffers of different
+ * devices, and empty ones, share none. */
+HK_API int hk_buffer_overlap(const hk_buffer *a, const hk_buffer *b);
 
 /* Byte ranges; each is checked against the buffer's size. */
 HK_API int hk_buffer_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);

@@ -31,7 +31,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 7
+#define HK_PLUGIN_ABI_MINOR 8
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -261,6 +261,15 @@ typedef struct hk_plugin_host {
      * start early (then it is launch_config). */
     int (*launch_early)(const hk_plugin_call *call, const char *kernel, const hk_plugin_config *cfg,
                         const hk_plugin_arg *args, int nargs, unsigned early_reads) HK_PLUGIN_LATER;
+
+    /* --- ABI 1.8: check HK_PLUGIN_HOST_HAS(host, overlap) first --- */
+
+    /* 1 when buffers a and b (arguments or scratch) share any byte of
+     * memory (hk_buffer_overlap: the same buffer, views whose ranges meet),
+     * else 0. An op whose kernels read an input after others have begun
+     * writing the output (a matvec's blocks each stage all of x) fails the
+     * call when they do, rather than compute over its own results. */
+    int (*overlap)(const hk_plugin_call *call, const void *a, const void *b) HK_PLUGIN_LATER;
 } hk_plugin_host;
 
 /* Whether the host table of an op call has `field` (added in a later
@@ -360,6 +369,21 @@ static inline hk_plugin_arg hk_plugin_buffer_arg(void *buf)
     a.kind = HK_PLUGIN_ARG_BUFFER;
     a.v.buf = buf;
     return a;
+}
+
+/* Fails the call when buffer `out`, which the op writes, shares memory with
+ * buffer `in`, which its kernels read while others already write `out`
+ * (host->overlap; a host older than 1.8 cannot tell, and nothing fails):
+ * 0, or the code host->fail returned. */
+static inline int hk_plugin_apart(const hk_plugin_host *host, const hk_plugin_call *call, const void *out,
+                                  const char *oname, const void *in, const char *iname)
+{
+    if (HK_PLUGIN_HOST_HAS(host, overlap) && host->overlap(call, out, in))
+        return host->fail(call,
+                          "%s shares memory with %s, which the op reads while it writes %s: give %s a buffer of "
+                          "its own",
+                          oname, iname, oname, oname);
+    return 0;
 }
 
 /* Hands a table of images to add_image, after the sources they were built

@@ -233,8 +233,13 @@ static int run(const hk_plugin_host *host, const hk_plugin_call *call, const hk_
         return host->fail(call, "dst is %s; it must be src's dtype %s", ddt ? ddt : "?", dt);
     if (it < 0)
         return host->fail(call, "ids is %s; indices are u8, u32 or i64", idt ? idt : "?");
+    /* dst is written while other threads still read src and ids (a gather
+     * over its own source reads rows it already replaced) */
+    int r = hk_plugin_apart(host, call, args[0].v.buf, "dst", args[1].v.buf, "src");
+    if (r != 0 || (r = hk_plugin_apart(host, call, args[0].v.buf, "dst", args[2].v.buf, "ids")) != 0)
+        return r;
     shape s = {0, count(&args[3]), 0, nargs == 5 ? count(&args[4]) : 1};
-    int r = fit_shapes(host, call, op, args, &s);
+    r = fit_shapes(host, call, op, args, &s);
     if (r != 0)
         return r;
     bad_index bad = {"", args[2].v.buf, it, s.dim};

@@ -240,6 +240,14 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
 
 HK_API int hk_buffer_is_view(const hk_buffer *b) { return b && b->parent != NULL; }
 
+HK_API int hk_buffer_overlap(const hk_buffer *a, const hk_buffer *b)
+{
+    if (!a || !b || !a->bytes || !b->bytes || a->ctx != b->ctx || a->device != b->device)
+        return 0;
+    uintptr_t x = (uintptr_t)a->kptr, y = (uintptr_t)b->kptr; /* views: their parent's memory, offset */
+    return x < y + b->bytes && y < x + a->bytes;
+}
+
 HK_API int hk_buffer_sync(hk_buffer *b)
 {
     int r = check_buffer(b, "hk_buffer_sync");

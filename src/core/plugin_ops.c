@@ -98,6 +98,12 @@ static unsigned host_op_compute_units(const hk_plugin_call *c)
     return n > 0 ? (unsigned)n : 0;
 }
 
+static int host_op_overlap(const hk_plugin_call *c, const void *a, const void *b)
+{
+    (void)c;
+    return hk_buffer_overlap(a, b) ? 1 : 0;
+}
+
 static void *op_scratch(const hk_plugin_call *c, const char *dtype, size_t count, int zeroed)
 {
     if (!c)
@@ -254,6 +260,7 @@ static const hk_plugin_host host_table = {
     .scratch_raw = host_op_scratch_raw,
     .compute_units = host_op_compute_units,
     .launch_early = host_op_launch_early,
+    .overlap = host_op_overlap,
 };
 
 HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op,

@@ -231,6 +231,11 @@ fails("ids is i32; indices are u8, u32 or i64", I.index_select, hk.alloc(3, "f32
 fails("src is u8; index_select takes f32, f64, f16, bf16, i32, u32, i64", I.index_select, hk.alloc(3, "u8"),
     hk.alloc(12, "u8"), u3, 12)
 fails("expects buffers dst, src and ids and integers dim >= 1", I.scatter_add, f12, f12, u3, 0)
+-- dst over src or ids: written while other threads still read them
+fails("dst shares memory with src", I.gather, f12, f12, hk.alloc(12, "u32"), 12)
+fails("dst shares memory with src", I.index_select, f12:view("f32", 24, 3), f12, u3, 12)
+local ub = hk.alloc(12, "u32")
+fails("dst shares memory with ids", I.index_select, ub:view("u32", 0, 3), hk.alloc(12, "u32"), ub:view("u32", 0, 3), 12)
 
 -- the kernels themselves, launched with blocks of odd shapes: the rows
 -- and the grid strides cover everything whatever the geometry

@@ -1176,6 +1176,34 @@ t.ok(not ok and err:find("not a quantized dtype", 1, true), "matvec wants a quan
 ok, err = pcall(Q.dequantize, hk.alloc(256, "i32", mode), w)
 t.ok(not ok and err:find("f32, f16 or bf16", 1, true), "dequantize writes floats only")
 
+-- an output over an input (the kernels read all of x while other blocks
+-- write y): refused by name; outputs beside their inputs in one buffer are fine
+do
+    local sq = hk.alloc(256 * 256, "q8_0", mode)
+    Q.quantize(sq, (hk.alloc(256 * 256, "f32", mode):rand{seed = 31, lo = -1, hi = 1}))
+    local x = hk.alloc(256, "f32", mode):rand{seed = 32, lo = -1, hi = 1}
+    local ok, err = pcall(Q.matvec, x, sq, x)
+    t.ok(not ok and err:find("y shares memory with x", 1, true), "matvec(x, w, x) is refused: y over x")
+    local big = hk.alloc(512, "f32", mode):fill(0 / 0)
+    big:view("f32", 0, 256):copy(x)
+    ok, err = pcall(Q.matvec, big:view("f32", 512, 256), sq, big:view("f32", 0, 256))
+    t.ok(not ok and err:find("y shares memory with x", 1, true), "matvec: a y half over x is refused")
+    local y0 = hk.alloc(256, "f32", mode)
+    Q.matvec(y0, sq, x)
+    Q.matvec(big:view("f32", 1024, 256), sq, big:view("f32", 0, 256))
+    t.ok(same_f32(big:view("f32", 1024, 256):totable(), y0:totable()) == 0,
+         "matvec: y right after x in the same buffer is allowed and right")
+    ok, err = pcall(Q.matmul, x, sq, x, 256)
+    t.ok(not ok and err:find("y shares memory with x", 1, true), "matmul(x, w, x) is refused")
+    local raw = hk.alloc(4096, "u8", mode)
+    ok, err = pcall(Q.dequantize, raw:view("f32", 0, 256), raw:view("q8_0", 512, 256))
+    t.ok(not ok and err:find("y shares memory with w", 1, true), "dequantize: y over w is refused")
+    ok, err = pcall(Q.quantize, raw:view("q8_0", 512, 256), raw:view("f32", 0, 256))
+    t.ok(not ok and err:find("w shares memory with x", 1, true), "quantize: w over x is refused")
+    ok, err = pcall(Q.matvec, sq:view("f32", 0, 256), sq, x)
+    t.ok(not ok and err:find("y shares memory with w", 1, true), "matvec: y over w is refused")
+end
+
 -- repack: q4_0 into q4_0r and back moves bytes only (each destination
 -- poisoned first); matvec over q4_0r sums as q4_0's staged path (rows of
 -- at most 4096 columns), so its y is q4_0's bit for bit, both forms of x;
