@@ -637,6 +637,27 @@ __device__ __forceinline__ void rk_scale(hkq_u32 s0, hkq_u32 s1, hkq_u32 s2, uns
     *sc = is < 4 ? (int)(b0 & 63) : (int)((b2 & 15) | ((b0 >> 2) & 48));
     *m = is < 4 ? (int)(b1 & 63) : (int)(((b2 >> 4) & 15) | ((b1 >> 2) & 48));
 }
+// dp4a of the nibbles of 16 bytes (shift 0: low, 4: high) against 16 bytes of q8_1 x, added to s
+__device__ __forceinline__ int rk_dot16(uint4 p, uint4 a, int shift, int s)
+{
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    s = hkq_dp4a((p.x >> shift) & M, a.x, s);
+    s = hkq_dp4a((p.y >> shift) & M, a.y, s);
+    s = hkq_dp4a((p.z >> shift) & M, a.z, s);
+    return hkq_dp4a((p.w >> shift) & M, a.w, s);
+}
+// groups 2 j and 2 j + 1 of a q4_K block (header h) against q8_1 x: their
+// integer dots lo, hi, x's (d8, sum) pairs m0, m1; mins 0: leave the min
+// terms to another lane
+__device__ __forceinline__ float rk_groups(uint4 h, unsigned j, int lo, int hi, int2 m0, int2 m1, int mins)
+{
+    int sc0, mn0, sc1, mn1;
+    rk_scale(h.y, h.z, h.w, 2 * j, &sc0, &mn0);
+    rk_scale(h.y, h.z, h.w, 2 * j + 1, &sc1, &mn1);
+    const float d = rp_h2f((hkq_u16)h.x), dm = mins ? rp_h2f((hkq_u16)(h.x >> 16)) : 0.0f;
+    return __int_as_float(m0.x) * (d * (float)sc0 * (float)lo - dm * (float)mn0 * (float)m0.y) +
+           __int_as_float(m1.x) * (d * (float)sc1 * (float)hi - dm * (float)mn1 * (float)m1.y);
+}
 template <int NX>
 __device__ __forceinline__ void rk8(const void *w, const void *xq, float *y, int rows, int cols)
 {
@@ -660,7 +681,6 @@ __device__ __forceinline__ void rk8(const void *w, const void *xq, float *y, int
     }
     probe_wait();
     hkq_stage_x8_r(xq, cols, xsm);
-    const hkq_u32 M = 0x0F0F0F0Fu;
     while (row < (unsigned)rows) {
         const unsigned nrow = row + stride;
         uint4 nq[2][2], nh[2];
@@ -673,29 +693,9 @@ __device__ __forceinline__ void rk8(const void *w, const void *xq, float *y, int
             const unsigned g0 = 8 * (lane / 4 + 8 * u) + 2 * j; // x's group of the low nibbles
             const uint4 a0 = xsm[3 * g0], a1 = xsm[3 * g0 + 1], b0 = xsm[3 * g0 + 3], b1 = xsm[3 * g0 + 4];
             const int2 m0 = ((const int2 *)(xsm + HKQ_RX8_META))[g0], m1 = ((const int2 *)(xsm + HKQ_RX8_META))[g0 + 1];
-            const uint4 p0 = q[u][0], p1 = q[u][1];
-            int lo = hkq_dp4a(p0.x & M, a0.x, 0);
-            lo = hkq_dp4a(p0.y & M, a0.y, lo);
-            lo = hkq_dp4a(p0.z & M, a0.z, lo);
-            lo = hkq_dp4a(p0.w & M, a0.w, lo);
-            lo = hkq_dp4a(p1.x & M, a1.x, lo);
-            lo = hkq_dp4a(p1.y & M, a1.y, lo);
-            lo = hkq_dp4a(p1.z & M, a1.z, lo);
-            lo = hkq_dp4a(p1.w & M, a1.w, lo);
-            int hi = hkq_dp4a((p0.x >> 4) & M, b0.x, 0);
-            hi = hkq_dp4a((p0.y >> 4) & M, b0.y, hi);
-            hi = hkq_dp4a((p0.z >> 4) & M, b0.z, hi);
-            hi = hkq_dp4a((p0.w >> 4) & M, b0.w, hi);
-            hi = hkq_dp4a((p1.x >> 4) & M, b1.x, hi);
-            hi = hkq_dp4a((p1.y >> 4) & M, b1.y, hi);
-            hi = hkq_dp4a((p1.z >> 4) & M, b1.z, hi);
-            hi = hkq_dp4a((p1.w >> 4) & M, b1.w, hi);
-            int sc0, mn0, sc1, mn1;
-            rk_scale(h[u].y, h[u].z, h[u].w, 2 * j, &sc0, &mn0);
-            rk_scale(h[u].y, h[u].z, h[u].w, 2 * j + 1, &sc1, &mn1);
-            const float d = rp_h2f((hkq_u16)h[u].x), dm = rp_h2f((hkq_u16)(h[u].x >> 16));
-            acc += __int_as_float(m0.x) * (d * (float)sc0 * (float)lo - dm * (float)mn0 * (float)m0.y);
-            acc += __int_as_float(m1.x) * (d * (float)sc1 * (float)hi - dm * (float)mn1 * (float)m1.y);
+            const int lo = rk_dot16(q[u][1], a1, 0, rk_dot16(q[u][0], a0, 0, 0));
+            const int hi = rk_dot16(q[u][1], b1, 4, rk_dot16(q[u][0], b0, 4, 0));
+            acc += rk_groups(h[u], j, lo, hi, m0, m1, 1);
         }
         for (int off = 16; off > 0; off /= 2)
             acc += __shfl_xor(acc, off);
@@ -759,7 +759,6 @@ __device__ __forceinline__ void rk8p(const void *w, const void *xq, float *y, in
     }
     probe_wait();
     hkq_stage_x8_r(xq, cols, xsm);
-    const hkq_u32 M = 0x0F0F0F0Fu;
     while (row < (unsigned)rows) {
         const unsigned nrow = row + stride;
         uint4 nq[4], nh[4];
@@ -772,21 +771,7 @@ __device__ __forceinline__ void rk8p(const void *w, const void *xq, float *y, in
             const unsigned g0 = 8 * (lane / 8 + 4 * v) + 2 * j;
             const uint4 a = xsm[3 * g0 + hh], b = xsm[3 * g0 + 3 + hh];
             const int2 m0 = ((const int2 *)(xsm + HKQ_RX8_META))[g0], m1 = ((const int2 *)(xsm + HKQ_RX8_META))[g0 + 1];
-            const uint4 p = q[v];
-            int lo = hkq_dp4a(p.x & M, a.x, 0);
-            lo = hkq_dp4a(p.y & M, a.y, lo);
-            lo = hkq_dp4a(p.z & M, a.z, lo);
-            lo = hkq_dp4a(p.w & M, a.w, lo);
-            int hi = hkq_dp4a((p.x >> 4) & M, b.x, 0);
-            hi = hkq_dp4a((p.y >> 4) & M, b.y, hi);
-            hi = hkq_dp4a((p.z >> 4) & M, b.z, hi);
-            hi = hkq_dp4a((p.w >> 4) & M, b.w, hi);
-            int sc0, mn0, sc1, mn1;
-            rk_scale(h[v].y, h[v].z, h[v].w, 2 * j, &sc0, &mn0);
-            rk_scale(h[v].y, h[v].z, h[v].w, 2 * j + 1, &sc1, &mn1);
-            const float d = rp_h2f((hkq_u16)h[v].x), dm = hh ? 0.0f : rp_h2f((hkq_u16)(h[v].x >> 16));
-            acc += __int_as_float(m0.x) * (d * (float)sc0 * (float)lo - dm * (float)mn0 * (float)m0.y);
-            acc += __int_as_float(m1.x) * (d * (float)sc1 * (float)hi - dm * (float)mn1 * (float)m1.y);
+            acc += rk_groups(h[v], j, rk_dot16(q[v], a, 0, 0), rk_dot16(q[v], b, 4, 0), m0, m1, !hh);
         }
         for (int off = 16; off > 0; off /= 2)
             acc += __shfl_xor(acc, off);
