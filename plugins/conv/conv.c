@@ -52,9 +52,6 @@ static int buffers(const hk_plugin_host *host, const hk_plugin_call *call, const
         if (!u || strcmp(u, t))
             return host->fail(call, "%s is %s but %s is %s; they must match", names[i], u ? u : "?", names[0], t),
                    -1;
-        /* the output (first) is written while other blocks still read the inputs */
-        if (hk_plugin_apart(host, call, args[0].v.buf, names[0], args[i].v.buf, names[i]))
-            return -1;
     }
     return d;
 }

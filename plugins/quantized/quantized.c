@@ -304,10 +304,10 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
 }
 
 /* repack(dst, src): q4_0 src into q4_0r dst, or q4_0r src into q4_0 dst
- * (the same values, bytes moved). The op cannot see whether dst and src
- * share memory (a view of the other, in place), and a repack over its own
- * source would read bytes it already moved: src is repacked into a
- * temporary, which is then copied to dst. */
+ * (the same values, bytes moved). Where dst shares src's memory (in place
+ * through a view, or overlapping), a repack over its own source would read
+ * bytes it already moved: src is repacked into a temporary, which is then
+ * copied to dst. */
 static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                      int nargs)
 {
@@ -325,10 +325,11 @@ static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, con
     /* (n is whole q4_0r blocks of 256: the q4_0r side holds nothing else) */
     long long groups = (long long)(n / 32), words = 9 * groups; /* 18 bytes a group either way */
     void *tmp = NULL;
-    if (HK_PLUGIN_HOST_HAS(host, scratch_raw) && n) {
+    int share = HK_PLUGIN_HOST_HAS(host, overlap) && host->overlap(call, args[0].v.buf, args[1].v.buf);
+    if (share && n) { /* (a host with overlap has scratch_raw) */
         tmp = host->scratch_raw(call, "u16", (size_t)words);
         if (!tmp)
-            return -1; /* (the call failed with the host's message) */
+            return -1; /* the call is failed already (the host's message) */
     }
     hk_plugin_arg a[4] = {args[1], tmp ? hk_plugin_buffer_arg(tmp) : args[0], hk_plugin_int_arg(groups),
                           hk_plugin_int_arg(to_r)};
