@@ -46,11 +46,12 @@ static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_B
 
 /* Every op here but repack reads its inputs while other blocks already
  * write the output (a matvec's blocks each stage all of x): an output over
- * an input is refused (hk_plugin_apart), not computed from its own results. */
-static int apart(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *out,
-                 const char *oname, const hk_plugin_arg *in, const char *iname)
+ * an input is refused (hk_plugin_apart), not computed from its own
+ * results. y_apart: matvec's and matmul's y (args[0]) against w and x. */
+static int y_apart(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args)
 {
-    return hk_plugin_apart(host, call, out->v.buf, oname, in->v.buf, iname);
+    int r = hk_plugin_apart(host, call, args[0].v.buf, "y", args[2].v.buf, "x");
+    return r ? r : hk_plugin_apart(host, call, args[0].v.buf, "y", args[1].v.buf, "w");
 }
 
 static int no_format(const hk_plugin_host *host, const hk_plugin_call *call, const char *what,
@@ -87,7 +88,7 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
     if (host->length(call, args[0].v.buf) != n)
         return host->fail(call, "y has %zu elements, w %zu: they must be the same",
                           host->length(call, args[0].v.buf), n);
-    int clash = apart(host, call, &args[0], "y", &args[1], "w");
+    int clash = hk_plugin_apart(host, call, args[0].v.buf, "y", args[1].v.buf, "w");
     if (clash)
         return clash;
     return launch_dequantize(host, call, f, out, args[0], args[1], n);
@@ -120,8 +121,8 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
                           formats[f].name, formats[f].block);
     if (rows > 0x7fffffff || cols > 0x7fffffff || rows * cols != n)
         return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, rows, cols);
-    int clash = apart(host, call, &args[0], "y", &args[2], "x");
-    if (clash || (clash = apart(host, call, &args[0], "y", &args[1], "w")))
+    int clash = y_apart(host, call, args);
+    if (clash)
         return clash;
     char kernel[64];
     snprintf(kernel, sizeof kernel, q8 ? "matvec_%s_q8_1" : "matvec_%s", formats[f].name);
@@ -242,8 +243,8 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
     if (!yt || (strcmp(yt, "f32") && !(half && !strcmp(yt, xt))))
         return host->fail(call, "y is %s; with x %s matmul writes f32%s%s", yt ? yt : "?", xt, half ? " or " : "",
                           half ? xt : "");
-    int clash = apart(host, call, &args[0], "y", &args[2], "x");
-    if (clash || (clash = apart(host, call, &args[0], "y", &args[1], "w")))
+    int clash = y_apart(host, call, args);
+    if (clash)
         return clash;
     if (half) {
         /* f16 / bf16 activations: W rounded to x's dtype times x, f32 sums
@@ -294,7 +295,7 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
     if (host->length(call, args[1].v.buf) != n)
         return host->fail(call, "x has %zu elements, w %zu: they must be the same",
                           host->length(call, args[1].v.buf), n);
-    int clash = apart(host, call, &args[0], "w", &args[1], "x");
+    int clash = hk_plugin_apart(host, call, args[0].v.buf, "w", args[1].v.buf, "x");
     if (clash)
         return clash;
     char kernel[64];

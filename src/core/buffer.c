@@ -244,8 +244,8 @@ HK_API int hk_buffer_overlap(const hk_buffer *a, const hk_buffer *b)
 {
     if (!a || !b || !a->bytes || !b->bytes || a->ctx != b->ctx || a->device != b->device)
         return 0;
-    uintptr_t x = (uintptr_t)a->kptr, y = (uintptr_t)b->kptr; /* views: their parent's memory, offset */
-    return x < y + b->bytes && y < x + a->bytes;
+    /* views: their parent's memory, offset */
+    return hkc_ranges_meet((uintptr_t)a->kptr, a->bytes, (uintptr_t)b->kptr, b->bytes);
 }
 
 HK_API int hk_buffer_sync(hk_buffer *b)
@@ -438,7 +438,7 @@ HK_API int hk_buffer_copy_on(hk_stream *s, hk_buffer *dst, size_t dst_offset, hk
         to = (uintptr_t)dst->kptr + dst_offset;
         from = (uintptr_t)src->kptr + src_offset;
     }
-    if (!r && bytes && to != from && to < from + bytes && from < to + bytes)
+    if (!r && bytes && to != from && hkc_ranges_meet(to, bytes, from, bytes))
         r = hkc_fail(s->ctx, HK_EINVAL, "hk_buffer_copy_on: the ranges overlap (copy through another "
                                         "buffer, or without a stream)");
     if (!r)

@@ -102,6 +102,13 @@ static inline hkc_device *hkc_current_device(const hk_context *ctx)
     return &ctx->devices[ctx->current];
 }
 
+/* Whether byte ranges [a, a + na) and [b, b + nb) share a byte: buffer
+ * overlaps, queued copies, early start's hazards. */
+static inline int hkc_ranges_meet(uintptr_t a, size_t na, uintptr_t b, size_t nb)
+{
+    return a < b + nb && b < a + na;
+}
+
 /* Destroys the streams the caller left (context teardown, stream.c). */
 void hkc_streams_destroy_all(hk_context *ctx);
 /* HK_EINVAL naming fn and `what` when dev is not s's device. */

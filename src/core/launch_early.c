@@ -116,7 +116,7 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
         /* a module's __device__ variable: its kernels write it unnamed */
         int clash = prev->unknown || r->borrowed;
         for (int j = 0; j < prev->n && !clash; j++)
-            clash = lo < prev->hi[j] && prev->lo[j] < hi;
+            clash = hkc_ranges_meet(lo, hi - lo, prev->lo[j], prev->hi[j] - prev->lo[j]);
         if (clash) {
             *flags &= ~HK_LAUNCH_EARLY_START;
             return 0;
