@@ -66,6 +66,10 @@ static void test_exports_and_nulls(void)
     int r = hk_plugin_call_op(ctx, "nullfam", "poke", NULL, 0);
     tap_ok(r < 0 && has(hk_errmsg(ctx), "refused 8 of 8"), "every host slot refused NULL: %s",
            hk_errmsg(ctx));
+    r = hk_plugin_call_op(ctx, "nullfam", "lost", NULL, 0);
+    tap_ok(r == HK_EARG && has(hk_errmsg(ctx), "unknown dtype 'nope'"),
+           "an op returning -1 after a host call failed returns that failure's code (%s): %s", hk_errname(r),
+           hk_errmsg(ctx));
     hk_context_destroy(ctx);
 }
 

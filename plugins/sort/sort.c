@@ -157,6 +157,8 @@ static int op_argsort(const hk_plugin_host *host, const hk_plugin_call *call, co
     if (r == 0 && host->length(call, args[0].v.buf) < (size_t)(p.rows * p.cols))
         r = host->fail(call, "idx has %zu elements; x has %lld", host->length(call, args[0].v.buf),
                        p.rows * p.cols);
+    if (r == 0) /* a row longer than a block reads x again after idx is written */
+        r = hk_plugin_apart(host, call, args[0].v.buf, "idx", args[1].v.buf, "x");
     return r ? r : argsort_rows(host, call, &p, args[1], args[0], nargs == 4 && args[3].v.i != 0);
 }
 
@@ -177,6 +179,11 @@ static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const
     int largest = nargs < 6 || args[5].v.i != 0;
     if (k < 1 || k > p.cols)
         return host->fail(call, "k must be in [1, cols = %lld]; got %lld", p.cols, k);
+    /* the values are gathered from x after other threads have written */
+    if ((r = hk_plugin_apart(host, call, args[0].v.buf, "values", args[2].v.buf, "x")) != 0 ||
+        (r = hk_plugin_apart(host, call, args[1].v.buf, "indices", args[2].v.buf, "x")) != 0 ||
+        (r = hk_plugin_apart(host, call, args[1].v.buf, "indices", args[0].v.buf, "values")) != 0)
+        return r;
     const char *tn = types[p.t].name;
     char kernel[64];
     if (p.chunk >= pow2_at_least((unsigned long long)p.cols)) { /* one block sorts a row */
@@ -287,6 +294,8 @@ static int op_sort(const hk_plugin_host *host, const hk_plugin_call *call, const
     int t, desc = nargs == nb + 1 && args[nb].v.i != 0;
     hk_plugin_arg none = {HK_PLUGIN_ARG_NULL, {0}};
     int r = radix_check(host, call, &args[0], nb == 2 ? &args[1] : NULL, "idx", &t);
+    if (r == 0 && nb == 2) /* every pass moves keys and idx to their own places */
+        r = hk_plugin_apart(host, call, args[1].v.buf, "idx", args[0].v.buf, "keys");
     return r ? r : radix(host, call, t, args[0], nb == 2 ? args[1] : none, nb == 2, desc);
 }
 
@@ -300,6 +309,8 @@ static int op_sort_pairs(const hk_plugin_host *host, const hk_plugin_call *call,
                                 "got %d arguments", nargs);
     int t;
     int r = radix_check(host, call, &args[0], &args[1], "vals", &t);
+    if (r == 0)
+        r = hk_plugin_apart(host, call, args[1].v.buf, "vals", args[0].v.buf, "keys");
     return r ? r : radix(host, call, t, args[0], args[1], 0, nargs == 3 && args[2].v.i != 0);
 }
 

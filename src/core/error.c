@@ -39,6 +39,15 @@ static _Thread_local char *nocontext_msg;
 
 static void free_msg(void *p) { free(p); }
 
+/* The code of the calling thread's last failure, so that a caller that
+ * only learns "it failed" (a plugin op returning -1 after host->fail) can
+ * return the code that goes with the message. */
+static _Thread_local int last_code;
+
+int hkc_last_fail_code(void) { return last_code; }
+
+void hkc_last_fail_reset(void) { last_code = 0; }
+
 void hkc_errkey_create(hk_context *ctx)
 {
     pthread_key_create(&ctx->errkey, free_msg);
@@ -57,6 +66,7 @@ int hkc_vfail(const hk_context *ctx, int code, const char *fmt, va_list ap)
     hkc_strbuf_init(&s);
     hkc_strbuf_vprintf(&s, fmt, ap);
     char *msg = hkc_strbuf_take(&s);
+    last_code = code;
     if (ctx) {
         free(pthread_getspecific(ctx->errkey));
         pthread_setspecific(ctx->errkey, msg);

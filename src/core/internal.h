@@ -82,6 +82,9 @@ struct hk_kernel {
  * hkc_warn are in backend.h. */
 void hkc_errkey_create(hk_context *ctx);
 void hkc_errkey_delete(hk_context *ctx);
+/* The code the calling thread's last hkc_fail recorded (0 after a reset). */
+int hkc_last_fail_code(void);
+void hkc_last_fail_reset(void);
 
 /* dtype helpers (dtype.c) */
 uint16_t hkc_f32_to_f16(float f);

@@ -274,6 +274,88 @@ static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uin
     return 0;
 }
 
+/* The bytes operand i covers: its extent or the rule's count of elements
+ * (a strided kernel's input without an extent: all of it). */
+static int span_of(const pl_launch *l, const hk_arg *args, int i, uint64_t need, int strided, size_t *bytes)
+{
+    const hk_buffer *b = args[i].v.buf;
+    hk_param_info p;
+    hk_kernel_param(l->k, i, &p);
+    hkc_strbuf what;
+    hkc_strbuf_init(&what);
+    uint64_t used = need;
+    int r = extent_of(l, args, i, &used, &what);
+    hkc_strbuf_free(&what);
+    if (r < 0)
+        return r;
+    if (r == 0 && l->pk->geom.kind == HK_PLUGIN_GEOM_EXPLICIT)
+        *bytes = 0; /* the rule does not say what the kernel touches */
+    else if ((r == 0 && strided && p.is_const) || used > b->count || hkc_dtype_bytes(b->dtype, used, bytes) != 0)
+        *bytes = b->bytes;
+    return 0;
+}
+
+/* An output that shares memory with an input is refused unless it is that
+ * input exactly (same first byte, same bytes, same element size, no
+ * strides): then each thread reads its elements before it writes them, as
+ * every kernel of the 1-D, 2-D and row kinds does. Any other overlap lets
+ * one thread overwrite what another has still to read. An explicit
+ * kernel's operands are checked where the rule gives them extents; the
+ * others (gemm's, conv's) are the op's to check: they may interleave by
+ * leading dimensions without sharing an element. */
+static int check_overlaps(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need)
+{
+    const hk_kernel *k = l->k;
+    int strided = 0;
+    for (int i = 0; i < nargs && i < k->sig.count; i++)
+        strided |= !strcmp(k->sig.params[i].name, "info");
+    for (int o = 0; o < nargs; o++) {
+        hk_param_info po;
+        if (args[o].kind != HK_ARG_BUFFER || !args[o].v.buf || hk_kernel_param(k, o, &po) != 0 || po.is_const)
+            continue;
+        const hk_buffer *bo = args[o].v.buf;
+        size_t no;
+        int r = span_of(l, args, o, need, strided, &no);
+        for (int i = 0; r == 0 && i < nargs; i++) {
+            hk_param_info pi;
+            if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf || hk_kernel_param(k, i, &pi) != 0 ||
+                !pi.is_const)
+                continue;
+            const hk_buffer *bi = args[i].v.buf;
+            size_t ni;
+            if ((r = span_of(l, args, i, need, strided, &ni)) != 0)
+                break;
+            if (bi->ctx != bo->ctx || bi->device != bo->device || !no || !ni ||
+                !hkc_ranges_meet((uintptr_t)bo->kptr, no, (uintptr_t)bi->kptr, ni))
+                continue;
+            size_t eo = hk_dtype_size(bo->dtype), ei = hk_dtype_size(bi->dtype);
+            if (bo->kptr == bi->kptr && no == ni && eo == ei && !strided)
+                continue; /* in place */
+            hkc_strbuf why;
+            hkc_strbuf_init(&why);
+            long long d = (long long)((const char *)bi->kptr - (const char *)bo->kptr);
+            if (d)
+                hkc_strbuf_printf(&why, "%s starts %lld bytes %s it", pi.name, d < 0 ? -d : d, d < 0 ? "before" : "after");
+            else if (eo != ei)
+                hkc_strbuf_printf(&why, "it starts where %s does, with %zu-byte elements against %s's %zu", pi.name,
+                                  eo, pi.name, ei);
+            else if (no != ni)
+                hkc_strbuf_printf(&why, "it starts where %s does and covers %zu bytes against %s's %zu", pi.name, no,
+                                  pi.name, ni);
+            else
+                hkc_strbuf_printf(&why, "it is %s itself, which the kernel reads through strides (info)", pi.name);
+            r = hkc_fail(l->ctx, HK_EARG,
+                         "%s.%s: operand %s (argument %d) shares memory with %s (argument %d), which the "
+                         "kernel reads while it writes %s (%s): give %s a buffer of its own",
+                         l->f->name, l->pk->name, po.name, o + 1, pi.name, i + 1, po.name, why.data, po.name);
+            hkc_strbuf_free(&why);
+        }
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
 HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *kernel,
                             const hk_launch_config *cfg, const hk_arg *args, int nargs)
 {
@@ -300,7 +382,8 @@ HK_API int hk_plugin_launch(hk_context *ctx, const char *family, const char *ker
     uint64_t need;
     const char *need_what;
     if ((r = rule_config(&l, args, &c, &need, &need_what)) != 0 ||
-        (r = check_operands(&l, args, nargs, need, need_what)) != 0)
+        (r = check_operands(&l, args, nargs, need, need_what)) != 0 ||
+        (r = check_overlaps(&l, args, nargs, need)) != 0)
         return r;
     return hk_launch(k, &c, args, nargs);
 }

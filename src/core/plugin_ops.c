@@ -280,7 +280,11 @@ HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op
                 return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d is a NULL buffer", family, op, a + 1);
         hkc_scratch_list scratch = {.n = 0};
         hk_plugin_call call = {ctx, f, &f->ops[i], &scratch};
+        hkc_last_fail_reset();
         int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
+        /* A plugin says "failed" with -1; the message it left has the code. */
+        if (r == -1 && hkc_last_fail_code() < 0)
+            r = hkc_last_fail_code();
         r = read_flags_now(&call, r);
         hkc_plugin_scratch_release(ctx, &scratch);
         return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;

@@ -202,5 +202,21 @@ ok $([ $rc -eq 0 ] && nm "$T/compat.co" 2>/dev/null | grep -q ' compat$'; echo $
 rc=$?
 ok $([ $rc -eq 0 ] && grep -q "kernel cast_f64_bf16" "$T/out"; echo $?) \
     "the cast family (every dtype pair) compiles for gfx1030" || show
+# Headers in the orders real files use: hip_fp16.h before the runtime, and
+# <cstddef> (whose system header includes <stddef.h> twice, the first time
+# asking only for size_t).
+cat >"$T/order.hip" <<'HIP'
+#include <hip/hip_fp16.h>
+#include <cstddef>
+#include <hip/hip_runtime.h>
+extern "C" __global__ void order(const __half *x, float *y, size_t n) {
+    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __half2float(x[i]) + (float)sizeof(std::max_align_t);
+}
+HIP
+"$hipkit" compile "$T/order.hip" --offload-arch gfx90a -o "$T/order.co" >"$T/out" 2>"$T/err"
+rc=$?
+ok $([ $rc -eq 0 ] && nm "$T/order.co" 2>/dev/null | grep -q ' order$'; echo $?) \
+    "hip_fp16.h before hip_runtime.h, and <cstddef>'s max_align_t, compile for gfx90a" || show
 echo "1..$n"
 exit $fail

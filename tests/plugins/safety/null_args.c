@@ -1,6 +1,7 @@
 /* Test plugin: hands NULL to every slot of the API table and of the host
  * table an op gets. Each must refuse it and go on; init then registers
- * family "nullfam" with op "poke", which reports how many refusals it saw. */
+ * family "nullfam" with op "poke", which reports how many refusals it saw,
+ * and op "lost", which fails the plugin way (-1) after a host call failed. */
 #include <stddef.h>
 
 #include <hipkit/plugin.h>
@@ -28,6 +29,17 @@ static int poke(const hk_plugin_host *host, const hk_plugin_call *call, const hk
     return host->fail(call, "refused %d of 8", refused);
 }
 
+/* A scratch buffer of a dtype that does not exist: the host fails the call
+ * (HK_EARG, its message) and the op only says -1, as plugins do. */
+static int lost(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (!host->scratch(call, "nope", 1))
+        return -1;
+    return 0;
+}
+
 HK_PLUGIN_EXPORT int hk_plugin_nullargs_init(const hk_plugin_api *api);
 int hk_plugin_nullargs_init(const hk_plugin_api *api)
 {
@@ -52,5 +64,7 @@ int hk_plugin_nullargs_init(const hk_plugin_api *api)
     int r = api->register_family(api, "nullfam", NULL, NULL);
     if (r == 0)
         r = api->add_op(api, "nullfam", "poke", NULL, poke, NULL);
+    if (r == 0)
+        r = api->add_op(api, "nullfam", "lost", NULL, lost, NULL);
     return r;
 }

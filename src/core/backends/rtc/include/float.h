@@ -1,10 +1,10 @@
 /* hipkit's <float.h> for NVRTC and hiprtc 5 (see <stdint.h>): IEEE binary32
  * float and binary64 double, evaluated in their own precision. */
-#ifndef __HK_RTC_FLOAT_H
-#define __HK_RTC_FLOAT_H
 #if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include_next <float.h>
 #else
+#ifndef __HK_RTC_FLOAT_H
+#define __HK_RTC_FLOAT_H
 #define FLT_RADIX 2
 #define FLT_EVAL_METHOD 0
 #define FLT_ROUNDS 1

@@ -1,9 +1,9 @@
 /* hipkit's <limits.h> for NVRTC and hiprtc 5 (see <stdint.h>): LP64. */
-#ifndef __HK_RTC_LIMITS_H
-#define __HK_RTC_LIMITS_H
 #if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include_next <limits.h>
 #else
+#ifndef __HK_RTC_LIMITS_H
+#define __HK_RTC_LIMITS_H
 #define CHAR_BIT 8
 #define SCHAR_MIN (-128)
 #define SCHAR_MAX 127

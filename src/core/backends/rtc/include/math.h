@@ -2,11 +2,11 @@
  * declare the C math functions (float and double overloads) themselves;
  * this adds the macros and the few functions one or the other lacks. The
  * std:: names are in <cmath>. */
-#ifndef __HK_RTC_MATH_H
-#define __HK_RTC_MATH_H
 #if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include_next <math.h>
 #else
+#ifndef __HK_RTC_MATH_H
+#define __HK_RTC_MATH_H
 
 #ifndef INFINITY
 #define INFINITY (__builtin_bit_cast(float, 0x7f800000u))

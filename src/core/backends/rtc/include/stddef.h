@@ -1,9 +1,9 @@
 /* hipkit's <stddef.h> for NVRTC and hiprtc 5 (see <stdint.h>). */
+#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
+#include_next <stddef.h> /* unguarded: a second include (__need_ macros) is the system header's to answer */
+#else
 #ifndef __HK_RTC_STDDEF_H
 #define __HK_RTC_STDDEF_H
-#if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
-#include_next <stddef.h>
-#else
 /* The compilers know size_t (sizeof's type) but not ptrdiff_t. */
 typedef decltype(sizeof(0)) size_t;
 typedef decltype((char *)0 - (char *)0) ptrdiff_t;

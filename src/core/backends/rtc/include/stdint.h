@@ -3,11 +3,11 @@
  * the cuda and hip backends; where a full compiler sees hipkit's include
  * folder (`hipkit compile` with nvcc or hipcc) the system's is used.
  * LP64 on both, as the host side of a CUDA or HIP program has it. */
-#ifndef __HK_RTC_STDINT_H
-#define __HK_RTC_STDINT_H
 #if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include_next <stdint.h>
 #else
+#ifndef __HK_RTC_STDINT_H
+#define __HK_RTC_STDINT_H
 
 typedef signed char int8_t;
 typedef short int16_t;

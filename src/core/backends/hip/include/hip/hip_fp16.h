@@ -7,9 +7,10 @@
 
 #if !defined(__HIPCC_RTC__)
 #include_next <hip/hip_fp16.h>
-#else
-#include <hip/hip_runtime.h>
 #endif
+/* the roundings below use the runtime's device functions (__float_as_uint),
+ * which a file that includes hip_fp16.h first has not declared yet */
+#include <hip/hip_runtime.h>
 #include <hip/hipkit_amd_round.h>
 
 static __device__ __forceinline__ __half __double2half(double d)
