@@ -693,8 +693,9 @@ typedef struct hk_code_arg {
 } hk_code_arg;
 
 typedef struct hk_code_kernel {
-    char name[256];         /* the function, "vector_add" */
-    char symbol[264];       /* its descriptor symbol, "vector_add.kd" */
+    char name[256];         /* the function as the source names it, "vector_add" */
+    char symbol[264];       /* its symbol: AMD's descriptor "vector_add.kd", or the
+                             * mangled name where it differs ("_Z5scalePfi") */
     int nargs;              /* explicit and hidden */
     hk_code_arg *args;
     uint32_t kernarg_size, kernarg_align;

@@ -1,10 +1,12 @@
 /* Code objects without a device: inspection, extraction and disassembly of
  * a file's bytes, routed to the backend that reads that format (AMD code
  * objects need only comgr, so this works on a machine with no GPU). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "name_expr.h"
 
 /* The first loaded backend with `slot` that recognises the bytes; *r gets
  * its answer. Backends answer HK_EFORMAT for bytes that are not theirs. */
@@ -76,10 +78,22 @@ static int do_disasm(hkc_backend *be, void *arg, hkc_strbuf *err)
     code_args *a = arg;
     hk_code_info *info = NULL;
     int r = be->ops->code_inspect(be, a->data, a->size, &info, err);
-    hk_code_info_free(info);
-    if (r != 0)
+    if (r != 0) {
+        hk_code_info_free(info);
         return r;
-    r = be->ops->disasm(be, a->data, a->size, a->name, &a->text);
+    }
+    /* a kernel named as written in the source: the backend looks for its symbol */
+    char symbol[sizeof info->entries[0].kernels[0].symbol] = "";
+    for (int i = 0; a->name && !symbol[0] && i < info->nentries; i++)
+        for (int k = 0; !symbol[0] && k < info->entries[i].nkernels; k++) {
+            const hk_code_kernel *ck = &info->entries[i].kernels[k];
+            char plain[sizeof ck->name];
+            hkc_plain_name(ck->name, plain, sizeof plain);
+            if (strcmp(ck->name, plain) && !strcmp(plain, a->name))
+                snprintf(symbol, sizeof symbol, "%s", ck->name);
+        }
+    hk_code_info_free(info);
+    r = be->ops->disasm(be, a->data, a->size, symbol[0] ? symbol : a->name, &a->text);
     if (r != 0) {
         hkc_strbuf_puts(err, a->text.data);
         return r == HK_EFORMAT ? HK_EBACKEND : r;
@@ -94,6 +108,35 @@ static int check_args(hk_context *ctx, const void *data, const void *out, const 
     return 0;
 }
 
+/* A kernel a code object names only by its mangled symbol (AMD's metadata:
+ * "_Z16block_prefix_sumPfii", descriptor "<that>.kd") gets the function's
+ * name as written in the source, as a cubin's do; its symbol keeps the
+ * mangled one. */
+static void plain_names(hk_code_info *info)
+{
+    for (int i = 0; i < info->nentries; i++)
+        for (int k = 0; k < info->entries[i].nkernels; k++) {
+            hk_code_kernel *ck = &info->entries[i].kernels[k];
+            char plain[sizeof ck->name];
+            hkc_plain_name(ck->name, plain, sizeof plain);
+            if (!strcmp(plain, ck->name))
+                continue;
+            if (!ck->symbol[0] || !strncmp(ck->symbol, ck->name, strlen(ck->name)))
+                snprintf(ck->symbol, sizeof ck->symbol, "%s", ck->name);
+            memcpy(ck->name, plain, sizeof plain);
+        }
+}
+
+/* Whether kernel names ck: its name, its symbol, or the symbol without a
+ * descriptor's ".kd". */
+static int names_kernel(const hk_code_kernel *ck, const char *kernel)
+{
+    size_t n = strlen(ck->symbol);
+    return !strcmp(ck->name, kernel) || !strcmp(ck->symbol, kernel) ||
+           (n > 3 && !strcmp(ck->symbol + n - 3, ".kd") && strlen(kernel) == n - 3 &&
+            !strncmp(ck->symbol, kernel, n - 3));
+}
+
 /* hk_code_inspect, also saying which backend read the bytes. */
 static int inspect(hk_context *ctx, const void *data, size_t size, hk_code_info **out,
                    hkc_backend **reader)
@@ -105,6 +148,7 @@ static int inspect(hk_context *ctx, const void *data, size_t size, hk_code_info 
     code_args a = {.data = data, .size = size};
     r = route(ctx, "inspect", has_inspect, do_inspect, &a);
     if (r == 0) {
+        plain_names(a.info);
         *out = a.info;
         if (reader)
             *reader = a.reader;
@@ -193,7 +237,7 @@ HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t siz
     for (int i = 0; r == 0 && i < info->nentries; i++)
         for (int k = 0; r == 0 && k < info->entries[i].nkernels; k++) {
             const hk_code_kernel *ck = &info->entries[i].kernels[k];
-            if (strcmp(ck->name, kernel))
+            if (!names_kernel(ck, kernel))
                 continue;
             hkc_kernel_meta meta;
             hkc_kernel_meta_from_code(ck, &meta);

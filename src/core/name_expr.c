@@ -145,3 +145,49 @@ int hkc_name_expr_normalize(const char *text, hkc_strbuf *out, hkc_strbuf *err)
     hkc_name_expr_free(&e);
     return out->oom ? HK_ENOMEM : 0;
 }
+
+/* Itanium-mangled kernel symbols, enough to find a kernel by the name
+ * written in its source (the name hkc_source_scan reports): `_Z<len><name>...`
+ * gives name; a nested name `_ZN<len><ns>...<len><name>E...` gives its last
+ * part (the function's own name). Anything else, extern "C" names included,
+ * is copied as is. out is always NUL-terminated (truncated to cap - 1). */
+void hkc_plain_name(const char *symbol, char *out, size_t cap)
+{
+    if (!out || cap == 0)
+        return;
+    out[0] = '\0';
+    if (!symbol)
+        return;
+    const char *name = symbol;
+    size_t name_len = strlen(symbol);
+    if (!strncmp(symbol, "_Z", 2)) {
+        const char *p = symbol + 2;
+        int nested = *p == 'N';
+        if (nested)
+            p++;
+        const char *last = NULL;
+        size_t last_len = 0;
+        while (*p >= '1' && *p <= '9') {
+            size_t len = 0;
+            while (*p >= '0' && *p <= '9' && len <= 4096)
+                len = len * 10 + (size_t)(*p++ - '0');
+            if (len > 4096 || strnlen(p, len) < len) {
+                last = NULL;
+                break;
+            }
+            last = p;
+            last_len = len;
+            p += len;
+            if (!nested)
+                break;
+        }
+        if (last && (!nested || *p == 'E' || *p == 'I')) {
+            name = last;
+            name_len = last_len;
+        }
+    }
+    if (name_len >= cap)
+        name_len = cap - 1;
+    memcpy(out, name, name_len);
+    out[name_len] = '\0';
+}

@@ -39,4 +39,9 @@ int hkc_name_expr_normalize(const char *text, hkc_strbuf *out, hkc_strbuf *err);
  * template instantiation, which a compiler mangles. */
 int hkc_name_is_expression(const char *name);
 
+/* The function name of a kernel symbol: "scale" for "_Z5scalePfi", the
+ * last part of a nested one; anything else (extern "C" names) as it is.
+ * Writes at most cap bytes into out, NUL-terminated. */
+void hkc_plain_name(const char *symbol, char *out, size_t cap);
+
 #endif

@@ -89,7 +89,7 @@ static void check_source(const char *what, const char *src, int dev)
         char buf[256];
         for (int k = 0; k < count; k++)
         {
-            hkc_cuda_plain_name(names[k], buf, sizeof buf);
+            hkc_plain_name(names[k], buf, sizeof buf);
             hit |= !strcmp(buf, want[i]);
         }
         if (!hit)
@@ -226,7 +226,7 @@ static void test_cxx_linkage(void)
     int vadd = 0, plain = 0, inner = 0;
     char buf[256];
     for (int i = 0; i < count; i++) {
-        hkc_cuda_plain_name(names[i], buf, sizeof buf);
+        hkc_plain_name(names[i], buf, sizeof buf);
         const char *p = buf;
         vadd += !strcmp(p, "vadd") && !strncmp(names[i], "_Z4vadd", 7);
         plain += !strcmp(p, "plain") && !strcmp(names[i], "plain");
@@ -245,7 +245,7 @@ static int plain_is(const char *sym, size_t cap, const char *want)
 {
     char buf[64];
     memset(buf, 'x', sizeof buf);
-    hkc_cuda_plain_name(sym, buf, cap);
+    hkc_plain_name(sym, buf, cap);
     if (strcmp(buf, want)) {
         tap_diag("%s gave \"%s\", want \"%s\"", sym, buf, want);
         return 0;

@@ -244,4 +244,21 @@ do
     for depth = 0, 400 do at(depth) end
     t.ok(bad == 0, "b:rand and b:fill at 401 stack depths (the hold's close never moves the stack under them)")
 end
+-- an integer division by zero on the CPU backend: the fault names the
+-- signal and the block, and no buffer (its address is an instruction's)
+if hk.device().backend == "host" then
+    local m = hk.compile([[
+#include <hip/hip_runtime.h>
+extern "C" __global__ void idiv(const int *a, const int *b, int *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] / b[i];
+}]])
+    local a, b, c = hk.from({1, 2, 3, 4}, "i32"), hk.from({1, 1, 0, 1}, "i32"), hk.alloc(4, "i32")
+    local ok, err = pcall(m.idiv.launch, m.idiv, 1, 4, a, b, c, 4)
+    err = tostring(err)
+    t.ok(not ok and err:find("SIGFPE", 1, true) and err:find("block (0, 0, 0)", 1, true) and
+         not err:find("buffer", 1, true), "a division by zero names SIGFPE and the block, not a buffer")
+    if ok or err:find("buffer", 1, true) then t.diag(err) end
+    t.ok(a[2] == 2 and b[3] == 0, "the buffers are intact after it")
+end
 t.done()

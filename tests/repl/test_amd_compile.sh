@@ -218,5 +218,19 @@ HIP
 rc=$?
 ok $([ $rc -eq 0 ] && nm "$T/order.co" 2>/dev/null | grep -q ' order$'; echo $?) \
     "hip_fp16.h before hip_runtime.h, and <cstddef>'s max_align_t, compile for gfx90a" || show
+# A C++ kernel (a mangled symbol): listed, found and disassembled by the
+# name the source gives it, as a cubin's kernels are.
+cat >"$T/cxx.hip" <<'HIP'
+#include <hip/hip_runtime.h>
+__global__ void scale(float *v, float s) { v[threadIdx.x] *= s; }
+HIP
+run compile "$T/cxx.hip" --offload-arch gfx90a -o "$T/cxx.co"
+ok $([ $rc -eq 0 ] && grep -q "^  kernel scale (symbol _Z5scalePff)$" "$T/out"; echo $?) \
+    "a mangled kernel is listed by its source name, with its symbol" || show
+run inspect "$T/cxx.co" --kernel scale --disasm
+ok $([ $rc -eq 0 ] && grep -q "^  kernel scale (symbol _Z5scalePff)$" "$T/out" && grep -q "^_Z5scalePff:" "$T/out" &&
+     grep -q "s_load\|v_mul" "$T/out"; echo $?) "inspect --kernel scale --disasm finds it by that name" || show
+run inspect "$T/cxx.co" --kernel _Z5scalePff
+ok $([ $rc -eq 0 ] && grep -q "^  kernel scale" "$T/out"; echo $?) "... and by its symbol" || show
 echo "1..$n"
 exit $fail

@@ -76,6 +76,11 @@ ok $([ $? -eq 0 ] && grep -q "cubin for sm_90a," "$T/out" && "$hipkit" inspect "
 rc=$?
 magic=$(od -An -tx1 -N4 "$T/k.fatbin" 2>/dev/null | tr -d ' ')
 ok $([ $rc -eq 0 ] && [ "$magic" = 50ed55ba ]; echo $?) "two architectures: a fatbin beside the source ($magic)"
+ok $(grep -q "kernels are not listed: the driver picks a fatbin's code" "$T/out"; echo $?) \
+    "... and it says why its kernels are not listed" || sed 's/^/# /' "$T/out"
+"$hipkit" inspect "$T/k90a.cubin" >"$T/out" 2>"$T/err"
+ok $([ $? -eq 0 ] && grep -q "not read from a cubin here" "$T/out" && ! grep -q "\-1 SGPRs\|kernarg segment: 0" "$T/out"; echo $?) \
+    "inspect of a cubin says what it does not read, rather than printing zeros" || sed 's/^/# /' "$T/out"
 
 printf '#include <hip/hip_runtime.h>\n__global__ void f(int *p) {\n  p[0] = nope;\n}\n' >"$T/bad.hip"
 "$hipkit" compile "$T/bad.hip" --cuda-arch sm_90 >"$T/out" 2>"$T/err"

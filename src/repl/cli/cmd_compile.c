@@ -81,6 +81,9 @@ int hkl_cmd_compile(int argc, char **argv)
                 return 2;
             }
             job.extra[job.nextra++] = a;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
         } else if (a[0] == '-') {
             fprintf(stderr, "hipkit compile: unknown option '%s'%s\n", a,
                     a[1] == 'O' ? " (optimisation levels: -O0, -O1, -O2, -O3)" : "");

@@ -28,9 +28,15 @@ static const char *or_dash(const char *s)
     return s[0] ? s : "-";
 }
 
-static void print_kernel(const hk_code_kernel *k)
+static void print_kernel(const hk_code_kernel *k, const char *format)
 {
     printf("  kernel %s (symbol %s)\n", k->name, or_dash(k->symbol));
+    if (!strcmp(format, "cubin")) { /* its symbol table holds the names, not the rest */
+        printf("    arguments, registers and limits: not read from a cubin here (a kernel loaded on an "
+               "NVIDIA device reports its registers and limits in k:info())\n"
+               "    warp %u\n", k->wavefront_size);
+        return;
+    }
     int explicit_args = 0, hidden = 0, typed = 0;
     uint32_t hidden_bytes = 0, hidden_from = UINT32_MAX;
     size_t namew = 4;
@@ -122,8 +128,11 @@ static void print_info(const char *path, size_t size, const hk_code_info *info, 
                e->nkernels == 1 ? "" : "s");
         for (int k = 0; k < e->nkernels; k++)
             if (!only || !strcmp(e->kernels[k].name, only) || !strcmp(e->kernels[k].symbol, only))
-                print_kernel(&e->kernels[k]);
+                print_kernel(&e->kernels[k], info->format);
     }
+    if (!info->nentries && (!strcmp(info->format, "fatbin") || !strcmp(info->format, "ptx")))
+        printf("(a %s's code is picked by the driver when it loads; hipkit does not open it here: "
+               "compile for one --cuda-arch to get a cubin to inspect)\n", info->format);
 }
 
 static int fail(hk_context *ctx, const char *what)

@@ -59,6 +59,9 @@ static void report(hk_context *ctx, const char *out, const void *data, size_t si
         printf("), %zu bytes\n", size);
     } else {
         printf("wrote %s: %s, %zu bytes\n", out, f, size);
+        if (!strcmp(f, "fatbin") || !strcmp(f, "ptx"))
+            printf("  (its kernels are not listed: the driver picks a %s's code when it loads; one "
+                   "--cuda-arch writes a cubin, whose kernels are)\n", f);
     }
     print_kernels(info);
     hk_code_info_free(info);

@@ -337,11 +337,16 @@ static void set_string(lua_State *L, const char *key, const char *s)
         hkl_set_str(L, key, s);
 }
 
-static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
+/* A cubin's kernels: the symbol table's names only, so the fields it does
+ * not hold stay nil rather than reading as zeros. */
+static void push_code_kernel(lua_State *L, const hk_code_kernel *k, int cubin)
 {
     lua_createtable(L, 0, 14);
     set_string(L, "name", k->name);
     set_string(L, "symbol", k->symbol);
+    hkl_set_int(L, "wavefront", k->wavefront_size);
+    if (cubin)
+        return;
     lua_createtable(L, k->nargs, 0);
     for (int i = 0; i < k->nargs; i++) {
         const hk_code_arg *a = &k->args[i];
@@ -369,7 +374,6 @@ static void push_code_kernel(lua_State *L, const hk_code_kernel *k)
     hkl_set_int(L, "lds", k->lds_bytes);
     hkl_set_int(L, "scratch", k->scratch_bytes);
     hkl_set_int(L, "max_workgroup", k->max_flat_workgroup_size);
-    hkl_set_int(L, "wavefront", k->wavefront_size);
 }
 
 static void push_code_info(lua_State *L, const hk_code_info *info)
@@ -386,7 +390,7 @@ static void push_code_info(lua_State *L, const hk_code_info *info)
         hkl_set_int(L, "size", (lua_Integer)e->size);
         lua_createtable(L, e->nkernels, 0);
         for (int k = 0; k < e->nkernels; k++) {
-            push_code_kernel(L, &e->kernels[k]);
+            push_code_kernel(L, &e->kernels[k], !strcmp(info->format, "cubin"));
             lua_rawseti(L, -2, k + 1);
         }
         lua_setfield(L, -2, "kernels");

@@ -10,6 +10,7 @@
 #include <nvrtc.h>
 
 #include "backend.h"
+#include "name_expr.h" /* hkc_plain_name */
 #include "../gpu_common.h"
 
 #define CUDA_MAX_DEVICES 16
@@ -216,9 +217,6 @@ int hkc_cuda_sm_parse(const char *target, int *spec);
 /* Kernel entry names in a cubin (symbols as stored, mangled for C++);
  * *names is malloc'd, an array of count NUL-terminated strings in one block. */
 int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *count);
-/* The function name of a symbol: "scale" for "_Z5scalePfi", the symbol
- * itself for extern "C" kernels. Writes at most cap bytes into out. */
-void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap);
 
 /* Names a CUresult: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access ...". */
 const char *hkc_cuda_error(CUresult r, char *buf, size_t cap);

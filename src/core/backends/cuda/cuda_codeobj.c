@@ -219,52 +219,6 @@ int hkc_cuda_cubin_kernels(const void *data, size_t size, char ***names, int *co
     return 0;
 }
 
-/* Itanium-mangled kernel symbols, enough to find a kernel by the name
- * written in its source (the name hkc_source_scan reports): `_Z<len><name>...`
- * gives name; a nested name `_ZN<len><ns>...<len><name>E...` gives its last
- * part (the function's own name). Anything else, extern "C" names included,
- * is copied as is. out is always NUL-terminated (truncated to cap - 1). */
-void hkc_cuda_plain_name(const char *symbol, char *out, size_t cap)
-{
-    if (!out || cap == 0)
-        return;
-    out[0] = '\0';
-    if (!symbol)
-        return;
-    const char *name = symbol;
-    size_t name_len = strlen(symbol);
-    if (!strncmp(symbol, "_Z", 2)) {
-        const char *p = symbol + 2;
-        int nested = *p == 'N';
-        if (nested)
-            p++;
-        const char *last = NULL;
-        size_t last_len = 0;
-        while (*p >= '1' && *p <= '9') {
-            size_t len = 0;
-            while (*p >= '0' && *p <= '9' && len <= 4096)
-                len = len * 10 + (size_t)(*p++ - '0');
-            if (len > 4096 || strnlen(p, len) < len) {
-                last = NULL;
-                break;
-            }
-            last = p;
-            last_len = len;
-            p += len;
-            if (!nested)
-                break;
-        }
-        if (last && (!nested || *p == 'E' || *p == 'I')) {
-            name = last;
-            name_len = last_len;
-        }
-    }
-    if (name_len >= cap)
-        name_len = cap - 1;
-    memcpy(out, name, name_len);
-    out[name_len] = '\0';
-}
-
 int hkc_cuda_sm_parse(const char *t, int *spec)
 {
     int dummy;
@@ -324,7 +278,7 @@ static int inspect_cubin(const void *code, size_t size, hk_code_info *info, hkc_
     e->size = size;
     for (int i = 0; i < count; i++) {
         hk_code_kernel *k = &ks[i];
-        hkc_cuda_plain_name(names[i], k->name, sizeof k->name);
+        hkc_plain_name(names[i], k->name, sizeof k->name);
         snprintf(k->symbol, sizeof k->symbol, "%s", names[i]);
         /* what a cubin's symbol table does not say */
         k->sgprs = k->vgprs = k->agprs = k->sgpr_spills = k->vgpr_spills = -1;

@@ -23,7 +23,7 @@ static int names_kernel(const char *sym, const char *kernel)
     char plain[256];
     if (!strcmp(sym, kernel))
         return 1;
-    hkc_cuda_plain_name(sym, plain, sizeof plain);
+    hkc_plain_name(sym, plain, sizeof plain);
     return !strcmp(plain, kernel);
 }
 

@@ -213,12 +213,12 @@ static int list_functions(cuda_module *m, CUfunction **fns, const char ***syms, 
  * scanner finds; overloads sharing a plain name are listed by symbol. */
 static int plain_unique(const char *const *syms, int n, int i, char *plain, size_t cap)
 {
-    hkc_cuda_plain_name(syms[i], plain, cap);
+    hkc_plain_name(syms[i], plain, cap);
     char other[256];
     for (int j = 0; j < n; j++) {
         if (j == i)
             continue;
-        hkc_cuda_plain_name(syms[j], other, sizeof other);
+        hkc_plain_name(syms[j], other, sizeof other);
         if (!strcmp(other, plain))
             return 0;
     }
@@ -287,7 +287,7 @@ static int resolve_symbol(cuda_module *m, const char *name, CUfunction *fn, char
         return HK_ENOMEM;
     char plain[256];
     for (int i = 0; i < n; i++) {
-        hkc_cuda_plain_name(syms[i], plain, sizeof plain);
+        hkc_plain_name(syms[i], plain, sizeof plain);
         if (strcmp(plain, name))
             continue;
         if (found >= 0)

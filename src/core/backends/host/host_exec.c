@@ -603,7 +603,8 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
                          (unsigned long long)(w->st_end - w->st_top));
             else if (a >= w->st_region && a < w->st_region + sysconf(_SC_PAGESIZE))
                 snprintf(addr, sizeof addr, "(before the block's static __shared__ memory)");
-            else if (L->describe_addr)
+            else if (L->describe_addr && w->fault.signo != SIGFPE && w->fault.signo != SIGILL)
+                /* (those two report the instruction's address, not memory's) */
                 L->describe_addr(L->describe_ctx, w->fault.addr, addr, sizeof addr);
             snprintf(L->msg, sizeof L->msg, "kernel %s faulted: %s at address %p%s%s in %s",
                      L->desc->name, hkc_fault_describe(w->fault.signo), w->fault.addr,
