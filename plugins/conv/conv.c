@@ -215,6 +215,8 @@ static int launch_unfold(const hk_plugin_host *host, const hk_plugin_call *call,
 static long long conv_out(long long in, long long k, long long stride, long long pad, long long dil)
 {
     long long span = dil * (k - 1) + 1;
+    if (stride < 1) /* check_geom says so; no division by it here */
+        return -1;
     return in + 2 * pad < span ? -1 : (in + 2 * pad - span) / stride + 1;
 }
 

@@ -460,6 +460,11 @@ do
     t.errors("output_padding must be smaller", "conv_transpose1d: output_padding >= stride and dilation",
         C.conv_transpose1d, y, x, w, {2, 3, 5}, {3, 4, 3}, 1, 0, 1, 1, 1)
     t.errors("src has 10 elements", "copy2d: a short src is named", C.copy2d, y, hk.alloc(10, "f32"), 2, 6, 6, 6)
+    -- a stride of 0 is refused before anything divides by it (it killed the session with SIGFPE)
+    t.errors("stride must be at least 1", "conv2d: a stride of 0 is refused", C.conv2d, hk.alloc(4, "f32"),
+             hk.alloc(16, "f32"), hk.alloc(9, "f32"), {1, 1, 4, 4}, {1, 1, 3, 3}, 0, 0, 1, 1)
+    t.errors("stride must be at least 1", "conv1d: a stride of 0 is refused", C.conv1d, hk.alloc(4, "f32"),
+             hk.alloc(6, "f32"), hk.alloc(3, "f32"), {1, 1, 6}, {1, 1, 3}, 0, 0, 1, 1)
 end
 
 t.done()
