@@ -71,43 +71,6 @@ static int do_extract(hkc_backend *be, void *arg, hkc_strbuf *err)
     return be->ops->code_extract(be, a->data, a->size, a->name, &a->out, &a->out_size, err);
 }
 
-/* Only a backend that recognises the format (its inspect succeeds) is asked
- * to disassemble: the host backend's objdump would take any ELF. */
-static int do_disasm(hkc_backend *be, void *arg, hkc_strbuf *err)
-{
-    code_args *a = arg;
-    hk_code_info *info = NULL;
-    int r = be->ops->code_inspect(be, a->data, a->size, &info, err);
-    if (r != 0) {
-        hk_code_info_free(info);
-        return r;
-    }
-    /* a kernel named as written in the source: the backend looks for its symbol */
-    char symbol[sizeof info->entries[0].kernels[0].symbol] = "";
-    for (int i = 0; a->name && !symbol[0] && i < info->nentries; i++)
-        for (int k = 0; !symbol[0] && k < info->entries[i].nkernels; k++) {
-            const hk_code_kernel *ck = &info->entries[i].kernels[k];
-            char plain[sizeof ck->name];
-            hkc_plain_name(ck->name, plain, sizeof plain);
-            if (strcmp(ck->name, plain) && !strcmp(plain, a->name))
-                snprintf(symbol, sizeof symbol, "%s", ck->name);
-        }
-    hk_code_info_free(info);
-    r = be->ops->disasm(be, a->data, a->size, symbol[0] ? symbol : a->name, &a->text);
-    if (r != 0) {
-        hkc_strbuf_puts(err, a->text.data);
-        return r == HK_EFORMAT ? HK_EBACKEND : r;
-    }
-    return 0;
-}
-
-static int check_args(hk_context *ctx, const void *data, const void *out, const char *fn)
-{
-    if (!ctx || !data || !out)
-        return hkc_fail(ctx, HK_EINVAL, "%s: context, data or out is NULL", fn);
-    return 0;
-}
-
 /* A kernel a code object names only by its mangled symbol (AMD's metadata:
  * "_Z16block_prefix_sumPfii", descriptor "<that>.kd") gets the function's
  * name as written in the source, as a cubin's do; its symbol keeps the
@@ -125,6 +88,42 @@ static void plain_names(hk_code_info *info)
                 snprintf(ck->symbol, sizeof ck->symbol, "%s", ck->name);
             memcpy(ck->name, plain, sizeof plain);
         }
+}
+
+/* Only a backend that recognises the format (its inspect succeeds) is asked
+ * to disassemble: the host backend's objdump would take any ELF. */
+static int do_disasm(hkc_backend *be, void *arg, hkc_strbuf *err)
+{
+    code_args *a = arg;
+    hk_code_info *info = NULL;
+    int r = be->ops->code_inspect(be, a->data, a->size, &info, err);
+    if (r != 0) {
+        hk_code_info_free(info);
+        return r;
+    }
+    /* a kernel named as written in the source: the backend looks for its symbol */
+    plain_names(info);
+    char symbol[sizeof info->entries[0].kernels[0].symbol] = "";
+    for (int i = 0; a->name && !symbol[0] && i < info->nentries; i++)
+        for (int k = 0; !symbol[0] && k < info->entries[i].nkernels; k++) {
+            const hk_code_kernel *ck = &info->entries[i].kernels[k];
+            if (!strcmp(ck->name, a->name) && ck->symbol[0])
+                snprintf(symbol, sizeof symbol, "%s", ck->symbol);
+        }
+    hk_code_info_free(info);
+    r = be->ops->disasm(be, a->data, a->size, symbol[0] ? symbol : a->name, &a->text);
+    if (r != 0) {
+        hkc_strbuf_puts(err, a->text.data);
+        return r == HK_EFORMAT ? HK_EBACKEND : r;
+    }
+    return 0;
+}
+
+static int check_args(hk_context *ctx, const void *data, const void *out, const char *fn)
+{
+    if (!ctx || !data || !out)
+        return hkc_fail(ctx, HK_EINVAL, "%s: context, data or out is NULL", fn);
+    return 0;
 }
 
 /* Whether kernel names ck: its name, its symbol, or the symbol without a

@@ -206,7 +206,8 @@ static int rule_config(const pl_launch *l, const hk_arg *args, hk_launch_config 
 }
 
 /* The extent of operand `param`, if the rule gives it one: *len, and its
- * formula for messages ("rows x k"). 0: none; 1: set; < 0: an error. */
+ * formula for messages ("rows x k") when what is not NULL. 0: none; 1:
+ * set; < 0: an error. */
 static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t *len,
                      hkc_strbuf *what)
 {
@@ -216,7 +217,7 @@ static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t
         if (x->param != param)
             continue;
         uint64_t v = x->scale ? x->scale : 1;
-        if (x->scale > 1)
+        if (x->scale > 1 && what)
             hkc_strbuf_printf(what, "%llu", (unsigned long long)x->scale);
         for (int j = 0; j < 3 && x->factors[j] >= 0; j++) {
             uint64_t f;
@@ -226,6 +227,8 @@ static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t
             if (__builtin_mul_overflow(v, f, &v))
                 return hkc_fail(l->ctx, HK_EARG, "%s.%s: the extent of argument %d overflows",
                                 l->f->name, pk->name, param + 1);
+            if (!what)
+                continue;
             hk_param_info p;
             hk_kernel_param(l->k, x->factors[j], &p);
             hkc_strbuf_printf(what, "%s%s", what->len ? " x " : "", p.name);
@@ -240,13 +243,21 @@ static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t
  * except, in a strided kernel (candle's convention: a parameter named info
  * holds the shape and strides), the inputs and info itself: broadcasting
  * reads fewer elements than it writes. */
+/* candle's convention: a parameter named info holds the shape and strides
+ * its inputs are read through */
+static int is_strided(const hk_kernel *k)
+{
+    for (int i = 0; i < k->sig.count; i++)
+        if (!strcmp(k->sig.params[i].name, "info"))
+            return 1;
+    return 0;
+}
+
 static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need,
                           const char *need_what)
 {
     const hk_kernel *k = l->k;
-    int strided = 0;
-    for (int i = 0; i < nargs && i < k->sig.count; i++)
-        strided |= !strcmp(k->sig.params[i].name, "info");
+    int strided = is_strided(k);
     for (int i = 0; i < nargs; i++) {
         if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
             continue;
@@ -281,11 +292,8 @@ static int span_of(const pl_launch *l, const hk_arg *args, int i, uint64_t need,
     const hk_buffer *b = args[i].v.buf;
     hk_param_info p;
     hk_kernel_param(l->k, i, &p);
-    hkc_strbuf what;
-    hkc_strbuf_init(&what);
     uint64_t used = need;
-    int r = extent_of(l, args, i, &used, &what);
-    hkc_strbuf_free(&what);
+    int r = extent_of(l, args, i, &used, NULL);
     if (r < 0)
         return r;
     if (r == 0 && l->pk->geom.kind == HK_PLUGIN_GEOM_EXPLICIT)
@@ -306,27 +314,24 @@ static int span_of(const pl_launch *l, const hk_arg *args, int i, uint64_t need,
 static int check_overlaps(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need)
 {
     const hk_kernel *k = l->k;
-    int strided = 0;
-    for (int i = 0; i < nargs && i < k->sig.count; i++)
-        strided |= !strcmp(k->sig.params[i].name, "info");
+    int strided = is_strided(k), r = 0;
     for (int o = 0; o < nargs; o++) {
         hk_param_info po;
         if (args[o].kind != HK_ARG_BUFFER || !args[o].v.buf || hk_kernel_param(k, o, &po) != 0 || po.is_const)
             continue;
         const hk_buffer *bo = args[o].v.buf;
-        size_t no;
-        int r = span_of(l, args, o, need, strided, &no);
         for (int i = 0; r == 0 && i < nargs; i++) {
             hk_param_info pi;
-            if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf || hk_kernel_param(k, i, &pi) != 0 ||
-                !pi.is_const)
+            /* whole buffers first: apart, as nearly always, costs no extent */
+            if (args[i].kind != HK_ARG_BUFFER || !hk_buffer_overlap(bo, args[i].v.buf) ||
+                hk_kernel_param(k, i, &pi) != 0 || !pi.is_const)
                 continue;
             const hk_buffer *bi = args[i].v.buf;
-            size_t ni;
-            if ((r = span_of(l, args, i, need, strided, &ni)) != 0)
+            size_t no, ni;
+            if ((r = span_of(l, args, o, need, strided, &no)) != 0 ||
+                (r = span_of(l, args, i, need, strided, &ni)) != 0)
                 break;
-            if (bi->ctx != bo->ctx || bi->device != bo->device || !no || !ni ||
-                !hkc_ranges_meet((uintptr_t)bo->kptr, no, (uintptr_t)bi->kptr, ni))
+            if (!no || !ni || !hkc_ranges_meet((uintptr_t)bo->kptr, no, (uintptr_t)bi->kptr, ni))
                 continue;
             size_t eo = hk_dtype_size(bo->dtype), ei = hk_dtype_size(bi->dtype);
             if (bo->kptr == bi->kptr && no == ni && eo == ei && !strided)
