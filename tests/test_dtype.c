@@ -538,6 +538,19 @@ static void test_quantized(void)
     tap_ok(good, "quantized dtypes: name, block of elements, block bytes, whole blocks only");
     tap_ok(hk_dtype_block(HK_F32) == 1 && hk_dtype_block(HK_U8) == 1 && hk_dtype_block(HK_DTYPE_COUNT) == 0,
            "plain dtypes are blocks of one, an invalid one has none");
+    /* A block has no one-value store: before, the integer stores compared
+     * against an unset range and wrote 8 bytes of an 18-byte block. */
+    hk_dtype q;
+    unsigned char blk[32];
+    memset(blk, 0xa5, sizeof blk);
+    int64_t lo = 7;
+    uint64_t hi = 9;
+    int stores = hk_dtype_parse("q4_0", &q) == 0 && hk_dtype_store_i64(q, blk, 1) == HK_EINVAL &&
+                 hk_dtype_store_u64(q, blk, 1) == HK_EINVAL && hk_dtype_store_f64(q, blk, 1.0) == HK_EINVAL &&
+                 hk_dtype_int_range(q, &lo, &hi) == HK_EINVAL && lo == 7 && hi == 9;
+    for (size_t i = 0; i < sizeof blk; i++)
+        stores = stores && blk[i] == 0xa5;
+    tap_ok(stores, "a block dtype refuses one-value stores and its integer range, writing nothing");
 }
 
 int main(void)

@@ -6,6 +6,7 @@
  * and pick the kernel from x's dtype (docs/families/reduce.md). */
 #include <hipkit/plugin.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -172,6 +173,17 @@ static int by_cols(const hk_plugin_host *host, const hk_plugin_call *call, const
     return launch_rows(host, call, op, with_ints, args[1].v.buf, args[2].v.i, a, 4, 2);
 }
 
+/* eps >= 0 and finite: a negative one turns a row of small values into
+ * rsqrt of a negative number, NaN with no hint why. */
+static int check_eps(const hk_plugin_host *host, const hk_plugin_call *call, double eps)
+{
+    if (isnan(eps))
+        return host->fail(call, "eps must be a finite number >= 0, got nan");
+    if (eps < 0 || isinf(eps))
+        return host->fail(call, "eps must be a finite number >= 0, got %g", eps);
+    return 0;
+}
+
 /* rmsnorm(out, x, w, eps): cols = #w. */
 static int op_rmsnorm(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                       int nargs)
@@ -182,6 +194,9 @@ static int op_rmsnorm(const hk_plugin_host *host, const hk_plugin_call *call, co
     hk_plugin_arg a[6] = {args[1], args[2], args[0]};
     a[5].kind = HK_PLUGIN_ARG_FLOAT;
     a[5].v.f = number(&args[3]);
+    int r = check_eps(host, call, a[5].v.f);
+    if (r)
+        return r;
     return launch_rows(host, call, "rmsnorm", 0, args[1].v.buf,
                        (long long)host->length(call, args[2].v.buf), a, 6, 3);
 }
@@ -200,6 +215,9 @@ static int op_layernorm(const hk_plugin_host *host, const hk_plugin_call *call, 
         a[2] = args[3];
     a[6].kind = HK_PLUGIN_ARG_FLOAT;
     a[6].v.f = number(&args[nargs - 1]);
+    int r = check_eps(host, call, a[6].v.f);
+    if (r)
+        return r;
     return launch_rows(host, call, "layernorm", 0, args[1].v.buf,
                        (long long)host->length(call, args[2].v.buf), a, 7, 4);
 }

@@ -88,7 +88,8 @@ HK_API int hk_dtype_store_i64(hk_dtype t, void *dst, int64_t v)
         return HK_EINVAL;
     if (is_float_dtype(t))
         return store_float(t, dst, (double)v);
-    hk_dtype_int_range(t, &lo, &hi);
+    if (hk_dtype_int_range(t, &lo, &hi) != 0)
+        return HK_EINVAL; /* a block dtype (q4_0, ...) has no one-element store */
     if (v < lo || (v > 0 && (uint64_t)v > hi))
         return HK_ERANGE;
     store_int_bits(t, dst, (uint64_t)v);
@@ -103,7 +104,8 @@ HK_API int hk_dtype_store_u64(hk_dtype t, void *dst, uint64_t v)
         return HK_EINVAL;
     if (is_float_dtype(t))
         return store_float(t, dst, (double)v);
-    hk_dtype_int_range(t, &lo, &hi);
+    if (hk_dtype_int_range(t, &lo, &hi) != 0)
+        return HK_EINVAL;
     if (v > hi)
         return HK_ERANGE;
     store_int_bits(t, dst, v);
@@ -116,7 +118,7 @@ HK_API int hk_dtype_store_f64(hk_dtype t, void *dst, double x)
         return HK_EINVAL;
     if (is_float_dtype(t))
         return store_float(t, dst, x);
-    if (!isfinite(x) || x != floor(x))
+    if (!is_int_dtype(t) || !isfinite(x) || x != floor(x))
         return HK_EINVAL;
     /* -2^63 and 2^64 are exact doubles: compare before converting. */
     if (x < 0)

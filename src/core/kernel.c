@@ -98,6 +98,11 @@ static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_k
     hk_context *ctx = m->ctx;
     hkc_modentry *e = m->entry;
     const hkc_kernel_meta *meta = find_meta(e, name);
+    if (!meta && strlen(name) >= sizeof meta->name)
+        return hkc_fail(ctx, HK_ENOTFOUND,
+                        "module '%s': kernel name of %zu characters; hipkit's kernel table holds names "
+                        "of at most %zu (a longer one is listed cut short)",
+                        m->name, strlen(name), sizeof meta->name - 1);
     if (!meta) {
         hkc_strbuf s;
         hkc_strbuf_init(&s);

@@ -261,4 +261,106 @@ extern "C" __global__ void idiv(const int *a, const int *b, int *c, int n) {
     if ok or err:find("buffer", 1, true) then t.diag(err) end
     t.ok(a[2] == 2 and b[3] == 0, "the buffers are intact after it")
 end
+-- 2026-11-28 adversarial session: wrong input that was accepted silently
+-- or answered with garbage; each case failed before its fix.
+do
+    -- fill / iota / rand of a block dtype: printed uninitialised bounds
+    local q = hk.alloc(64, "q4_0")
+    q:view("u8"):rand{seed = 5, lo = 0, hi = 255}
+    local before = q:view("u8"):totable()
+    t.errors("fill: q4_0 is a block format", "fill of q4_0 refused by name", function() q:fill(1) end)
+    t.errors("iota: q4_0 is a block format", "iota of q4_0 refused by name", function() q:iota() end)
+    t.errors("rand: q4_0 is a block format", "rand of q4_0 refused by name", function() q:rand{} end)
+    local after, same = q:view("u8"):totable(), true
+    for i = 1, #before do same = same and before[i] == after[i] end
+    t.ok(same, "the q4_0 bytes are untouched by the refused writes")
+
+    -- an elementwise op with inputs longer than its output read them in part
+    local n = 37
+    local a, b = hk.alloc(3 * n):rand{seed = 6}, hk.alloc(3 * n):rand{seed = 7}
+    local out = hk.alloc(n):fill(0 / 0)
+    t.errors("input 1 has 111 elements, the first output 37", "binary.add: longer inputs refused",
+             function() hk.ops.binary.add(out, a, b) end)
+    t.errors("input 1 has 111 elements", "unary.exp: a longer input refused",
+             function() hk.ops.unary.exp(out, a) end)
+    local ha, hb, ho, poisoned = a:totable(), b:totable(), out:totable(), true
+    for i = 1, n do poisoned = poisoned and ho[i] ~= ho[i] end
+    t.ok(poisoned, "the refused ops wrote nothing")
+    local av, bv = a:view("f32", 4 * n, n), b:view("f32", 8 * n, n)
+    hk.ops.binary.add(out, av, bv)
+    ho = out:totable()
+    local worst = 0
+    for i = 1, n do worst = math.max(worst, math.abs(ho[i] - (ha[n + i] + hb[2 * n + i]))) end
+    t.ok(worst <= 1e-6, "the same add through views of the part wanted")
+
+    -- trailing nil for an optional argument is the argument left out
+    local cols, rows = 13, 3
+    local x = hk.alloc(rows * cols):rand{seed = 8}
+    local i1, i2 = hk.alloc(rows * cols, "u32"):fill(7777), hk.alloc(rows * cols, "u32"):fill(7777)
+    hk.ops.sort.argsort(i1, x, cols, nil)
+    hk.ops.sort.argsort(i2, x, cols)
+    local h1, h2, hx, same_idx, sorted = i1:totable(), i2:totable(), x:totable(), true, true
+    for r = 0, rows - 1 do
+        for c = 1, cols do
+            same_idx = same_idx and h1[r * cols + c] == h2[r * cols + c]
+            if c > 1 then
+                sorted = sorted and hx[r * cols + h1[r * cols + c - 1] + 1] <= hx[r * cols + h1[r * cols + c] + 1]
+            end
+        end
+    end
+    t.ok(same_idx and sorted, "argsort(idx, x, cols, nil) is argsort(idx, x, cols), rows in order")
+    local keys = hk.alloc(20):rand{seed = 9}
+    t.errors("sort.sort: argument 2 is nil", "a nil before another argument is refused by position",
+             function() hk.ops.sort.sort(keys, nil, true) end)
+
+    -- rmsnorm / layernorm with eps < 0 gave NaN
+    local xr, w = hk.alloc(2 * 16):rand{seed = 10, lo = -1, hi = 1}, hk.alloc(16):rand{seed = 11}
+    local yr = hk.alloc(2 * 16):fill(0 / 0)
+    t.errors("eps must be a finite number >= 0, got -1", "rmsnorm refuses eps = -1",
+             function() hk.ops.reduce.rmsnorm(yr, xr, w, -1) end)
+    t.errors("got nan", "layernorm refuses eps = nan", function() hk.ops.reduce.layernorm(yr, xr, w, 0 / 0) end)
+    t.errors("got inf", "rmsnorm refuses eps = inf", function() hk.ops.reduce.rmsnorm(yr, xr, w, math.huge) end)
+    hk.ops.reduce.rmsnorm(yr, xr, w, 0)
+    local hxr, hw, hy, err = xr:totable(), w:totable(), yr:totable(), 0
+    for r = 0, 1 do
+        local ss = 0
+        for c = 1, 16 do ss = ss + hxr[r * 16 + c] ^ 2 end
+        for c = 1, 16 do
+            local want = hxr[r * 16 + c] / math.sqrt(ss / 16) * hw[c]
+            err = math.max(err, math.abs(hy[r * 16 + c] - want) / math.max(1, math.abs(want)))
+        end
+    end
+    t.ok(err < 1e-5, "rmsnorm with eps = 0 against a double loop")
+
+    -- rand's options of the other distribution were ignored
+    local v = hk.alloc(8)
+    t.errors("option 'std' is for dist 'normal'", "rand{std = -1}: a normal option on uniform",
+             function() v:rand{std = -1} end)
+    t.errors("option 'lo' is for dist 'uniform'", "rand{dist = 'normal', lo = 0}",
+             function() v:rand{dist = "normal", lo = 0} end)
+    t.errors("finite std >= 0", "rand{dist = 'normal', std = -1}",
+             function() v:rand{dist = "normal", std = -1} end)
+
+    -- hk.bench named tune.lua's internals and took unknown options
+    -- each error names the caller's line (this file), not tune.lua
+    local function at_caller(want, name, fn)
+        local ok, err = pcall(fn)
+        err = tostring(err)
+        t.ok(not ok and err:find("^[^:]*test_hardening%.lua:%d+: ") and err:find(want, 1, true), name)
+        if ok or not err:find("test_hardening", 1, true) then t.diag(err) end
+    end
+    at_caller("hk.bench: unknown option 'rpes'", "hk.bench: an unknown option, at the caller's line",
+              function() hk.bench(function() end, {rpes = 3, print = false}) end)
+    at_caller("hk.bench: expects a function", "hk.bench(3), at the caller's line", function() hk.bench(3) end)
+    at_caller("hk.bench: option 'reps' must be a number", "hk.bench{reps = 'x'}, at the caller's line",
+              function() hk.bench(function() end, {reps = "x", print = false}) end)
+    t.errors("hk.bench: unknown option 'rpes'", "the comparison form checks its options too",
+             function() hk.bench({function() end}, {rpes = 3, print = false}) end)
+    -- a kernel name past the kernel table's 255 characters was "not found"
+    -- among names that looked the same
+    local long = string.rep("k", 300)
+    local lm = hk.compile('extern "C" __global__ void ' .. long .. '(float *y) { y[0] = 1; }')
+    t.errors("kernel name of 300 characters; hipkit's kernel table holds names of at most 255",
+             "a 300-character kernel name: the limit said", function() return lm[long] end)
+end
 t.done()

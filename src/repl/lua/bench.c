@@ -3,6 +3,8 @@
  * clock after a launch that has finished), returns and prints the median,
  * min and max milliseconds, and GB/s or TFLOP/s when bytes or flops are
  * given. */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +38,25 @@ static int bench_state_gc(lua_State *L)
     return 0;
 }
 
+/* Errors say hk.bench, the function the user called, and where the user
+ * called it: this one is reached through tune.lua's wrapper (level 1 of
+ * the call stack is the wrapper, level 2 its caller). */
+static int bench_error(lua_State *L, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    luaL_where(L, 2);
+    lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 static lua_Number opt_number(lua_State *L, int opts, const char *field, lua_Number def)
 {
     lua_getfield(L, opts, field);
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)
+        bench_error(L, "hk.bench: option '%s' must be a number, not a %s", field, luaL_typename(L, -1));
     lua_Number v = luaL_optnumber(L, -1, def);
     lua_pop(L, 1);
     return v;
@@ -46,17 +64,28 @@ static lua_Number opt_number(lua_State *L, int opts, const char *field, lua_Numb
 
 static int l_bench(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TFUNCTION);
+    static const char *const names[] = {"warmup", "reps", "bytes", "flops", "label", "print", "peaks", NULL};
+    if (lua_type(L, 1) != LUA_TFUNCTION)
+        return bench_error(L, "hk.bench: expects a function (or a table of them), not a %s",
+                          luaL_typename(L, 1));
     if (lua_isnoneornil(L, 2)) {
         lua_settop(L, 1);
         lua_newtable(L);
     }
-    luaL_checktype(L, 2, LUA_TTABLE);
-    int warmup = (int)opt_number(L, 2, "warmup", 3);
-    int reps = (int)opt_number(L, 2, "reps", 20);
+    if (lua_type(L, 2) != LUA_TTABLE)
+        return bench_error(L, "hk.bench: options must be a table, not a %s", luaL_typename(L, 2));
+    hkl_check_options(L, 2, names, "hk.bench");
+    lua_Number fwarmup = opt_number(L, 2, "warmup", 3), freps = opt_number(L, 2, "reps", 20);
+    if (!(fwarmup >= 0 && fwarmup <= 1000000 && freps >= 1 && freps <= 1000000) ||
+        fwarmup != (int)fwarmup || freps != (int)freps)
+        return bench_error(L, "hk.bench: warmup must be an integer in [0, 1e6] and reps in [1, 1e6]");
+    int warmup = (int)fwarmup, reps = (int)freps;
     double bytes = opt_number(L, 2, "bytes", 0), flops = opt_number(L, 2, "flops", 0);
-    luaL_argcheck(L, warmup >= 0 && reps >= 1 && reps <= 1000000, 2, "warmup >= 0, 1 <= reps <= 1e6");
+    if (!(bytes >= 0 && flops >= 0) || isinf(bytes) || isinf(flops))
+        return bench_error(L, "hk.bench: bytes and flops must be finite numbers >= 0");
     lua_getfield(L, 2, "label");
+    if (!lua_isnil(L, -1) && !lua_isstring(L, -1))
+        return bench_error(L, "hk.bench: option 'label' must be a string, not a %s", luaL_typename(L, -1));
     const char *label = luaL_optstring(L, -1, "bench");
     lua_getfield(L, 2, "print");
     int print = lua_isnil(L, -1) || lua_toboolean(L, -1);

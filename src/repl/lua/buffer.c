@@ -289,7 +289,7 @@ void hkl_check_addressable(lua_State *L, hk_dtype t, const char *what)
 {
     if (hk_dtype_block(t) > 1)
         luaL_error(L, "%s: %s is a block format (%d elements in %d bytes): its elements are not "
-                      "addressable one by one; dequantize it (hk.ops.quantized.dequantize)",
+                      "addressable one by one (hk.ops.quantized.dequantize reads them, quantize writes them)",
                    what, hk_dtype_name(t), (int)hk_dtype_block(t), (int)hk_dtype_size(t));
 }
 
@@ -529,6 +529,7 @@ static int m_fill(lua_State *L)
 {
     hk_buffer *b = hkl_check_buffer(L, 1);
     unsigned char v[8];
+    hkl_check_addressable(L, hk_buffer_dtype(b), "fill");
     luaL_checkany(L, 2);
     const char *err = encode(L, 2, hk_buffer_dtype(b), v);
     if (err)
@@ -553,6 +554,7 @@ static int m_iota(lua_State *L)
 {
     hk_buffer *b = hkl_check_buffer(L, 1);
     hk_dtype t = hk_buffer_dtype(b);
+    hkl_check_addressable(L, t, "iota");
     size_t n = hk_buffer_length(b);
     double fstart = luaL_optnumber(L, 2, 0), fstep = luaL_optnumber(L, 3, 1);
     int64_t start = 0, step = 0;
@@ -700,6 +702,7 @@ static int m_rand(lua_State *L)
     hk_buffer *b = hkl_hold_buffer(L, 1, "b:rand"); /* the options may run Lua */
     hkl_check_options(L, 2, names, "rand");
     hk_dtype t = hk_buffer_dtype(b);
+    hkl_check_addressable(L, t, "rand");
     size_t n = hk_buffer_length(b);
     lua_Integer seed;
     if (get_opt(L, 2, "seed") == LUA_TNIL)
@@ -717,6 +720,16 @@ static int m_rand(lua_State *L)
     if (!normal && strcmp(dist, "uniform") != 0)
         return luaL_argerror(L, 2, lua_pushfstring(L, "unknown dist '%s' (uniform, normal)", dist));
     lua_pop(L, 1);
+    /* an option of the other distribution is a mistake, not a no-op */
+    static const char *const uniform_only[] = {"lo", "hi"}, *const normal_only[] = {"mean", "std"};
+    for (int o = 0; o < 2; o++) {
+        const char *key = normal ? uniform_only[o] : normal_only[o];
+        int type = get_opt(L, 2, key);
+        lua_pop(L, 1);
+        if (type != LUA_TNIL)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "option '%s' is for dist '%s', and this is '%s'",
+                                                       key, normal ? "uniform" : "normal", dist));
+    }
     double lo = 0, hi = 1, mean = 0, sd = 1;
     int64_t ilo = 0, ihi = 100;
     if (is_float(t)) {
@@ -726,6 +739,8 @@ static int m_rand(lua_State *L)
         sd = opt_number(L, 2, "std", 1);
         if (!normal && !(lo < hi && isfinite(hi - lo)))
             return luaL_argerror(L, 2, "need finite lo < hi");
+        if (normal && !(sd >= 0 && isfinite(sd) && isfinite(mean)))
+            return luaL_argerror(L, 2, "need a finite mean and a finite std >= 0");
     } else {
         if (normal)
             return luaL_argerror(L, 2, lua_pushfstring(L, "dist 'normal' needs a float dtype, not %s",

@@ -180,11 +180,16 @@ static int pick_launch(lua_State *L, const char *family, const char *op, hk_kern
                 args[a] = hk_arg_float(luaL_checknumber(L, idx));
         }
     }
+    /* One length for all: a longer input would be read only in part, which
+     * is nearly always a mistaken shape, not an intent (a view says it). */
     for (int b = 1; b < p->nbufs; b++)
-        if (hk_buffer_length(p->bufs[b]) < n)
-            return luaL_error(L, "%s.%s: %s %d has %d elements, the first output %d", family, op,
-                              b < p->nout ? "output" : "input", b < p->nout ? b + 1 : b - p->nout + 1,
-                              (int)hk_buffer_length(p->bufs[b]), (int)n);
+        if (hk_buffer_length(p->bufs[b]) != n)
+            return luaL_error(L, "%s.%s: %s %d has %I elements, the first output %I: this form takes "
+                                 "buffers of one length (for part of a buffer pass a view, "
+                                 "b:view(dtype, offset, count))",
+                              family, op, b < p->nout ? "output" : "input",
+                              b < p->nout ? b + 1 : b - p->nout + 1,
+                              (lua_Integer)hk_buffer_length(p->bufs[b]), (lua_Integer)n);
     hkl_check(L, hk_plugin_launch(hkl_ctx(L), family, info.name, NULL, args, info.param_count));
     lua_settop(L, p->nout); /* the outputs come first: returned, for chaining */
     return p->nout;
@@ -240,12 +245,23 @@ static int dispatch_call(lua_State *L)
 }
 
 /* A host-side op of the family (upvalues: buffer metatable, family, op).
- * An op takes numbers, booleans, buffers and nil; a table of integers (a
- * shape, strides, dims) arrives as its length followed by its elements,
- * read raw, so no Lua code runs while arguments are converted. */
+ * An op takes numbers, booleans and buffers; trailing nils are arguments
+ * left out, as in Lua's own functions, and a nil before a value is refused
+ * by position. A table of integers (a shape, strides, dims) arrives as its
+ * length followed by its elements, read raw, so no Lua code runs while
+ * arguments are converted. */
 static int host_op_call(lua_State *L)
 {
     int n = lua_gettop(L), flat = 0, tables = 0;
+    while (n > 0 && lua_isnil(L, n))
+        n--;
+    lua_settop(L, n);
+    for (int i = 1; i <= n; i++)
+        if (lua_isnil(L, i))
+            return luaL_error(L, "%s.%s: argument %d is nil; leave an optional argument out "
+                                 "instead of passing nil before others",
+                              lua_tostring(L, lua_upvalueindex(2)), lua_tostring(L, lua_upvalueindex(3)),
+                              i);
     for (int i = 1; i <= n && !tables; i++)
         tables = lua_type(L, i) == LUA_TTABLE;
     int first = 1; /* without tables (the common call) the arguments convert in place */

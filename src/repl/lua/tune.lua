@@ -506,9 +506,11 @@ compare_mt.__tostring = function(r)
     return table.concat(lines, "\n")
 end
 
+local bench_options = {warmup = true, reps = true, bytes = true, flops = true, label = true, print = true,
+                       peaks = true}
+
 local function bench_compare(fns, opts)
     opts = opts or {}
-    if type(opts) ~= "table" then error("hk.bench{...}: options must be a table", 3) end
     local entries = bench_entries(fns)
     local results = setmetatable({}, compare_mt)
     for i, e in ipairs(entries) do
@@ -537,7 +539,17 @@ local function bench_compare(fns, opts)
 end
 
 function hk.bench(f, opts)
+    if opts ~= nil then -- checked here so that the error names the caller's line
+        if type(opts) ~= "table" then error(fmt("hk.bench: options must be a table, not a %s", type(opts)), 2) end
+        for k in pairs(opts) do
+            if not bench_options[k] then
+                error(fmt("hk.bench: unknown option '%s' (known: warmup, reps, bytes, flops, label, print, peaks)",
+                          tostring(k)), 2)
+            end
+        end
+    end
     local mt = getmetatable(f)
     if type(f) == "table" and not (mt and mt.__call) then return bench_compare(f, opts) end
-    return bench_one(f, opts)
+    local r = bench_one(f, opts) -- not a tail call: bench.c names this function's caller
+    return r
 end
