@@ -41,6 +41,8 @@ local v = hk.alloc(200000, "f32")
 io.write("ready\n"); io.flush()
 if arg[1] == "kernel" then
   for _ = 1, 1000 do m.spin:launch(200000, 64, v, 1000000) end
+elseif arg[1] == "graph" then -- replays of an empty graph: a loop in C
+  hk.graph(function() end):launch(math.maxinteger)
 else
   while true do end
 end
@@ -72,6 +74,16 @@ start_long loop
 kill -TERM $pid; wait $pid; rc=$?
 if [ $rc -eq 143 ] && [ "$(leftovers)" -eq 0 ]; then ok 0 "SIGTERM: exit 143, no folder left"
 else ok 1 "SIGTERM: exit 143, no folder left"; show; fi
+
+start_long graph
+kill -INT $pid; wait $pid; rc=$?
+if [ $rc -eq 130 ] && grep -q 'interrupted' "$T/err"; then ok 0 "Ctrl-C during g:launch(math.maxinteger): exit 130"
+else ok 1 "Ctrl-C during g:launch(math.maxinteger): exit 130"; show; fi
+
+start_long graph
+kill -TERM $pid; wait $pid; rc=$?
+if [ $rc -eq 143 ] && [ "$(leftovers)" -eq 0 ]; then ok 0 "SIGTERM during g:launch(math.maxinteger): exit 143"
+else ok 1 "SIGTERM during g:launch(math.maxinteger): exit 143"; show; fi
 
 "$HIPKIT" --backend=host -e 'hk.compile("__global__ void k() {}") os.exit(3)' >"$T/out" 2>"$T/err" </dev/null
 rc=$?

@@ -74,8 +74,15 @@ static int g_launch(lua_State *L)
     lgraph *u = check_graph(L, 1);
     lua_Integer n = luaL_optinteger(L, 2, 1);
     luaL_argcheck(L, n >= 0, 2, "a replay count >= 0");
-    for (lua_Integer i = 0; i < n; i++)
+    lua_Hook before = lua_gethook(L);
+    for (lua_Integer i = 0; i < n; i++) {
         hkl_check(L, hk_graph_launch(u->g));
+        /* No Lua runs in this loop, so a hook set during it is a signal
+         * handler's (Ctrl-C, SIGTERM: src/repl/interrupt.c): stop
+         * replaying and let it fire at the caller's next instruction. */
+        if (lua_gethook(L) != before)
+            break;
+    }
     return 0;
 }
 
