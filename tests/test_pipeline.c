@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <xxhash.h>
+
 #include "testutil.h"
 
 static char self_exe[4096];
@@ -192,6 +194,29 @@ static void test_disk(void)
            "an entry with one flipped byte is detected (checksum), warned about and recompiled");
     run(dir, NULL, &r);
     tap_ok(r.status == 0 && strstr(r.out, "origin cache"), "the rewritten entry is a hit again");
+
+    /* Whole, checksummed and not loadable: the payload replaced by bytes
+     * that are no shared object, the header's length and XXH3 made to
+     * match. Before, every later compile of the source failed. */
+    find_entry(dir, entry, sizeof entry);
+    fd = open(entry, O_RDWR);
+    unsigned char junk[4096], le[8];
+    memset(junk, 'j', sizeof junk);
+    uint64_t len = sizeof junk, sum = XXH3_64bits(junk, sizeof junk);
+    for (int b = 0; b < 8; b++)
+        le[b] = (unsigned char)(len >> (8 * b));
+    pwrite(fd, le, 8, 16);
+    for (int b = 0; b < 8; b++)
+        le[b] = (unsigned char)(sum >> (8 * b));
+    pwrite(fd, le, 8, 24);
+    pwrite(fd, junk, sizeof junk, 48);
+    ftruncate(fd, 48 + (off_t)sizeof junk);
+    close(fd);
+    run(dir, NULL, &r);
+    tap_ok(r.status == 0 && strstr(r.out, "origin jit") && strstr(r.err, "would not load"),
+           "a checksummed entry that does not load is warned about and recompiled (%.160s)", r.err);
+    run(dir, NULL, &r);
+    tap_ok(r.status == 0 && strstr(r.out, "origin cache"), "and the recompiled code is stored over it");
 
     run(dir, "off", &r);
     tap_ok(r.status == 0 && strstr(r.out, "origin jit") && strstr(r.out, "mode off"),

@@ -219,6 +219,7 @@ typedef struct compile_req {
     int nflags;
     include_set inc;
     hkc_cache_key key;
+    int skip_cache_get;     /* the cached code would not load: compile, then store */
 } compile_req;
 
 static void req_free(compile_req *q)
@@ -368,7 +369,7 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
     char **lowered = NULL;
     int r = 0;
     *origin = HK_ORIGIN_JIT;
-    if (!no_cache && hkc_cache_get(q->ctx->cache, &id, code, code_size, &msg)) {
+    if (!no_cache && !q->skip_cache_get && hkc_cache_get(q->ctx->cache, &id, code, code_size, &msg)) {
         void *names = NULL;
         size_t nsize = 0;
         if (!symbols || (hkc_cache_get(q->ctx->cache, &names_id, &names, &nsize, &msg) &&
@@ -788,6 +789,24 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
     if (r != 0)
         goto done;
     r = hkc_entry_load(ctx, dev, code, code_size, &e);
+    if (r != 0 && origin == HK_ORIGIN_CACHE) {
+        /* Whole and checksummed, yet not loadable (written by another
+         * toolchain, or damaged before it was stored): the cache only ever
+         * saves time, so compile again and store the new code over it. */
+        char why[300];
+        snprintf(why, sizeof why, "%s", hk_errmsg(ctx));
+        hkc_warn(ctx, "compile cache: the entry for '%s' would not load (%s); compiling again", q.name, why);
+        free(code);
+        code = NULL;
+        for (int i = 0; i < nkernels; i++) {
+            free(kernels[i].symbol);
+            kernels[i].symbol = NULL;
+        }
+        q.skip_cache_get = 1;
+        r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
+        if (r == 0)
+            r = hkc_entry_load(ctx, dev, code, code_size, &e);
+    }
     if (r != 0)
         goto done;
     e->key = q.key;

@@ -75,12 +75,17 @@ kill -TERM $pid; wait $pid; rc=$?
 if [ $rc -eq 143 ] && [ "$(leftovers)" -eq 0 ]; then ok 0 "SIGTERM: exit 143, no folder left"
 else ok 1 "SIGTERM: exit 143, no folder left"; show; fi
 
+# A replay loop that missed the signal would never end: a watchdog kills it
+# (status 137), so the test fails instead of hanging.
+watchdog() { (sleep 30; kill -KILL "$1" 2>/dev/null) >/dev/null 2>&1 & }
 start_long graph
+watchdog $pid
 kill -INT $pid; wait $pid; rc=$?
 if [ $rc -eq 130 ] && grep -q 'interrupted' "$T/err"; then ok 0 "Ctrl-C during g:launch(math.maxinteger): exit 130"
 else ok 1 "Ctrl-C during g:launch(math.maxinteger): exit 130"; show; fi
 
 start_long graph
+watchdog $pid
 kill -TERM $pid; wait $pid; rc=$?
 if [ $rc -eq 143 ] && [ "$(leftovers)" -eq 0 ]; then ok 0 "SIGTERM during g:launch(math.maxinteger): exit 143"
 else ok 1 "SIGTERM during g:launch(math.maxinteger): exit 143"; show; fi
