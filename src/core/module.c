@@ -350,6 +350,16 @@ static int symbols_keep(compile_req *q, const hkc_cache_entry_id *id, char **low
     return r;
 }
 
+/* Drops the symbols a cached code object gave its kernels, before they
+ * are compiled again. */
+static void forget_symbols(hkc_source_kernel *kernels, int nkernels)
+{
+    for (int i = 0; i < nkernels; i++) {
+        free(kernels[i].symbol);
+        kernels[i].symbol = NULL;
+    }
+}
+
 /* The code object from the disk cache, or compiled (and stored). Kernels
  * the compiler names by mangled symbols get them (from the cache's names
  * entry beside the code, or from the compile). */
@@ -381,10 +391,7 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
         free(names); /* no symbols for its kernels: compiled again */
         free(*code);
         *code = NULL;
-        for (int i = 0; i < nkernels; i++) {
-            free(kernels[i].symbol);
-            kernels[i].symbol = NULL;
-        }
+        forget_symbols(kernels, nkernels);
     }
     if (msg.len)
         hkc_warn(q->ctx, "%s", msg.data);
@@ -798,10 +805,7 @@ HK_API int hk_module_compile(hk_context *ctx, const char *source, const hk_compi
         hkc_warn(ctx, "compile cache: the entry for '%s' would not load (%s); compiling again", q.name, why);
         free(code);
         code = NULL;
-        for (int i = 0; i < nkernels; i++) {
-            free(kernels[i].symbol);
-            kernels[i].symbol = NULL;
-        }
+        forget_symbols(kernels, nkernels);
         q.skip_cache_get = 1;
         r = req_fetch(&q, kernels, nkernels, o->no_cache, &code, &code_size, &origin);
         if (r == 0)

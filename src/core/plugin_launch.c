@@ -239,10 +239,6 @@ static int extent_of(const pl_launch *l, const hk_arg *args, int param, uint64_t
     return 0;
 }
 
-/* Every operand must hold its extent, or else the elements the rule covers,
- * except, in a strided kernel (candle's convention: a parameter named info
- * holds the shape and strides), the inputs and info itself: broadcasting
- * reads fewer elements than it writes. */
 /* candle's convention: a parameter named info holds the shape and strides
  * its inputs are read through */
 static int is_strided(const hk_kernel *k)
@@ -253,6 +249,9 @@ static int is_strided(const hk_kernel *k)
     return 0;
 }
 
+/* Every operand must hold its extent, or else the elements the rule covers,
+ * except, in a strided kernel, the inputs and info itself: broadcasting
+ * reads fewer elements than it writes. */
 static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uint64_t need,
                           const char *need_what)
 {
