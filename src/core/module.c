@@ -288,6 +288,27 @@ static int req_prepare(compile_req *q, const hk_compile_options *o)
     return 0;
 }
 
+/* A compile that failed on a backend where __CUDA_ARCH__ is undefined (all
+ * but the NVIDIA one, as HIP leaves it), of a source that tests it: CUDA
+ * code such as candle's compatibility.cuh then takes its branches for old
+ * NVIDIA GPUs, which redefine what HIP already has. Say so, and how to
+ * choose a branch. */
+static void note_cuda_arch(const compile_req *q, hkc_strbuf *msg)
+{
+    if (!strcmp(q->be->ops->name, "cuda") ||
+        !(strstr(q->source, "__CUDA_ARCH__") ||
+          (q->inc.text.data && strstr(q->inc.text.data, "__CUDA_ARCH__"))))
+        return;
+    for (int i = 0; i < q->nflags; i++)
+        if (!strncmp(q->flags[i], "-D__CUDA_ARCH__", 15))
+            return;
+    hkc_strbuf_printf(msg, "\nnote: %s tests __CUDA_ARCH__, which the %s backend leaves undefined "
+                           "(as HIP does), so `#if __CUDA_ARCH__ < N` blocks are compiled; to take "
+                           "the branches for a recent NVIDIA GPU instead, pass defines = "
+                           "{\"__CUDA_ARCH__=800\"} (hk.compile) or -D__CUDA_ARCH__=800",
+                      q->name, q->be->ops->name);
+}
+
 /* Kernels a compiler of this backend names by a mangled symbol the core
  * must keep (backend.h, lowers_names). */
 static int needs_symbols(const hkc_backend *be, const hkc_source_kernel *k, int n)
@@ -414,6 +435,8 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
     else
         r = be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
     if (r != 0) {
+        if (r == HK_ECOMPILE)
+            note_cuda_arch(q, &msg);
         r = hkc_fail(q->ctx, r, "%s", msg.data);
         goto done;
     }
@@ -584,6 +607,8 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     if (r == HK_EUNSUPPORTED) {
         r = scan_as_written(q, kernels, count);
     } else if (r != 0) {
+        if (r == HK_ECOMPILE)
+            note_cuda_arch(q, &msg);
         r = hkc_fail(q->ctx, r, "%s", msg.data);
     } else {
         r = req_scan(q, &text, kernels, count);

@@ -26,6 +26,9 @@ static const named_type named_types[] = {
     {"uintptr_t", HK_U64, 0},    {"half", HK_F16, 0},        {"__half", HK_F16, 0},
     {"_Float16", HK_F16, 0},     {"__fp16", HK_F16, 0},      {"hip_bfloat16", HK_BF16, 0},
     {"__hip_bfloat16", HK_BF16, 0}, {"__bf16", HK_BF16, 0},  {"bfloat16", HK_BF16, 0},
+    {"__nv_bfloat16", HK_BF16, 0}, {"nv_bfloat16", HK_BF16, 0},
+    /* CUDA's 8-bit floats: no dtype of their own, so their bytes */
+    {"__nv_fp8_e4m3", HK_U8, 0}, {"__nv_fp8_e5m2", HK_U8, 0}, {"__nv_fp8_storage_t", HK_U8, 0},
     {"bool", HK_U8, 1},          {"_Bool", HK_U8, 1},
 };
 
@@ -51,6 +54,7 @@ static int vector_type(const char *w, hk_dtype *dt, int *lanes)
     static const named_type pairs[] = {
         {"half2", HK_F16, 0},           {"__half2", HK_F16, 0},
         {"__hip_bfloat162", HK_BF16, 0}, {"__nv_bfloat162", HK_BF16, 0},
+        {"nv_bfloat162", HK_BF16, 0},
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
         if (strcmp(w, pairs[i].name) == 0) {

@@ -72,7 +72,7 @@ run test_gpu_mmap "$build/tests/test_gpu_mmap"
 [ "$backend" = hip ] && run test_hip_device "$build/tests/hip/test_hip_device"
 # the NVIDIA backend's opt-in to dynamic shared memory past 48 KiB
 [ "$backend" = cuda ] && run test_cuda_shared "$build/tests/test_cuda_shared"
-for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_ops_sort test_ops_quantized test_gguf test_ops_indexing test_deferred_checks test_vectors test_real_sources test_templates test_early_start; do
+for t in test_buffers test_npy_plot test_plugins test_ops_binary test_ops_ternary test_ops_unary test_ops_cast test_ops_reduce test_ops_scan_rope test_ops_gemm test_ops_conv test_ops_sort test_ops_quantized test_gguf test_ops_indexing test_deferred_checks test_vectors test_real_sources test_cuda_sources test_templates test_early_start; do
     run "lua $t" "$hipkit" --backend "$backend" "$src/tests/lua/$t.lua"
 done
 run "lua test_graph" "$hipkit" --backend "$backend" "$src/tests/lua/test_graph.lua"

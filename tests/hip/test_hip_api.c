@@ -431,6 +431,56 @@ static void test_templates(const char *target)
            "%s: three arguments for two parameters are refused before hiprtc: %s", target, err1());
 }
 
+/* A CUDA source as it is (candle's and ggml's idioms): CUDA's fp8 and
+ * libcu++ headers, __vsubss4 and __dp4a, the 16-bit atomicCAS, atomicAdd
+ * on a half, a bfloat16 shuffle, min() of a coordinate, assert and __trap
+ * without an include, and no #include <hip/hip_runtime.h>. The same source
+ * runs on the CPU backend (tests/lua/test_cuda_sources.lua); here both AMD
+ * compilers must take it. */
+static const char cuda_style_src[] =
+    "#include \"cuda_fp16.h\"\n"
+    "#include \"cuda_bf16.h\"\n"
+    "#include \"cuda_fp8.h\"\n"
+    "#include <cuda/std/limits>\n"
+    "extern \"C\" __global__ void cuda_style(const int *a, int *o, __half *h, unsigned short *u,\n"
+    "                                       __nv_bfloat16 *b, unsigned char *f8) {\n"
+    "  int i = threadIdx.x;\n"
+    "  o[i] = __dp4a((int)__vsubss4(a[i], 0x08080808), a[i], 0) + cuda::std::numeric_limits<int>::max();\n"
+    "  atomicCAS(u, (unsigned short)i, (unsigned short)(i + 1));\n"
+    "  atomicAdd(h, __float2half(1.0f));\n"
+    "  b[i] = __shfl_xor_sync(0xffffffffu, b[i], 1, 32);\n"
+    "  f8[i] = __nv_fp8_e4m3((float)o[i]).__x ^ __nv_cvt_float_to_fp8(1.5f, __NV_NOSAT, __NV_E5M2);\n"
+    "  assert(i < 1024);\n"
+    "  if (min(5u, blockDim.x) == 0) __trap();\n"
+    "}\n";
+
+static void test_cuda_source(const char *target)
+{
+    void *code = NULL;
+    size_t size = 0;
+    int r = compile(target, cuda_style_src, "cuda_style.cu", &code, &size, NULL);
+    tap_ok(r == 0, "%s: hiprtc compiles a CUDA source as it is (fp8, cuda/std, dp4a, 16-bit CAS) (%s)",
+           target, r ? err1() : "ok");
+    hk_code_info *info = NULL;
+    if (r == 0 && hk_code_inspect(ctx, code, size, &info) == 0)
+        tap_ok(find_kernel(info, 0, "cuda_style") != NULL, "%s: its kernel is in the code object", target);
+    else
+        tap_ok(0, "%s: its kernel is in the code object (%s)", target, r ? "not compiled" : err1());
+    hk_code_info_free(info);
+    free(code);
+    code = NULL;
+    hk_compile_options o;
+    hk_compile_options_defaults(&o);
+    o.name = "cuda_style.cu";
+    r = hk_compile_offline(ctx, "hip", target, cuda_style_src, &o, &code, &size);
+    if (r == HK_ENOTFOUND)
+        tap_skip("hipcc takes the same source", "no AMD offline compiler here");
+    else
+        tap_ok(r == 0, "%s: hipcc (hipkit compile) takes the same source (%s)", target,
+               r ? err1() : "ok");
+    free(code);
+}
+
 int main(void)
 {
     tap_init();
@@ -464,6 +514,7 @@ int main(void)
     test_cache_keys();
     test_errors();
     test_core_kernels();
+    test_cuda_source("gfx90a");
     hk_context_destroy(ctx);
     return tap_done();
 }

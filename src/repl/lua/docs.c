@@ -51,7 +51,9 @@ const hkl_doc hkl_docs[] = {
     {"Buffers", "b:bytes", "b:bytes() -> integer", "its size in bytes"},
 
     {"Modules and kernels", "hk.compile", "hk.compile(source [, {name, flags, defines, include_dirs, instantiate, cache}]) -> module",
-     "compiles HIP source; hk.compile{path = FILE, ...} compiles a file"},
+     "compiles HIP source, or CUDA source as it is (docs/cuda-sources.md: CUDA's headers, fp8, "
+     "`__CUDA_ARCH__` undefined off NVIDIA, `defines = {\"__CUDA_ARCH__=800\"}` to choose its "
+     "branches); hk.compile{path = FILE, ...} compiles a file"},
     {"Modules and kernels", "hk.load", "hk.load(path) -> module", "a code object built before for this backend"},
     {"Modules and kernels", "hk.inspect", "hk.inspect(path | {bytes = s}) -> table",
      "a code object's targets, kernels and resources, with no device"},

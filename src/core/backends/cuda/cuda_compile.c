@@ -98,6 +98,20 @@ static void toolkit_include(char *out, size_t cap)
     out[0] = '\0';
 }
 
+/* CUDA 13 keeps libcu++ (<cuda/std/limits>, which kernel sources include)
+ * in the toolkit's include/cccl: "-I<that>" where it exists, else "". */
+static void toolkit_cccl(const char *incdir, char *out, size_t cap)
+{
+    struct stat st;
+    char probe[4300];
+    out[0] = '\0';
+    if (!incdir[0])
+        return;
+    snprintf(probe, sizeof probe, "%s/cccl/cuda/std/limits", incdir);
+    if (stat(probe, &st) == 0)
+        snprintf(out, cap, "-I%s/cccl", incdir);
+}
+
 /* NVRTC writes `file(LINE): error: ...`; hipkit's logs (and the host
  * backend's compiler) say `file:LINE: error: ...`. Rewrites each line that
  * starts with a name, a parenthesised number and a colon. */
@@ -313,12 +327,13 @@ static int compile_arch(int sm, int spec, const hkc_compile_job *job, void **cod
             return nvrtc_failed(log, name, "nvrtcAddNameExpression", r);
         }
 
-    char arch[64], incdir[4200], incopt[4210];
+    char arch[64], incdir[4200], incopt[4210], cccl[4220];
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%s", sm, spec ? "a" : "");
     toolkit_include(incdir, sizeof incdir);
     snprintf(incopt, sizeof incopt, "-I%s", incdir);
+    toolkit_cccl(incdir, cccl, sizeof cccl);
     int needs = lean_needs(job->source);
-    int nopt = 0, cap = 8 + (job->nflags > 0 ? job->nflags : 0);
+    int nopt = 0, cap = 9 + (job->nflags > 0 ? job->nflags : 0);
     const char **opts = malloc((size_t)cap * sizeof *opts);
     if (!opts) {
         nvrtcDestroyProgram(&prog);
@@ -329,6 +344,8 @@ static int compile_arch(int sm, int spec, const hkc_compile_job *job, void **cod
     opts[nopt++] = "--std=c++17";
     if (incdir[0])
         opts[nopt++] = incopt;
+    if (cccl[0])
+        opts[nopt++] = cccl;
     if (needs != LEAN_NEEDS_ALL) {
         opts[nopt++] = "-D__HIPKIT_LEAN__";
         if (needs & USES_SHFL)
@@ -425,7 +442,7 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     cuda_impl *ci = be->impl;
     int sm = ci && dev >= 0 && dev < ci->ndev ? ci->devs[dev].cc_major * 10 + ci->devs[dev].cc_minor
                                               : 80; /* a named target: sm_80's view */
-    char dir[4096], incdir[4200], inc[4300], tk[4300], arch[48], src[4200], out[4200];
+    char dir[4096], incdir[4200], inc[4300], tk[4300], cccl[4220], arch[48], src[4200], out[4200];
     int bad = hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
               hkc_tempdir_write_all(dir, hkc_cuda_headers) != 0;
     for (size_t i = 0; !bad && i < sizeof std_shims / sizeof std_shims[0]; i++)
@@ -439,7 +456,16 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     toolkit_include(incdir, sizeof incdir);
     snprintf(inc, sizeof inc, "-I%s", dir);
     snprintf(tk, sizeof tk, "-I%s", incdir);
+    toolkit_cccl(incdir, cccl, sizeof cccl);
     snprintf(arch, sizeof arch, "-D__CUDA_ARCH__=%d", sm * 10);
+    /* NVRTC's version macros, which libcu++ checks against the toolkit */
+    char vmaj[48] = "", vmin[48] = "", vrt[48] = "";
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+        snprintf(vmaj, sizeof vmaj, "-D__CUDACC_VER_MAJOR__=%d", major);
+        snprintf(vmin, sizeof vmin, "-D__CUDACC_VER_MINOR__=%d", minor);
+        snprintf(vrt, sizeof vrt, "-DCUDART_VERSION=%d", major * 1000 + minor * 10);
+    }
     snprintf(src, sizeof src, "%s/source.cu", dir);
     snprintf(out, sizeof out, "%s/source.ii", dir);
     hkc_strbuf text;
@@ -450,7 +476,7 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
     int r = hkc_tempdir_write(dir, "source.cu", text.data, text.len) ? HK_EIO : 0;
     hkc_strbuf_free(&text);
     const char *cxx = getenv("HIPKIT_CXX");
-    const char **argv = calloc((size_t)job->nflags + 20, sizeof *argv);
+    const char **argv = calloc((size_t)job->nflags + 28, sizeof *argv);
     int a = 0;
     if (!argv)
         r = HK_ENOMEM;
@@ -461,12 +487,25 @@ int hkc_cuda_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hk
         argv[a++] = "-std=c++17";
         argv[a++] = "-D__CUDACC__";
         argv[a++] = "-D__CUDACC_RTC__";
+        /* NVRTC is not GCC: headers that pick a path by compiler (libcu++)
+         * must take NVRTC's */
+        argv[a++] = "-U__GNUC__";
+        argv[a++] = "-U__GNUC_MINOR__";
+        argv[a++] = "-U__GNUC_PATCHLEVEL__";
+        argv[a++] = "-U__clang__";
         argv[a++] = arch;
+        if (vmaj[0]) {
+            argv[a++] = vmaj;
+            argv[a++] = vmin;
+            argv[a++] = vrt;
+        }
         if (jit_arch_specific(sm)) /* what NVRTC defines for sm_90a */
             argv[a++] = "-D__CUDA_ARCH_FEAT_SM90_ALL";
         argv[a++] = inc;
         if (incdir[0])
             argv[a++] = tk;
+        if (cccl[0])
+            argv[a++] = cccl;
         /* the preprocessor's part of the flags only: the others are NVRTC's
          * (--use_fast_math, -arch=...), which the host compiler refuses */
         for (int i = 0; i < job->nflags; i++)

@@ -20,6 +20,9 @@
 /* hk_grid_wait() (early start's wait, hipkit.h) for every compile: AMD GPUs
  * run launches one after another, so it does nothing here. */
 #define HKC_HIP_GRID_WAIT_DEFINE "-Dhk_grid_wait()=((void)0)"
+/* The header every compile includes first (include/hipkit_amd_prelude.h):
+ * what a .cu source sees in CUDA without including anything. */
+#define HKC_HIP_PRELUDE "hipkit_amd_prelude.h"
 
 typedef struct hip_device {
     int ordinal;        /* the HIP runtime's device number */

@@ -15,8 +15,11 @@
 #include "name_expr.h"
 #include "source_scan.h"
 
-/* tools/embed.py's output for the headers in include/hip. */
+/* tools/embed.py's output: the headers ROCm 5 lacks (include/hip, the
+ * standard ones), and those served on every ROCm (CUDA's names, the
+ * prelude). */
 extern const hkc_embedded_file hkc_hip_headers[];
+extern const hkc_embedded_file hkc_hip_cuda_headers[];
 
 /* ROCm 6 has all of HIP's fp16/bf16 API; before it hipkit supplies
  * <hip/hip_bf16.h> and <hip/hip_fp16.h> (include/hip says why). */
@@ -32,6 +35,9 @@ void hkc_hip_compile_init(hip_impl *h)
      * not reuse code compiled with the old one. */
     uint32_t hash = 2166136261u;
     for (const hkc_embedded_file *f = hkc_hip_headers; f->path && !h->native_headers; f++)
+        for (size_t i = 0; i < f->size; i++)
+            hash = (hash ^ (unsigned char)f->data[i]) * 16777619u;
+    for (const hkc_embedded_file *f = hkc_hip_cuda_headers; f->path; f++)
         for (size_t i = 0; i < f->size; i++)
             hash = (hash ^ (unsigned char)f->data[i]) * 16777619u;
     snprintf(h->toolchain, sizeof h->toolchain, "hiprtc %d.%d hip %d %s hdr %08x", major, minor, rt,
@@ -107,6 +113,10 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     enum { MAX_HEADERS = 64 };
     const char *hnames[MAX_HEADERS], *htexts[MAX_HEADERS];
     int nh = 0;
+    for (const hkc_embedded_file *f = hkc_hip_cuda_headers; f->path && nh < MAX_HEADERS; f++) {
+        hnames[nh] = f->path;
+        htexts[nh++] = f->data;
+    }
     for (const hkc_embedded_file *f = hkc_hip_headers; f->path && !h->native_headers && nh < MAX_HEADERS; f++) {
         hnames[nh] = f->path;
         htexts[nh++] = f->data;
@@ -125,7 +135,7 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
 
     char arch[128];
     snprintf(arch, sizeof arch, "--offload-arch=%s", target);
-    const char **opts = malloc((size_t)(job->nflags + 6) * sizeof *opts);
+    const char **opts = malloc((size_t)(job->nflags + 8) * sizeof *opts);
     if (!opts) {
         hiprtcDestroyProgram(&prog);
         return HK_ENOMEM;
@@ -134,6 +144,8 @@ int hkc_hip_compile_target(hkc_backend *be, const char *target, const hkc_compil
     opts[nopt++] = arch;
     opts[nopt++] = "-std=c++17";
     opts[nopt++] = HKC_HIP_GRID_WAIT_DEFINE;
+    opts[nopt++] = "-include";
+    opts[nopt++] = HKC_HIP_PRELUDE;
     if (!h->native_headers) /* hiprtc 5's built-in headers lack this macro of hip_runtime.h */
         opts[nopt++] = "-DHIP_DYNAMIC_SHARED(type,var)=extern __shared__ type var[]";
     if (!has_opt_level(job))

@@ -15,6 +15,7 @@
 #include "process.h"
 
 extern const hkc_embedded_file hkc_hip_headers[];
+extern const hkc_embedded_file hkc_hip_cuda_headers[];
 
 typedef struct toolchain {
     char path[4096];
@@ -261,14 +262,15 @@ int hkc_hip_compile_offline(hkc_backend *be, const char *const *targets, int nta
     arg(&a, "-std=c++17");
     if (knows_arg_names(&tc, targets[0]))
         arg(&a, "-fhip-kernel-arg-name");
-    if (needs_compat_headers(&tc)) {
-        if (hkc_tempdir_write_all(dir, hkc_hip_headers) != 0) {
-            hkc_strbuf_printf(log, "cannot write hipkit's headers under %s", dir);
-            r = HK_EIO;
-            goto done;
-        }
-        argf(&a, "-I%s", dir);
+    if (hkc_tempdir_write_all(dir, hkc_hip_cuda_headers) != 0 ||
+        (needs_compat_headers(&tc) && hkc_tempdir_write_all(dir, hkc_hip_headers) != 0)) {
+        hkc_strbuf_printf(log, "cannot write hipkit's headers under %s", dir);
+        r = HK_EIO;
+        goto done;
     }
+    argf(&a, "-I%s", dir);
+    arg(&a, "-include");
+    arg(&a, HKC_HIP_PRELUDE);
     for (int i = 0; i < job->nflags; i++)
         if (!(job->flags[i][0] == '-' && job->flags[i][1] == 'O'))
             arg(&a, job->flags[i]);
@@ -358,7 +360,8 @@ int hkc_hip_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc
     const char *target = h && dev >= 0 && dev < h->ndev ? h->devs[dev].target : "gfx90a";
     char dir[4096];
     if (hkc_tempdir_create("pp", dir, sizeof dir) != 0 ||
-        hkc_tempdir_write_all(dir, hkc_hip_headers) != 0) {
+        hkc_tempdir_write_all(dir, hkc_hip_headers) != 0 ||
+        hkc_tempdir_write_all(dir, hkc_hip_cuda_headers) != 0) {
         hkc_strbuf_puts(log, "cannot write hipkit's headers to a private temporary folder");
         hkc_tempdir_remove(dir);
         return HK_EIO;
@@ -379,6 +382,8 @@ int hkc_hip_preprocess(hkc_backend *be, int dev, const hkc_compile_job *job, hkc
     arg(&a, "-std=c++17");
     arg(&a, "-nogpulib");
     argf(&a, "-I%s", dir);
+    arg(&a, "-include");
+    arg(&a, HKC_HIP_PRELUDE);
     if (job->path) { /* its own folder, for its quoted includes */
         const char *slash = strrchr(job->path, '/');
         hkc_strbuf d;

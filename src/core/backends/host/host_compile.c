@@ -164,13 +164,10 @@ static int ensure_headers(host_impl *h, hkc_strbuf *log)
     char path[4200];
     snprintf(path, sizeof path, "%s/include", tmpl);
     mkdir(path, 0700);
-    snprintf(path, sizeof path, "%s/include/hip", tmpl);
-    mkdir(path, 0700);
     for (const hkc_embedded_file *f = hkc_host_headers; f->path; f++) {
-        snprintf(path, sizeof path, "%s/include/%s", tmpl, f->path);
-        int e = hkc_host_write_file(path, f->data, f->size);
+        int e = hkc_tempdir_write(path, f->path, f->data, f->size); /* makes hip/, cuda/std/ */
         if (e) {
-            hkc_strbuf_printf(log, "cannot write %s: %s", path, strerror(-e));
+            hkc_strbuf_printf(log, "cannot write %s/%s: %s", path, f->path, strerror(-e));
             return HK_EIO;
         }
     }

@@ -2,7 +2,8 @@
  * none, and the system's does not parse there. Served as a virtual header by
  * the cuda and hip backends; where a full compiler sees hipkit's include
  * folder (`hipkit compile` with nvcc or hipcc) the system's is used.
- * LP64 on both, as the host side of a CUDA or HIP program has it. */
+ * 64-bit types are long long, as hiprtc 5's runtime header and libcu++
+ * under NVRTC declare them; sizes are LP64's. */
 #if !defined(__CUDACC_RTC__) && !defined(__HIPCC_RTC__)
 #include_next <stdint.h>
 #else
@@ -14,12 +15,14 @@ typedef short int16_t;
 typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 /* hiprtc 5's built-in runtime header already declares these four (the
- * 64-bit ones as long long): redeclaring them differently would not build. */
+ * 64-bit ones as long long): redeclaring them differently would not build.
+ * Under NVRTC the 64-bit ones are long long too, as libcu++ declares them
+ * there (<cuda/std/cstdint>), so a source may include both. */
 #ifndef __HIPCC_RTC__
 typedef int int32_t;
-typedef long int64_t;
+typedef long long int64_t;
 typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
+typedef unsigned long long uint64_t;
 #endif
 typedef int8_t int_least8_t;
 typedef int16_t int_least16_t;
@@ -29,6 +32,18 @@ typedef uint8_t uint_least8_t;
 typedef uint16_t uint_least16_t;
 typedef uint32_t uint_least32_t;
 typedef uint64_t uint_least64_t;
+#ifdef __CUDACC_RTC__ /* libcu++'s choices under NVRTC */
+typedef int8_t int_fast8_t;
+typedef int16_t int_fast16_t;
+typedef int32_t int_fast32_t;
+typedef int64_t int_fast64_t;
+typedef uint8_t uint_fast8_t;
+typedef uint16_t uint_fast16_t;
+typedef uint32_t uint_fast32_t;
+typedef uint64_t uint_fast64_t;
+typedef int64_t intptr_t;
+typedef uint64_t uintptr_t;
+#else
 typedef int8_t int_fast8_t;
 typedef long int_fast16_t;
 typedef long int_fast32_t;
@@ -39,6 +54,7 @@ typedef unsigned long uint_fast32_t;
 typedef uint64_t uint_fast64_t;
 typedef long intptr_t;
 typedef unsigned long uintptr_t;
+#endif
 typedef int64_t intmax_t;
 typedef uint64_t uintmax_t;
 
@@ -67,16 +83,25 @@ typedef uint64_t uintmax_t;
 #define UINT_LEAST32_MAX UINT32_MAX
 #define UINT_LEAST64_MAX UINT64_MAX
 #define INT_FAST8_MIN INT8_MIN
+#ifdef __CUDACC_RTC__
+#define INT_FAST16_MIN INT16_MIN
+#define INT_FAST32_MIN INT32_MIN
+#define INT_FAST16_MAX INT16_MAX
+#define INT_FAST32_MAX INT32_MAX
+#define UINT_FAST16_MAX UINT16_MAX
+#define UINT_FAST32_MAX UINT32_MAX
+#else
 #define INT_FAST16_MIN INT64_MIN
 #define INT_FAST32_MIN INT64_MIN
-#define INT_FAST64_MIN INT64_MIN
-#define INT_FAST8_MAX INT8_MAX
 #define INT_FAST16_MAX INT64_MAX
 #define INT_FAST32_MAX INT64_MAX
-#define INT_FAST64_MAX INT64_MAX
-#define UINT_FAST8_MAX UINT8_MAX
 #define UINT_FAST16_MAX UINT64_MAX
 #define UINT_FAST32_MAX UINT64_MAX
+#endif
+#define INT_FAST64_MIN INT64_MIN
+#define INT_FAST8_MAX INT8_MAX
+#define INT_FAST64_MAX INT64_MAX
+#define UINT_FAST8_MAX UINT8_MAX
 #define UINT_FAST64_MAX UINT64_MAX
 #define INTPTR_MIN INT64_MIN
 #define INTPTR_MAX INT64_MAX

@@ -44,6 +44,85 @@ struct alignas(4) __hip_bfloat162 {
     __hip_bfloat16 x, y;
 };
 
+/* The bfloat16 forms of CUDA's half functions that CUDA sources call
+ * (candle's kernels for sm_80): classification and sign on the bits, the
+ * rest through float with one rounding, as on hipkit's other backends.
+ * __hmax / __hmin return the other operand when one is NaN (fmaxf);
+ * the _nan forms return NaN then. */
+static __device__ __forceinline__ __hip_bfloat16 hkc_bf_bits(unsigned short u)
+{
+    __hip_bfloat16 b;
+    b.data = u;
+    return b;
+}
+static __device__ __forceinline__ bool __hisnan(__hip_bfloat16 a) { return (a.data & 0x7fff) > 0x7f80; }
+static __device__ __forceinline__ int __hisinf(__hip_bfloat16 a)
+{
+    return (a.data & 0x7fff) == 0x7f80 ? (a.data & 0x8000 ? -1 : 1) : 0;
+}
+static __device__ __forceinline__ __hip_bfloat16 __habs(__hip_bfloat16 a) { return hkc_bf_bits(a.data & 0x7fff); }
+static __device__ __forceinline__ __hip_bfloat16 __hneg(__hip_bfloat16 a) { return hkc_bf_bits(a.data ^ 0x8000); }
+static __device__ __forceinline__ __hip_bfloat16 __hmax(__hip_bfloat16 a, __hip_bfloat16 b)
+{
+    return __hip_bfloat16(fmaxf((float)a, (float)b));
+}
+static __device__ __forceinline__ __hip_bfloat16 __hmin(__hip_bfloat16 a, __hip_bfloat16 b)
+{
+    return __hip_bfloat16(fminf((float)a, (float)b));
+}
+static __device__ __forceinline__ __hip_bfloat16 __hmax_nan(__hip_bfloat16 a, __hip_bfloat16 b)
+{
+    return __hisnan(a) || __hisnan(b) ? hkc_bf_bits(0x7fc0) : __hmax(a, b);
+}
+static __device__ __forceinline__ __hip_bfloat16 __hmin_nan(__hip_bfloat16 a, __hip_bfloat16 b)
+{
+    return __hisnan(a) || __hisnan(b) ? hkc_bf_bits(0x7fc0) : __hmin(a, b);
+}
+#define HKC_BF16_UNARY(NAME, F)                                                              \
+    static __device__ __forceinline__ __hip_bfloat16 NAME(__hip_bfloat16 a) { return __hip_bfloat16(F((float)a)); }
+HKC_BF16_UNARY(hsqrt, sqrtf)
+HKC_BF16_UNARY(hrsqrt, rsqrtf)
+HKC_BF16_UNARY(hrcp, 1.0f /)
+HKC_BF16_UNARY(hexp, expf)
+HKC_BF16_UNARY(hexp2, exp2f)
+HKC_BF16_UNARY(hexp10, exp10f)
+HKC_BF16_UNARY(hlog, logf)
+HKC_BF16_UNARY(hlog2, log2f)
+HKC_BF16_UNARY(hlog10, log10f)
+HKC_BF16_UNARY(hsin, sinf)
+HKC_BF16_UNARY(hcos, cosf)
+HKC_BF16_UNARY(hceil, ceilf)
+HKC_BF16_UNARY(hfloor, floorf)
+HKC_BF16_UNARY(htrunc, truncf)
+HKC_BF16_UNARY(hrint, rintf)
+#undef HKC_BF16_UNARY
+#define HKC_BF16_BINARY(NAME, OP)                                                            \
+    static __device__ __forceinline__ __hip_bfloat16 NAME(__hip_bfloat16 a, __hip_bfloat16 b) \
+    {                                                                                        \
+        return __hip_bfloat16((float)a OP (float)b);                                         \
+    }
+HKC_BF16_BINARY(__hadd, +)
+HKC_BF16_BINARY(__hsub, -)
+HKC_BF16_BINARY(__hmul, *)
+HKC_BF16_BINARY(__hdiv, /)
+#undef HKC_BF16_BINARY
+/* CUDA's compound assignments, rounded once from float. */
+#define HKC_BF16_ASSIGN(OP)                                                                     \
+    static __device__ __forceinline__ __hip_bfloat16 &operator OP##=(__hip_bfloat16 &a, __hip_bfloat16 b) \
+    {                                                                                        \
+        a = __hip_bfloat16((float)a OP (float)b);                                            \
+        return a;                                                                            \
+    }
+HKC_BF16_ASSIGN(+)
+HKC_BF16_ASSIGN(-)
+HKC_BF16_ASSIGN(*)
+HKC_BF16_ASSIGN(/)
+#undef HKC_BF16_ASSIGN
+static __device__ __forceinline__ __hip_bfloat16 __hfma(__hip_bfloat16 a, __hip_bfloat16 b, __hip_bfloat16 c)
+{
+    return __hip_bfloat16(fmaf((float)a, (float)b, (float)c));
+}
+
 static __device__ __forceinline__ __hip_bfloat16 __float2bfloat16(float f) { return __hip_bfloat16(f); }
 static __device__ __forceinline__ __hip_bfloat16 __float2bfloat16_rn(float f) { return __hip_bfloat16(f); }
 static __device__ __forceinline__ __hip_bfloat16 __double2bfloat16(double d) { return __hip_bfloat16(d); }

@@ -104,5 +104,43 @@ HKC_REDUCE_SYNC(or, unsigned, a | b)
 HKC_REDUCE_SYNC(xor, unsigned, a ^ b)
 #undef HKC_REDUCE_SYNC
 
+/* min / max of an unsigned and a coordinate (min(n, blockDim.x), as CUDA
+ * sources write it): ROCm 5's coordinates are proxy objects, which make
+ * such a call ambiguous between the int, unsigned and float overloads.
+ * Templates for the coordinate types only (hipkit_amd_pick.h). */
+#include <hip/hipkit_amd_pick.h>
+template <typename _C> struct __hk_coord {};
+#define HKC_COORD(F)                                                                             \
+    template <> struct __hk_coord<__HIP_Coordinates<F>::__X> { typedef unsigned int type; };     \
+    template <> struct __hk_coord<__HIP_Coordinates<F>::__Y> { typedef unsigned int type; };     \
+    template <> struct __hk_coord<__HIP_Coordinates<F>::__Z> { typedef unsigned int type; };
+HKC_COORD(__HIP_ThreadIdx)
+HKC_COORD(__HIP_BlockIdx)
+HKC_COORD(__HIP_BlockDim)
+HKC_COORD(__HIP_GridDim)
+#undef HKC_COORD
+template <typename _C>
+static __device__ __forceinline__ typename __hk_coord<_C>::type min(unsigned int a, _C b)
+{
+    unsigned int c = b;
+    return a < c ? a : c;
+}
+template <typename _C>
+static __device__ __forceinline__ typename __hk_coord<_C>::type min(_C b, unsigned int a)
+{
+    return min(a, b);
+}
+template <typename _C>
+static __device__ __forceinline__ typename __hk_coord<_C>::type max(unsigned int a, _C b)
+{
+    unsigned int c = b;
+    return a > c ? a : c;
+}
+template <typename _C>
+static __device__ __forceinline__ typename __hk_coord<_C>::type max(_C b, unsigned int a)
+{
+    return max(a, b);
+}
+
 #endif
 #endif

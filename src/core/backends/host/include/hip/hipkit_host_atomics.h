@@ -112,6 +112,14 @@ __HK_ATOMIC_FP_(float)
 __HK_ATOMIC_FP_(double)
 #undef __HK_ATOMIC_FP_
 
+/* CUDA's 16-bit compare-and-swap (sm_70 and later), which CUDA sources
+ * use to update a half in place. */
+static inline unsigned short atomicCAS(unsigned short *__p, unsigned short __cmp, unsigned short __v)
+{
+    __atomic_compare_exchange_n(__p, &__cmp, __v, false, __HK_MO_, __HK_MO_);
+    return __cmp;
+}
+
 /* CUDA's wraparound increment and decrement. */
 static inline unsigned int atomicInc(unsigned int *__p, unsigned int __limit)
 {

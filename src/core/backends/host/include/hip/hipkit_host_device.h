@@ -287,7 +287,7 @@ using ::__hk_printf;
 #include "hipkit_host_half.h"
 #include "hipkit_host_math.h"
 #include "hipkit_host_intrinsics.h"
-#include "hipkit_host_simd.h"
+#include "hipkit_simd.h"
 #include "hipkit_host_runners.h"
 #include "hipkit_host_loops.h"
 

@@ -354,4 +354,13 @@ static inline __hip_bfloat162 __float2bfloat162_rn(float __a)
 static inline float __low2float(__hip_bfloat162 __h) { return float(__h.x); }
 static inline float __high2float(__hip_bfloat162 __h) { return float(__h.y); }
 
+/* Shuffles of the 16-bit float types give the same type back, as CUDA's
+ * overloads for __half, __half2 and __nv_bfloat16 do (not a float, which
+ * would make maxg(h, __shfl_xor_sync(m, h, 1)) ambiguous). */
+__HK_SHFL_(__half)
+__HK_SHFL_(__half2)
+__HK_SHFL_(__hip_bfloat16)
+__HK_SHFL_(__hip_bfloat162)
+#undef __HK_SHFL_
+
 #endif

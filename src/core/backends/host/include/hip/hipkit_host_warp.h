@@ -187,6 +187,6 @@ __HK_SHFL_(long long)
 __HK_SHFL_(unsigned long long)
 __HK_SHFL_(float)
 __HK_SHFL_(double)
-#undef __HK_SHFL_
+/* kept for the 16-bit float types, which hipkit_host_f16.h declares later */
 
 #endif
