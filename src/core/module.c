@@ -1,5 +1,6 @@
 /* The compile pipeline: source -> (memory table | disk cache | JIT) -> loaded
  * module. Kernels and module variables are looked up in kernel.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -309,6 +310,37 @@ static void note_cuda_arch(const compile_req *q, hkc_strbuf *msg)
                       q->name, q->be->ops->name);
 }
 
+/* Whether text defines `int main(`: a whole program, not a kernel file. */
+static int has_main(const char *text)
+{
+    for (const char *p = text; (p = strstr(p, "main")) != NULL; p += 4) {
+        const char *b = p, *a = p + 4;
+        while (*a == ' ' || *a == '\t')
+            a++;
+        while (b > text && (b[-1] == ' ' || b[-1] == '\t'))
+            b--;
+        if (*a == '(' && b - text >= 3 && p - b < 16 && !strncmp(b - 3, "int", 3) &&
+            (b - 3 == text || !(isalnum((unsigned char)b[-4]) || b[-4] == '_')))
+            return 1;
+    }
+    return 0;
+}
+
+/* A compile that failed on a whole program (rocm-examples' main.hip: host
+ * code, main, kernel<<<...>>> launches): hipkit compiles device code, so
+ * say so once, after the compiler's messages. */
+static void note_whole_program(const compile_req *q, hkc_strbuf *msg)
+{
+    if (!strstr(q->source, "<<<") && !has_main(q->source))
+        return;
+    hkc_strbuf_printf(msg, "\nnote: %s looks like a whole program (int main, or kernel<<<...>>> "
+                           "launches); hipkit compiles device code and launches kernels itself "
+                           "(m.NAME:launch in Lua): give it the kernels and the device code they "
+                           "use, e.g. put the host part under #ifndef KERNELS_ONLY and pass "
+                           "defines = {\"KERNELS_ONLY\"}",
+                      q->name);
+}
+
 /* Kernels a compiler of this backend names by a mangled symbol the core
  * must keep (backend.h, lowers_names). */
 static int needs_symbols(const hkc_backend *be, const hkc_source_kernel *k, int n)
@@ -435,8 +467,10 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
     else
         r = be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
     if (r != 0) {
-        if (r == HK_ECOMPILE)
+        if (r == HK_ECOMPILE) {
             note_cuda_arch(q, &msg);
+            note_whole_program(q, &msg);
+        }
         r = hkc_fail(q->ctx, r, "%s", msg.data);
         goto done;
     }
@@ -607,8 +641,10 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     if (r == HK_EUNSUPPORTED) {
         r = scan_as_written(q, kernels, count);
     } else if (r != 0) {
-        if (r == HK_ECOMPILE)
+        if (r == HK_ECOMPILE) {
             note_cuda_arch(q, &msg);
+            note_whole_program(q, &msg);
+        }
         r = hkc_fail(q->ctx, r, "%s", msg.data);
     } else {
         r = req_scan(q, &text, kernels, count);

@@ -287,4 +287,32 @@ else
     t.skip("a source that tests __CUDA_ARCH__ with it defined", "the NVIDIA backend defines __CUDA_ARCH__")
 end
 
+-- A whole program (rocm-examples' main.hip: host code, main, <<<>>>): the
+-- compile error ends with a note on what hipkit compiles and how to give
+-- it the kernels; the same file with its host part left out compiles.
+local program = [[
+#include <hip/hip_runtime.h>
+__global__ void scale(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }
+#ifndef KERNELS_ONLY
+#include <vector>
+int main()
+{
+    std::vector<float> h(64, 1.0f);
+    float *d;
+    hipMalloc(&d, 64 * sizeof(float));
+    scale<<<1, 64>>>(d, 64);
+    throw 1;
+}
+#endif
+]]
+local okp, errp = pcall(hk.compile, program, {name = "main.hip"})
+t.ok(okp or tostring(errp):find("looks like a whole program", 1, true),
+     "a whole program that does not compile ends with a note on giving hipkit the kernels"
+     .. (okp and " (it compiled here)" or ""))
+local mp = hk.compile(program, {name = "main.hip", defines = {"KERNELS_ONLY"}})
+local xp = hk.from({1, 2, 3}, "f32")
+mp.scale:launch(1, 64, xp, 3)
+local vp = xp:totable()
+t.ok(vp[1] == 2 and vp[2] == 4 and vp[3] == 6, "with defines = {\"KERNELS_ONLY\"} its kernel compiles and runs")
+
 t.done()
