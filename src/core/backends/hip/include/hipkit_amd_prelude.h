@@ -15,10 +15,11 @@
 #endif
 #include "hip/hipkit_simd.h"
 
-/* CUDA's __trap(): end the kernel with an error. A macro, defined after
- * HIP's headers, so that a ROCm that declares its own keeps it. */
-static __device__ inline void __hk_trap(void) { __builtin_trap(); }
-#define __trap __hk_trap
+/* CUDA's __trap(): end the kernel with an error. A template with nothing
+ * to deduce, so that a ROCm's or a source's own __trap() (a plain
+ * function) is the better match and wins, with no clash. */
+template <typename _T = void>
+static __device__ inline void __trap(void) { __builtin_trap(); }
 
 /* CUDA's 16-bit compare-and-swap (sm_70 and later), which CUDA sources use
  * to update a half in place: a 32-bit compare-and-swap on the word that
@@ -45,7 +46,8 @@ static __device__ inline unsigned short __hk_atomic_cas16(unsigned short *__p, u
 #include <hip/hipkit_amd_pick.h>
 
 template <typename _T>
-static __device__ inline typename __hk_if_same<_T, unsigned short>::type atomicCAS(_T *__p, _T __cmp, _T __v)
+static __device__ inline typename __hk_if_same<_T, unsigned short>::type
+atomicCAS(_T *__p, typename __hk_id<_T>::type __cmp, typename __hk_id<_T>::type __v)
 {
     return __hk_atomic_cas16(__p, __cmp, __v);
 }
@@ -56,7 +58,7 @@ template <typename _T> struct __hk_half_like {};
 template <> struct __hk_half_like<__half> { typedef __half type; };
 template <> struct __hk_half_like<__hip_bfloat16> { typedef __hip_bfloat16 type; };
 template <typename _T>
-static __device__ inline typename __hk_half_like<_T>::type atomicAdd(_T *__p, _T __v)
+static __device__ inline typename __hk_half_like<_T>::type atomicAdd(_T *__p, typename __hk_id<_T>::type __v)
 {
     unsigned short *__u = (unsigned short *)__p;
     unsigned short __old = *(volatile unsigned short *)__u;
@@ -111,12 +113,12 @@ static __device__ inline _T __hk_atomic_pick64(_T *__p, _T __v, bool __max)
     }
 }
 template <typename _T>
-static __device__ inline typename __hk_if_same<_T, long long>::type atomicMax(_T *__p, _T __v)
+static __device__ inline typename __hk_if_same<_T, long long>::type atomicMax(_T *__p, typename __hk_id<_T>::type __v)
 {
     return __hk_atomic_pick64(__p, __v, true);
 }
 template <typename _T>
-static __device__ inline typename __hk_if_same<_T, long long>::type atomicMin(_T *__p, _T __v)
+static __device__ inline typename __hk_if_same<_T, long long>::type atomicMin(_T *__p, typename __hk_id<_T>::type __v)
 {
     return __hk_atomic_pick64(__p, __v, false);
 }

@@ -61,15 +61,15 @@ typedef uint64_t uintmax_t;
 #define INT8_MIN (-128)
 #define INT16_MIN (-32767 - 1)
 #define INT32_MIN (-2147483647 - 1)
-#define INT64_MIN (-9223372036854775807L - 1)
+#define INT64_MIN (-9223372036854775807LL - 1)
 #define INT8_MAX 127
 #define INT16_MAX 32767
 #define INT32_MAX 2147483647
-#define INT64_MAX 9223372036854775807L
+#define INT64_MAX 9223372036854775807LL
 #define UINT8_MAX 255
 #define UINT16_MAX 65535
 #define UINT32_MAX 4294967295U
-#define UINT64_MAX 18446744073709551615UL
+#define UINT64_MAX 18446744073709551615ULL
 #define INT_LEAST8_MIN INT8_MIN
 #define INT_LEAST16_MIN INT16_MIN
 #define INT_LEAST32_MIN INT32_MIN
@@ -116,13 +116,13 @@ typedef uint64_t uintmax_t;
 #define INT8_C(c) c
 #define INT16_C(c) c
 #define INT32_C(c) c
-#define INT64_C(c) c##L
+#define INT64_C(c) c##LL
 #define UINT8_C(c) c
 #define UINT16_C(c) c
 #define UINT32_C(c) c##U
-#define UINT64_C(c) c##UL
-#define INTMAX_C(c) c##L
-#define UINTMAX_C(c) c##UL
+#define UINT64_C(c) c##ULL
+#define INTMAX_C(c) c##LL
+#define UINTMAX_C(c) c##ULL
 
 #endif
 #endif
