@@ -188,6 +188,10 @@ static void test_refusals(void)
     int i = entry(ctx, "badabi", &p);
     tap_ok(i >= 0 && has(p.error, "plugin 'badabi'") && has(p.error, newer_abi) && has(p.error, host_abi),
            "a plugin for a newer minor ABI is refused naming both ABIs: %s", i >= 0 ? p.error : "(absent)");
+    i = entry(ctx, "shortabi", &p);
+    tap_ok(i >= 0 && has(p.error, "hk_plugin_shortabi_abi is 1 byte") && has(p.error, "const unsigned [2]"),
+           "a plugin whose ABI symbol is not two unsigned ints is refused, its size named: %s",
+           i >= 0 ? p.error : "(absent)");
     i = entry(ctx, "initfail", &p);
     tap_ok(i >= 0 && has(p.error, "init failed") && has(p.error, "deliberate failure number 42"),
            "a failing init is reported with its message: %s", i >= 0 ? p.error : "(absent)");

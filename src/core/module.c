@@ -341,6 +341,17 @@ static void note_whole_program(const compile_req *q, hkc_strbuf *msg)
                       q->name);
 }
 
+/* A compile or preprocess of q that failed (r, the compiler's messages in
+ * msg): hkc_fail with the notes above after a compiler's error. */
+static int fail_noted(const compile_req *q, int r, hkc_strbuf *msg)
+{
+    if (r == HK_ECOMPILE) {
+        note_cuda_arch(q, msg);
+        note_whole_program(q, msg);
+    }
+    return hkc_fail(q->ctx, r, "%s", msg->data);
+}
+
 /* Kernels a compiler of this backend names by a mangled symbol the core
  * must keep (backend.h, lowers_names). */
 static int needs_symbols(const hkc_backend *be, const hkc_source_kernel *k, int n)
@@ -467,11 +478,7 @@ static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, i
     else
         r = be->ops->compile_target(be, q->target, &job, code, code_size, &msg);
     if (r != 0) {
-        if (r == HK_ECOMPILE) {
-            note_cuda_arch(q, &msg);
-            note_whole_program(q, &msg);
-        }
-        r = hkc_fail(q->ctx, r, "%s", msg.data);
+        r = fail_noted(q, r, &msg);
         goto done;
     }
     if (msg.len) /* warnings from the compiler: keep them visible */
@@ -641,11 +648,7 @@ static int req_discover(compile_req *q, int no_cache, hkc_source_kernel **kernel
     if (r == HK_EUNSUPPORTED) {
         r = scan_as_written(q, kernels, count);
     } else if (r != 0) {
-        if (r == HK_ECOMPILE) {
-            note_cuda_arch(q, &msg);
-            note_whole_program(q, &msg);
-        }
-        r = hkc_fail(q->ctx, r, "%s", msg.data);
+        r = fail_noted(q, r, &msg);
     } else {
         r = req_scan(q, &text, kernels, count);
     }
@@ -720,7 +723,7 @@ static int req_discover_and_fetch(compile_req *q, int no_cache, hkc_source_kerne
     if (r == HK_EUNSUPPORTED) { /* no preprocessor here */
         r = scan_as_written(q, kernels, count);
     } else if (r != 0) {
-        r = hkc_fail(q->ctx, r, "%s", t.msg.data);
+        r = fail_noted(q, r, &t.msg);
     } else {
         pp_store(q, no_cache, &t.text);
         *kernels = t.kernels;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h> /* ElfW: the ABI symbol's size */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,13 +297,25 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
         hkc_strbuf_printf(why, "cannot be loaded: %s", dlerror());
         return NULL;
     }
-    char sym[128];
-    snprintf(sym, sizeof sym, "hk_plugin_%s_abi", name);
-    const unsigned *abi = dlsym(dl, sym);
+    char abi_name[128], sym[128];
+    snprintf(abi_name, sizeof abi_name, "hk_plugin_%s_abi", name);
+    const unsigned *abi = dlsym(dl, abi_name);
     snprintf(sym, sizeof sym, "hk_plugin_%s_init", name);
     hk_plugin_init_fn *init = (hk_plugin_init_fn *)dlsym(dl, sym);
     if (!abi || !init) {
         hkc_strbuf_printf(why, "exports no hk_plugin_%s_abi and hk_plugin_%s_init", name, name);
+        return NULL;
+    }
+    /* A symbol of that name with another shape (a 1-byte variable) would
+     * be read past its end: the dynamic symbol table says its size (the
+     * entry found for the address must be this symbol, not an alias). */
+    Dl_info where;
+    const ElfW(Sym) *entry = NULL;
+    if (dladdr1(abi, &where, (void **)&entry, RTLD_DL_SYMENT) && entry && where.dli_sname &&
+        !strcmp(where.dli_sname, abi_name) && entry->st_size != 2 * sizeof *abi) {
+        hkc_strbuf_printf(why, "hk_plugin_%s_abi is %zu byte%s, not an ABI version (const unsigned [2], "
+                          "as HK_PLUGIN_DEFINE declares it)", name, (size_t)entry->st_size,
+                          entry->st_size == 1 ? "" : "s");
         return NULL;
     }
     if (abi[0] != HK_PLUGIN_ABI_MAJOR || abi[1] > HK_PLUGIN_ABI_MINOR) {

@@ -65,6 +65,13 @@ do
     t.is(b:bytes(), 400, "bytes()")
     t.is(hk.alloc(3):dtype(), "f32", "alloc's dtype defaults to f32")
     t.is(hk.alloc(3, "u8", "host"):mode(), "host", "alloc in host mode")
+    -- more than the device's memory fails at once, as on a GPU (the CPU
+    -- backend's mappings reserve nothing, so only a check can refuse it)
+    local over = d.memory // 4 + 1024
+    local ok, err = pcall(hk.alloc, over, "f32")
+    t.ok(not ok and tostring(err):find((over * 4) .. " bytes", 1, true),
+         "an alloc larger than the device's memory fails, naming the size: " .. tostring(err))
+    t.is(hk.alloc(5):fill(2):totable()[5], 2.0, "and the next alloc works")
     local mt = getmetatable(b)
     t.is(type(mt.methods), "table", "metatable.methods lists the methods for completion")
     for _, m in ipairs({"totable", "fill", "iota", "rand", "copy", "clone", "view", "stats",

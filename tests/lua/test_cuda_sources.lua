@@ -217,6 +217,7 @@ local function sbyte(w, j) local v = (w >> (8 * j)) & 0xff return v >= 128 and v
 local function ubyte(w, j) return (w >> (8 * j)) & 0xff end
 local function wrap32s(v) v = v & 0xffffffff return v >= (1 << 31) and v - (1 << 32) or v end
 local bs, bd, bu = 0, 0, 0
+local rs, rd, ru = {}, {}, {} -- the references, for the own-intrinsics check below
 for i = 1, cnt do
     local r, d, u = 0, i - 1 - 500, i - 1
     for j = 0, 3 do
@@ -226,6 +227,7 @@ for i = 1, cnt do
         d = d + sbyte(av[i], j) * sbyte(bv[i], j)
         u = u + ubyte(av[i], j) * ubyte(bv[i], j)
     end
+    rs[i], rd[i], ru[i] = wrap32s(r), wrap32s(d), u & 0xffffffff
     if gs[i] ~= wrap32s(r) then bs = bs + 1 end
     if gd[i] ~= wrap32s(d) then bd = bd + 1 end
     if gu[i] ~= u & 0xffffffff then bu = bu + 1 end
@@ -233,6 +235,55 @@ end
 t.ok(bs == 0, string.format("__vsubss4 saturates each signed byte (%d of %d wrong)", bs, cnt))
 t.ok(bd == 0 and bu == 0, string.format("__dp4a signed and unsigned: byte products plus c "
      .. "(%d and %d of %d wrong)", bd, bu, cnt))
+
+-- ggml's HIP code once defined CUDA's intrinsics itself, off NVIDIA:
+-- the source's own definitions compile beside hipkit's and are the ones
+-- called; CUDA's char4 / uchar4 forms of __dp4a.
+local own = hk.compile([[
+#ifndef __CUDA_ARCH__
+static __device__ __forceinline__ int __dp4a(const int a, const int b, int c)
+{
+    const signed char *x = (const signed char *)&a, *y = (const signed char *)&b;
+    return c + x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + OWN_MARK;
+}
+static __device__ __forceinline__ unsigned int __vsubss4(unsigned int a, unsigned int b)
+{
+    unsigned int r = 0;
+    for (int k = 0; k < 32; k += 8) {
+        int d = (int)(signed char)(a >> k) - (int)(signed char)(b >> k);
+        d = d < -128 ? -128 : d > 127 ? 127 : d;
+        r |= (unsigned int)(d & 0xff) << k;
+    }
+    return r;
+}
+#endif
+extern "C" __global__ void own(const int *a, const int *b, int *subss, int *dp, int *dpc, unsigned int *dpuc, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    subss[i] = __vsubss4(a[i], b[i]);
+    dp[i] = __dp4a(a[i], b[i], i - 500);
+    char4 ca = make_char4(a[i], a[i] >> 8, a[i] >> 16, a[i] >> 24);
+    char4 cb = make_char4(b[i], b[i] >> 8, b[i] >> 16, b[i] >> 24);
+    uchar4 ua = make_uchar4(a[i], a[i] >> 8, a[i] >> 16, a[i] >> 24);
+    uchar4 ub = make_uchar4(b[i], b[i] >> 8, b[i] >> 16, b[i] >> 24);
+    dpc[i] = __dp4a(ca, cb, i - 500);
+    dpuc[i] = __dp4a(ua, ub, (unsigned int)i);
+}
+]], {name = "own_simd.cu", defines = {hk.device().backend == "cuda" and "OWN_MARK=0" or "OWN_MARK=1000000"}})
+local osub, odp, odpc, odpu = hk.alloc(cnt, "i32"), hk.alloc(cnt, "i32"), hk.alloc(cnt, "i32"), hk.alloc(cnt, "u32")
+osub:fill(-7); odp:fill(-7); odpc:fill(-7); odpu:fill(7)
+own.own:launch((cnt + 127) // 128, 128, a, b, osub, odp, odpc, odpu, cnt)
+local mark = hk.device().backend == "cuda" and 0 or 1000000
+local os_, od, oc, ou = osub:totable(), odp:totable(), odpc:totable(), odpu:totable()
+local wo, wc = 0, 0
+for i = 1, cnt do
+    if os_[i] ~= rs[i] or od[i] ~= wrap32s(rd[i] + mark) then wo = wo + 1 end
+    if oc[i] ~= rd[i] or ou[i] ~= ru[i] then wc = wc + 1 end
+end
+t.ok(wo == 0, string.format("a source's own __dp4a and __vsubss4 compile beside hipkit's and are "
+     .. "the ones called (%d of %d wrong)", wo, cnt))
+t.ok(wc == 0, string.format("__dp4a of char4 and of uchar4 (%d of %d wrong)", wc, cnt))
 
 -- candle's half max by the 16-bit atomicCAS: every thread of many blocks
 -- on two words; the result is the largest input of each parity

@@ -164,6 +164,42 @@ do
     os.remove(path)
 end
 
+-- 4b. A kernel's fault in a mapping names the mapped buffer, its file and
+-- the argument, not the allocation nearest below it.
+if hk.device().backend ~= "host" then
+    t.skip("a fault in a mapped buffer names its file", "the current device is not the CPU backend")
+    t.skip("the session goes on after it", "the current device is not the CPU backend")
+    t.skip("the other buffer is untouched", "the current device is not the CPU backend")
+    t.skip("a read from a mapping whose file was cut short", "the current device is not the CPU backend")
+else
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write(string.rep("\0", 8192))
+    f:close()
+    local decoy = hk.alloc(64):fill(1)
+    local ro = hk.mmap(path, "f32")
+    local m = hk.compile([[
+extern "C" __global__ void poke(float *weights, int i) { weights[i] = 42.0f; }
+extern "C" __global__ void peek(const float *weights, float *out, int i) { out[0] = weights[i]; }
+]], {name = "mapped_fault.hip"})
+    local ok, err = pcall(m.poke.launch, m.poke, 1, 1, ro, 100)
+    err = tostring(err)
+    t.ok(not ok and err:find("mapped read-only from " .. path, 1, true) and err:find("argument weights", 1, true)
+         and err:find("element index 100", 1, true) and not err:find("nearest", 1, true),
+         "a write into a read-only mapping names the file, the argument and the element: " .. err)
+    local out = hk.alloc(1):fill(0)
+    m.peek:launch(1, 1, ro, out, 2047)
+    t.is(out[1], 0.0, "and the session goes on: the mapping's last element reads")
+    t.is(decoy[64], 1.0, "the other buffer is untouched")
+    assert(io.open(path, "wb")):close() -- cut short, as another process would
+    ok, err = pcall(m.peek.launch, m.peek, 1, 1, ro, out, 5)
+    err = tostring(err)
+    t.ok(not ok and err:find("SIGBUS", 1, true) and err:find("mapped read-only from " .. path, 1, true)
+         and err:find("shorter than its mapping", 1, true) and not err:find("writable", 1, true),
+         "a read from a mapping whose file was cut short says so: " .. err)
+    os.remove(path)
+end
+
 -- 3. hk.load of a damaged host module: refused, never a crash of this
 -- process (19 of 30 truncations and 28 of 60 bit flips crashed ld.so).
 -- HIPKIT_TEST_HEAVY=1 tries 30 and 60; the default is kept short for

@@ -19,6 +19,8 @@ typedef struct host_alloc {
     char *region;  /* guard page, data pages, guard page */
     size_t region_bytes;
     int checked; /* allocated in checked mode: canaries around the data */
+    int mapped;  /* an mmap-mode buffer's file mapping (buffer.c's to unmap), listed
+                    so that a fault in it names it */
 } host_alloc;
 
 typedef struct host_impl {
@@ -66,6 +68,8 @@ int hkc_host_checked(void);
 int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *kernarg,
                             char *msg, size_t cap);
 void hkc_host_buf_free(hk_buffer *b);
+int hkc_host_buf_register(hk_buffer *b);
+void hkc_host_buf_unregister(hk_buffer *b);
 int hkc_host_buf_upload(hk_buffer *b, size_t offset, const void *src, size_t bytes);
 int hkc_host_buf_download(hk_buffer *b, size_t offset, void *dst, size_t bytes);
 int hkc_host_buf_copy(hk_buffer *dst, size_t dst_offset, hk_buffer *src, size_t src_offset,
@@ -82,7 +86,7 @@ typedef struct hkc_host_describe {
     const hkc_signature *sig; /* the launch's arguments, or NULL */
     const void *kernarg;
 } hkc_host_describe;
-void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap);
+void hkc_host_describe_addr(void *vd, void *addr, int signo, char *out, size_t cap);
 
 /* host_module.c */
 /* desc (a kernel of a loaded module) as it runs on fibers: desc itself, or

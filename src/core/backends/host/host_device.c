@@ -86,7 +86,8 @@ void hkc_host_destroy(hkc_backend *be)
     while (h->allocs) {
         host_alloc *a = h->allocs;
         h->allocs = a->next;
-        munmap(a->region, a->region_bytes);
+        if (!a->mapped)
+            munmap(a->region, a->region_bytes);
         free(a);
     }
     pthread_mutex_destroy(&h->allocs_lock);

@@ -591,7 +591,7 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
     pthread_mutex_lock(&L->msg_lock);
     if (!L->msg[0]) {
         if (w->fault.signo > 0) {
-            char addr[256] = "";
+            char addr[768] = ""; /* a mapped file's path may be long */
             char *guard = (char *)w->dyn_shared + HK_HOST_MAX_DYNAMIC_SHARED;
             char *a = w->fault.addr;
             if (a >= guard && a < guard + ST_GUARD)
@@ -605,7 +605,7 @@ static void record_failure(hkc_host_launch *L, worker *w, uint64_t linear)
                 snprintf(addr, sizeof addr, "(before the block's static __shared__ memory)");
             else if (L->describe_addr && w->fault.signo != SIGFPE && w->fault.signo != SIGILL)
                 /* (those two report the instruction's address, not memory's) */
-                L->describe_addr(L->describe_ctx, w->fault.addr, addr, sizeof addr);
+                L->describe_addr(L->describe_ctx, w->fault.addr, w->fault.signo, addr, sizeof addr);
             snprintf(L->msg, sizeof L->msg, "kernel %s faulted: %s at address %p%s%s in %s",
                      L->desc->name, hkc_fault_describe(w->fault.signo), w->fault.addr,
                      addr[0] ? " " : "", addr, where);

@@ -27,7 +27,7 @@ typedef struct hkc_host_launch {
      * built without one (host_module.c), or NULL when there is none. */
     const hk_host_kernel_desc *(*fibers_copy)(const hk_host_kernel_desc *desc);
     /* Lets the fault message say which buffer an address belongs to. */
-    void (*describe_addr)(void *ctx, void *addr, char *out, size_t cap);
+    void (*describe_addr)(void *ctx, void *addr, int signo, char *out, size_t cap);
     void *describe_ctx;
 } hkc_host_launch;
 

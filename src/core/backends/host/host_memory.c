@@ -1,5 +1,6 @@
 /* The CPU backend's buffers: host memory between guard pages, so that an
  * overrun faults at once and the fault names the buffer. */
+#include <signal.h> /* SIGBUS, in fault descriptions */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -178,6 +179,15 @@ int hkc_host_buf_alloc(hk_buffer *b)
     if (!data_pages)
         data_pages = page;
     size_t total = data_pages + 2 * page;
+    /* The mapping reserves no memory (a sparse buffer costs only what is
+     * touched), so mmap takes any size: refuse what the machine could not
+     * hold, as a GPU refuses more than its memory, rather than let the
+     * first fill bring the out-of-memory killer to the session. */
+    uint64_t ram = b->dev->info.total_memory;
+    if (ram && b->bytes > ram)
+        return hkc_fail(b->ctx, HK_ENOMEM, "cannot allocate %zu bytes of %s memory: more than the "
+                        "%llu bytes of memory this machine has (the CPU backend's device memory)",
+                        b->bytes, hk_mem_mode_name(b->mode), (unsigned long long)ram);
     host_alloc *a = calloc(1, sizeof *a);
     char *region = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                         -1, 0);
@@ -212,7 +222,8 @@ int hkc_host_buf_alloc(hk_buffer *b)
     return 0;
 }
 
-void hkc_host_buf_free(hk_buffer *b)
+/* Takes b's entry off the list and frees it, unmapping what is hipkit's. */
+static void forget(hk_buffer *b)
 {
     host_impl *h = b->dev->be->impl;
     pthread_mutex_lock(&h->allocs_lock);
@@ -222,12 +233,38 @@ void hkc_host_buf_free(hk_buffer *b)
         host_alloc *a = *pp;
         *pp = a->next;
         h->nchecked -= a->checked;
-        munmap(a->region, a->region_bytes);
+        if (!a->mapped)
+            munmap(a->region, a->region_bytes);
         free(a);
         break;
     }
     pthread_mutex_unlock(&h->allocs_lock);
 }
+
+void hkc_host_buf_free(hk_buffer *b) { forget(b); }
+
+/* An mmap-mode buffer (buffer.c maps the file): listed beside the
+ * allocations so that a fault in or just past it names it and its file,
+ * not the nearest allocation. */
+int hkc_host_buf_register(hk_buffer *b)
+{
+    host_impl *h = b->dev->be->impl;
+    host_alloc *a = calloc(1, sizeof *a);
+    if (!a)
+        return hkc_fail(b->ctx, HK_ENOMEM, "out of memory");
+    a->b = b;
+    a->region = b->map.base;
+    a->region_bytes = b->map.map_bytes;
+    a->mapped = 1;
+    pthread_mutex_lock(&h->allocs_lock);
+    a->next = h->allocs;
+    h->allocs = a;
+    pthread_mutex_unlock(&h->allocs_lock);
+    b->impl = a;
+    return 0;
+}
+
+void hkc_host_buf_unregister(hk_buffer *b) { forget(b); }
 
 /* ------------------------------------------------- copies that may fault */
 
@@ -341,39 +378,72 @@ int hkc_host_buf_fill(hk_buffer *b, const void *value)
 }
 
 /* Names the buffer an address falls in or next to, for fault messages. An
- * address inside a buffer's guard pages belongs to that buffer; one farther
- * away is described against the nearest buffer below it, as "nearest".
- * The buffer's argument name comes with it when the launch passed it. */
-static void describe_addr(void *vd, void *addr, char *out, size_t cap)
+ * address inside a buffer's guard pages belongs to that buffer, and so does
+ * the page after a file mapping (which has no guard page: the next thing
+ * there may be another buffer's leading guard page). Of several such, one
+ * the launch passed is preferred, then the one whose data is nearer. One
+ * farther away is described against the nearest buffer below it, as
+ * "nearest". The buffer's argument name comes with it when the launch
+ * passed it. signo tells a write into a read-only mapping (SIGSEGV) from a
+ * read past a file cut short under its mapping (SIGBUS). */
+static void describe_addr(void *vd, void *addr, int signo, char *out, size_t cap)
 {
     const hkc_host_describe *d = vd;
     char *p = addr;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const hk_buffer *below = NULL;
+    const host_alloc *at = NULL;
+    size_t at_gap = SIZE_MAX;
+    int at_passed = 0;
+    char arg[96];
     for (host_alloc *a = d->h->allocs; a; a = a->next) {
-        hk_buffer *b = a->b;
+        const hk_buffer *b = a->b;
+        char *lo = b->kptr, *hi = lo + b->bytes;
+        int near = p >= a->region && p < a->region + a->region_bytes;
+        if (a->mapped) { /* its last page, rounded up, then one more */
+            size_t span = (a->region_bytes + page - 1) / page * page + page;
+            near = p >= a->region && (size_t)(p - a->region) < span;
+        }
+        if (!near) {
+            if (lo <= p && (!below || lo > (char *)below->kptr))
+                below = b;
+            continue;
+        }
+        size_t gap = p < lo ? (size_t)(lo - p) : p >= hi ? (size_t)(p - hi) : 0;
+        argument_of(a, d->sig, d->kernarg, arg, sizeof arg);
+        int passed = arg[0] != 0;
+        if (!at || passed > at_passed || (passed == at_passed && gap < at_gap)) {
+            at = a;
+            at_gap = gap;
+            at_passed = passed;
+        }
+    }
+    if (at) {
+        const hk_buffer *b = at->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
         size_t es = hk_dtype_size(b->dtype);
-        if (p >= a->region && p < a->region + a->region_bytes) {
-            char arg[96];
-            argument_of(a, d->sig, d->kernarg, arg, sizeof arg);
-            if (p >= hi)
-                snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s%s, element index %zu)",
-                         (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), arg,
-                         (size_t)(p - lo) / es);
-            else if (p < lo)
-                snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s%s)",
-                         (size_t)(lo - p), b->count, hk_dtype_name(b->dtype), arg);
-            return;
-        }
-        if (lo <= p && (!below || lo > (char *)below->kptr))
-            below = b;
-    }
-    if ((uintptr_t)addr < 65536)
+        argument_of(at, d->sig, d->kernarg, arg, sizeof arg);
+        if (at->mapped && p >= lo && p < hi)
+            snprintf(out, cap, "(inside a buffer of %zu %s mapped %sfrom %s%s, element index %zu%s)",
+                     b->count, hk_dtype_name(b->dtype), b->map.writable ? "" : "read-only ", b->map.path,
+                     arg, (size_t)(p - lo) / es,
+                     signo == SIGBUS ? ": the file is now shorter than its mapping"
+                     : b->map.writable ? ""
+                                       : ": kernels may read it; hk.mmap(path, dtype, {write = true}) "
+                                         "maps it writable");
+        else if (p >= hi)
+            snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s%s, element index %zu)",
+                     (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), arg, (size_t)(p - lo) / es);
+        else if (p < lo)
+            snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s%s)", (size_t)(lo - p),
+                     b->count, hk_dtype_name(b->dtype), arg);
+    } else if ((uintptr_t)addr < 65536) {
         snprintf(out, cap, "(a null or nearly null pointer)");
-    else if (below)
+    } else if (below) {
         snprintf(out, cap, "(nearest buffer below: %zu bytes past the end of a buffer of %zu %s)",
                  (size_t)(p - ((char *)below->kptr + below->bytes)), below->count,
                  hk_dtype_name(below->dtype));
+    }
 }
 
 /* Stream threads launch while the caller allocates and frees: the list of
@@ -387,10 +457,10 @@ int hkc_host_check_canaries(host_impl *h, const hkc_signature *sig, const void *
     return bad;
 }
 
-void hkc_host_describe_addr(void *vd, void *addr, char *out, size_t cap)
+void hkc_host_describe_addr(void *vd, void *addr, int signo, char *out, size_t cap)
 {
     host_impl *h = ((const hkc_host_describe *)vd)->h;
     pthread_mutex_lock(&h->allocs_lock);
-    describe_addr(vd, addr, out, cap);
+    describe_addr(vd, addr, signo, out, cap);
     pthread_mutex_unlock(&h->allocs_lock);
 }

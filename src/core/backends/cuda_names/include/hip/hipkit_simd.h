@@ -6,11 +6,17 @@
  * kernels, __vsubss4), and the NVIDIA backend has CUDA's own. Included by
  * hipkit_host_device.h and, on AMD, by the header every compile starts
  * with (hipkit_amd_prelude.h). Plain integer code, so the CPU backend's
- * tests check what AMD runs. */
+ * tests check what AMD runs.
+ * Each intrinsic is a template with one defaulted parameter: its arguments
+ * still convert as a plain function's do, and a source that defines its
+ * own (ggml's HIP code once defined __dp4a and __vsubss4) declares a plain
+ * function, which overloading prefers to a template: the source's wins,
+ * with no redefinition error. */
 #ifndef __HK_SIMD_H
 #define __HK_SIMD_H
 
-#define __HK_SIMD_FN static __host__ __device__ inline
+#define __HK_SIMD_IN static __host__ __device__ inline
+#define __HK_SIMD_FN template <typename = void> __HK_SIMD_IN
 
 /* The lane limits of a _Hk_B-bit lane, signed and unsigned. */
 template <int _Hk_B>
@@ -24,7 +30,7 @@ struct __hk_lane {
 /* f(signed a, signed b, unsigned a, unsigned b) per lane; the result is
  * cut to the lane. */
 template <int _Hk_B, typename _Hk_F>
-__HK_SIMD_FN auto __hk_simd(unsigned int __a, unsigned int __b, _Hk_F __f)
+__HK_SIMD_IN auto __hk_simd(unsigned int __a, unsigned int __b, _Hk_F __f)
 {
     const unsigned int __m = (unsigned int)__hk_lane<_Hk_B>::__umax;
     unsigned int __r = 0;
@@ -100,7 +106,7 @@ __HK_SIMD_CMP_(ltu, , __ua < __ub)
 
 /* Sums of the lanes' absolute differences, as one unsigned int. */
 template <int _Hk_B, bool _Hk_Signed>
-__HK_SIMD_FN auto __hk_sad(unsigned int __a, unsigned int __b)
+__HK_SIMD_IN auto __hk_sad(unsigned int __a, unsigned int __b)
 {
     unsigned int __d = _Hk_Signed ? (_Hk_B == 16 ? __vabsdiffs2(__a, __b) : __vabsdiffs4(__a, __b))
                                   : (_Hk_B == 16 ? __vabsdiffu2(__a, __b) : __vabsdiffu4(__a, __b));
@@ -119,7 +125,7 @@ __HK_SIMD_FN unsigned int __vsadu4(unsigned int __a, unsigned int __b) { return 
  * are unsigned, as CUDA declares them. dp2a takes a's two 16-bit lanes
  * against b's low (_lo) or high (_hi) two bytes. */
 template <typename _Hk_T, int _Hk_S>
-__HK_SIMD_FN long long __hk_lane_of(_Hk_T __w, int __i)
+__HK_SIMD_IN long long __hk_lane_of(_Hk_T __w, int __i)
 {
     const unsigned long long __m = (1ull << _Hk_S) - 1, __u = ((unsigned long long)(unsigned int)__w >> (__i * _Hk_S)) & __m;
     return (_Hk_T)-1 < 0 && (__u >> (_Hk_S - 1)) ? (long long)__u - (long long)(__m + 1) : (long long)__u;
@@ -138,8 +144,23 @@ __HK_SIMD_FN unsigned int __dp4a(unsigned int __a, unsigned int __b, unsigned in
         __s += (unsigned long long)(__hk_lane_of<unsigned int, 8>(__a, __i) * __hk_lane_of<unsigned int, 8>(__b, __i));
     return (unsigned int)__s;
 }
+/* CUDA's char4 / uchar4 forms: byte x is lane 0. */
+template <typename _Hk_V>
+__HK_SIMD_IN unsigned int __hk_word_of(_Hk_V __v)
+{
+    return (unsigned int)(unsigned char)__v.x | (unsigned int)(unsigned char)__v.y << 8 |
+           (unsigned int)(unsigned char)__v.z << 16 | (unsigned int)(unsigned char)__v.w << 24;
+}
+__HK_SIMD_FN int __dp4a(char4 __a, char4 __b, int __c)
+{
+    return __dp4a((int)__hk_word_of(__a), (int)__hk_word_of(__b), __c);
+}
+__HK_SIMD_FN unsigned int __dp4a(uchar4 __a, uchar4 __b, unsigned int __c)
+{
+    return __dp4a(__hk_word_of(__a), __hk_word_of(__b), __c);
+}
 template <typename _Hk_T>
-__HK_SIMD_FN _Hk_T __hk_dp2a(_Hk_T __a, _Hk_T __b, _Hk_T __c, int __hi)
+__HK_SIMD_IN _Hk_T __hk_dp2a(_Hk_T __a, _Hk_T __b, _Hk_T __c, int __hi)
 {
     long long __s = (long long)__c;
     for (int __i = 0; __i < 2; __i++)
@@ -158,5 +179,6 @@ __HK_SIMD_FN unsigned int __dp2a_hi(unsigned int __a, unsigned int __b, unsigned
 }
 
 #undef __HK_SIMD_FN
+#undef __HK_SIMD_IN
 
 #endif

@@ -1,5 +1,5 @@
-/* CUDA's <cuda_runtime.h> on hipkit's CPU backend: a .cu kernel source runs
- * unchanged, its CUDA names mapping onto hipkit's HIP ones as hipify maps
+/* CUDA's <cuda_runtime.h> on hipkit's CPU and AMD backends: a .cu kernel
+ * source runs unchanged, its CUDA names mapping onto HIP's as hipify maps
  * them (the device language is the same; __CUDA_ARCH__ stays undefined, as
  * HIP leaves it). */
 #ifndef __HK_CUDA_RUNTIME_H
