@@ -168,6 +168,16 @@ static size_t data_align(const hk_buffer *b, int checked)
     return align;
 }
 
+/* Puts a on the list that fault messages and checked mode walk. */
+static void remember(host_impl *h, host_alloc *a)
+{
+    pthread_mutex_lock(&h->allocs_lock);
+    a->next = h->allocs;
+    h->allocs = a;
+    h->nchecked += a->checked;
+    pthread_mutex_unlock(&h->allocs_lock);
+}
+
 int hkc_host_buf_alloc(hk_buffer *b)
 {
     host_impl *h = b->dev->be->impl;
@@ -213,11 +223,7 @@ int hkc_host_buf_alloc(hk_buffer *b)
         memset(lo, CANARY, nlo);
         memset(hi, CANARY, nhi);
     }
-    pthread_mutex_lock(&h->allocs_lock);
-    a->next = h->allocs;
-    h->allocs = a;
-    h->nchecked += checked;
-    pthread_mutex_unlock(&h->allocs_lock);
+    remember(h, a);
     b->impl = a;
     return 0;
 }
@@ -256,10 +262,7 @@ int hkc_host_buf_register(hk_buffer *b)
     a->region = b->map.base;
     a->region_bytes = b->map.map_bytes;
     a->mapped = 1;
-    pthread_mutex_lock(&h->allocs_lock);
-    a->next = h->allocs;
-    h->allocs = a;
-    pthread_mutex_unlock(&h->allocs_lock);
+    remember(h, a);
     b->impl = a;
     return 0;
 }
@@ -395,7 +398,7 @@ static void describe_addr(void *vd, void *addr, int signo, char *out, size_t cap
     const host_alloc *at = NULL;
     size_t at_gap = SIZE_MAX;
     int at_passed = 0;
-    char arg[96];
+    char arg[96], at_arg[96] = "";
     for (host_alloc *a = d->h->allocs; a; a = a->next) {
         const hk_buffer *b = a->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
@@ -416,27 +419,27 @@ static void describe_addr(void *vd, void *addr, int signo, char *out, size_t cap
             at = a;
             at_gap = gap;
             at_passed = passed;
+            memcpy(at_arg, arg, sizeof at_arg);
         }
     }
     if (at) {
         const hk_buffer *b = at->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
         size_t es = hk_dtype_size(b->dtype);
-        argument_of(at, d->sig, d->kernarg, arg, sizeof arg);
         if (at->mapped && p >= lo && p < hi)
             snprintf(out, cap, "(inside a buffer of %zu %s mapped %sfrom %s%s, element index %zu%s)",
                      b->count, hk_dtype_name(b->dtype), b->map.writable ? "" : "read-only ", b->map.path,
-                     arg, (size_t)(p - lo) / es,
+                     at_arg, (size_t)(p - lo) / es,
                      signo == SIGBUS ? ": the file is now shorter than its mapping"
                      : b->map.writable ? ""
                                        : ": kernels may read it; hk.mmap(path, dtype, {write = true}) "
                                          "maps it writable");
         else if (p >= hi)
             snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s%s, element index %zu)",
-                     (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), arg, (size_t)(p - lo) / es);
+                     (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), at_arg, (size_t)(p - lo) / es);
         else if (p < lo)
             snprintf(out, cap, "(%zu bytes before the start of a buffer of %zu %s%s)", (size_t)(lo - p),
-                     b->count, hk_dtype_name(b->dtype), arg);
+                     b->count, hk_dtype_name(b->dtype), at_arg);
     } else if ((uintptr_t)addr < 65536) {
         snprintf(out, cap, "(a null or nearly null pointer)");
     } else if (below) {
