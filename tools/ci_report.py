@@ -13,13 +13,14 @@
 CI keeps only the end of a long run's output, far below the plain pass's
 verbose lines, so what failed is said here, last. A test that failed and
 was run once more (.ci/run's `again`, into a sibling log named rerun*.json)
-is reported with both runs: its first failure in full, then the second
-run's result. When the second run passed, its points are the ones counted
-and the test is listed as flaky, so that an intermittent failure is seen
-and named without hiding everything else the run landed; a test that fails
-twice fails CI. N (--status) is the exit status of CI's other steps (the
-sanitizer build, the fuzz targets): non-zero with no failed point still
-fails, as one."""
+is reported with both runs: the first run's not-ok points and last lines,
+then the second run's result. When the second run passed (OK, not a
+skip), its points are the ones counted and the test is listed as flaky, so
+that an intermittent failure is seen and named without holding back
+everything else the run landed; a test that fails twice fails CI. N
+(--status) is the exit status of CI's other steps (a pass that failed
+outside its tests or whose tests failed twice, the sanitizer build, the
+fuzz targets): non-zero with no failed point still fails, as one."""
 import json
 import os
 import re
@@ -27,6 +28,7 @@ import sys
 
 TAIL = 25
 PASSED = ("OK", "SKIP", "EXPECTEDFAIL")
+NOTOK_SHOWN = 20
 
 
 def tests(path):
@@ -72,7 +74,9 @@ def where(path):
     parts = os.path.normpath(path).split(os.sep)
     folder = parts[-3] if len(parts) >= 3 else path
     setup = os.path.basename(path)[len("testlog"):-len(".json")].lstrip("-") or "plain"
-    return "%s, %s pass" % (folder, setup)
+    if folder == "build-asan":
+        setup = "ASan+UBSan"
+    return "%s pass" % setup
 
 
 def describe(r, label):
@@ -80,9 +84,11 @@ def describe(r, label):
     lines = text.splitlines()
     print("# %s: %s: %s, exit status %s, %.1f s" % (label, r["name"], r["result"],
                                                    r.get("returncode"), r.get("duration") or 0.0))
-    for ln in lines:
-        if ln.startswith("not ok"):
-            print("#   " + ln[:400])
+    notok = [ln for ln in lines if ln.startswith("not ok")]
+    for ln in notok[:NOTOK_SHOWN]:
+        print("#   " + ln[:400])
+    if len(notok) > NOTOK_SHOWN:
+        print("#   ... and %d more not-ok points" % (len(notok) - NOTOK_SHOWN))
     print("#   its last %d lines:" % min(TAIL, len(lines)))
     for ln in lines[-TAIL:]:
         print("#   | " + ln[:400])
@@ -95,23 +101,25 @@ def report(paths, status):
         first = tests(path)
         again = tests(rerun_log(path))
         for name, r in first.items():
-            use = r
+            use, failing = r, False
             if r["result"] not in PASSED:
                 describe(r, "FAILED in " + where(path))
                 r2 = again.get(name)
+                label = "%s (%s)" % (name, where(path))
                 if r2 is None:
-                    bad.append(name)
-                elif r2["result"] in PASSED:
+                    bad.append(label)
+                    failing = True
+                elif r2["result"] == "OK":  # not a SKIP: that would hide the failure
                     print("#   run again: %s; its points are the ones counted (flaky)" % r2["result"])
-                    flaky.append("%s (%s)" % (name, where(path)))
+                    flaky.append(label)
                     use = r2
                 else:
                     describe(r2, "and run again")
-                    bad.append(name)
-                    use = r2
+                    bad.append(label)
+                    use, failing = r2, True
             p, f, s, t = points(output(use))
-            if use["result"] not in PASSED and f == 0:
-                f = 1  # crashed, timed out or never printed its plan: one failure
+            if (failing or use["result"] not in PASSED) and f == 0:
+                f = 1  # crashed, timed out, never printed its plan, or skipped when run again
             passed, failed, skipped, todo = passed + p, failed + f, skipped + s, todo + t
     if flaky:
         print("# %d test(s) failed, then passed when run again (flaky; the first run is shown "
