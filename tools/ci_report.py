@@ -82,7 +82,7 @@ def where(path):
 def describe(r, label):
     text = output(r)
     lines = text.splitlines()
-    print("# %s: %s: %s, exit status %s, %.1f s" % (label, r["name"], r["result"],
+    print("# %s: %s, exit status %s, %.1f s" % (label, r["result"],
                                                    r.get("returncode"), r.get("duration") or 0.0))
     notok = [ln for ln in lines if ln.startswith("not ok")]
     for ln in notok[:NOTOK_SHOWN]:
@@ -103,18 +103,18 @@ def report(paths, status):
         for name, r in first.items():
             use, failing = r, False
             if r["result"] not in PASSED:
-                describe(r, "FAILED in " + where(path))
-                r2 = again.get(name)
                 label = "%s (%s)" % (name, where(path))
+                describe(r, "FAILED: " + label)
+                r2 = again.get(name)
                 if r2 is None:
                     bad.append(label)
                     failing = True
                 elif r2["result"] == "OK":  # not a SKIP: that would hide the failure
-                    print("#   run again: %s; its points are the ones counted (flaky)" % r2["result"])
+                    print("#   run again: OK; its points are the ones counted (flaky)")
                     flaky.append(label)
                     use = r2
                 else:
-                    describe(r2, "and run again")
+                    describe(r2, "run again: " + label)
                     bad.append(label)
                     use, failing = r2, True
             p, f, s, t = points(output(use))
