@@ -2207,6 +2207,213 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
 
 // ---------------------------------------------------------------- kernels
 
+// ---------------------------------------------------------------------------
+// The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K}_q8_1_ring;
+// quantized-notes.md, 2026-11-29). For rows of whole 256-value pieces (144
+// bytes: 8 q4_0 blocks or one q4_K super-block; 272: 8 q8_0 blocks; so a
+// row is 16-byte aligned in ggml's own layout): each block owns a contiguous run of rows
+// (runs differ by at most one row, so no block has a step more than
+// another), streamed through a ring of `stages` stages of blockDim / L rows
+// in dynamic shared memory. On sm_90 one thread starts each stage with a
+// single bulk copy (cp.async.bulk) that completes on the stage's mbarrier,
+// and the block sums a stage while the next ones are in flight; elsewhere
+// (AMD, the CPU backend, older NVIDIA, w not 16-byte aligned) the block
+// copies each stage itself, one stage. A lane sums whole pieces of a row
+// (9 or 17 aligned 16-byte shared reads, no bank conflicts at a 144- or
+// 272-byte stride); L lanes a row (the power of two >= pieces, at most a warp).
+// x is staged once a block, piece-major (block 8 p + j at j P + p) so that
+// the L lanes of a row read L consecutive records. Sums as the staged
+// kernels make them (hkq_dot8): exact integer dots, then the scales.
+//   dynamic shared memory: stages * (blockDim / L) * piece * P + 40 G + 8 stages
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define HKQ_RING_TMA 1
+#else
+#define HKQ_RING_TMA 0
+#endif
+#if HKQ_RING_TMA
+__device__ inline unsigned hkq_ring_sa(const void *p)
+{
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+// bytes (a multiple of 16) from src to dst, completing on bar
+__device__ inline void hkq_ring_issue(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    // the block's last reads of dst (generic proxy) come before the copy engine's writes
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(hkq_ring_sa(bar)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     hkq_ring_sa(dst)),
+                 "l"(src), "r"(bytes), "r"(hkq_ring_sa(bar))
+                 : "memory");
+}
+__device__ inline void hkq_ring_wait(unsigned long long *bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(hkq_ring_sa(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+#endif
+// byte k of little-endian words v
+__device__ inline unsigned hkq_ring_byte(const hkq_u32 *v, int k) { return (v[k / 4] >> (8 * (k % 4))) & 255u; }
+// one piece (144 or 272 bytes at pc, 16-byte aligned shared memory)
+// against x's records i = j P + p of its 8 blocks (j): lo / hi the 32 int8
+// values, xds the scale d8 and the sum of the 32 values
+// bytes of a 256-value piece: 8 blocks of q4_0 or q8_0, a q4_K super-block
+template <int F> struct hkq_ring_fmt {
+    enum { PIECE = F == HKQ_Q8_0 ? 272 : 144 };
+};
+// half bits to float by the hardware conversion (exact; the software
+// hkq_f16 branches on subnormals and infinities, which random scales hit
+// in some lane of most warps)
+__device__ inline float hkq_ring_f16(hkq_u16 h) { return __half2float(__ushort_as_half(h)); }
+template <int F>
+__device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const uint4 *xhi, const float2 *xds,
+                                       unsigned P, unsigned p)
+{
+    enum { WORDS = hkq_ring_fmt<F>::PIECE / 4 };
+    hkq_u32 v[WORDS];
+    for (int k = 0; k < WORDS / 4; k++) {
+        const uint4 u = pc[k];
+        v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+    }
+    float acc = 0.0f;
+    if (F == HKQ_Q8_0) {
+        // blocks 2m at byte 68 m (scale, then values 2 bytes into a word)
+        // and 2m + 1 at 68 m + 34 (scale in the high half, values aligned)
+        for (int j = 0; j < 8; j++) {
+            const int m = j / 2, o = 17 * m + (j & 1 ? 9 : 1);
+            const hkq_u16 dh = (hkq_u16)(j & 1 ? v[17 * m + 8] >> 16 : v[17 * m]);
+            const unsigned i = j * P + p;
+            const uint4 lo = xlo[i], hi = xhi[i];
+            const hkq_u32 x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            int dot = 0;
+            for (int k = 0; k < 8; k++)
+                dot = hkq_dp4a(j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16), x8[k], dot);
+            acc += xds[i].x * (hkq_ring_f16(dh) * (float)dot);
+        }
+    } else if (F == HKQ_Q4_0) {
+        // blocks 2m at byte 36 m (scale, then nibbles 2 bytes into a word)
+        // and 2m + 1 at 36 m + 18 (scale in the high half, nibbles aligned)
+        for (int j = 0; j < 8; j++) {
+            const int m = j / 2, o = 9 * m + (j & 1 ? 5 : 1);
+            hkq_u32 q[4];
+            for (int k = 0; k < 4; k++)
+                q[k] = j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16);
+            const hkq_u16 dh = (hkq_u16)(j & 1 ? v[9 * m + 4] >> 16 : v[9 * m]);
+            const unsigned i = j * P + p;
+            const uint4 lo = xlo[i], hi = xhi[i];
+            const hkq_u32 l4[4] = {lo.x, lo.y, lo.z, lo.w}, h4[4] = {hi.x, hi.y, hi.z, hi.w};
+            const float2 ds = xds[i];
+            acc += ds.x * (hkq_ring_f16(dh) * (float)hkq_q4_0_dot8(q, l4, h4, __float_as_int(ds.y)));
+        }
+    } else { // q4_K: d, dmin; 12 scale bytes; 4 chunks of 32 nibble bytes (group 2c low, 2c + 1 high)
+        const float d = hkq_ring_f16((hkq_u16)v[0]), dmin = hkq_ring_f16((hkq_u16)(v[0] >> 16));
+        for (int g = 0; g < 8; g++) {
+            // ggml's get_scale_min_k4 on the scale bytes (v[1..3])
+            int sc, mn;
+            if (g < 4) {
+                sc = (int)(hkq_ring_byte(v + 1, g) & 63);
+                mn = (int)(hkq_ring_byte(v + 1, g + 4) & 63);
+            } else {
+                const unsigned h = hkq_ring_byte(v + 1, g + 4);
+                sc = (int)((h & 15) | ((hkq_ring_byte(v + 1, g - 4) >> 6) << 4));
+                mn = (int)((h >> 4) | ((hkq_ring_byte(v + 1, g) >> 6) << 4));
+            }
+            const unsigned i = g * P + p, sft = 4 * (g & 1);
+            const uint4 lo = xlo[i], hi = xhi[i];
+            const hkq_u32 *c = v + 4 + 8 * (g / 2), x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            int dot = 0;
+            for (int k = 0; k < 8; k++)
+                dot = hkq_dp4a((c[k] >> sft) & 0x0F0F0F0Fu, x8[k], dot);
+            const float2 ds = xds[i];
+            acc += ds.x * (d * (float)sc * (float)dot - dmin * (float)mn * (float)__float_as_int(ds.y));
+        }
+    }
+    return acc;
+}
+template <int F>
+__device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int rows, int cols, int stages)
+{
+    extern __shared__ uint4 hkq_ring_dyn[];
+    const unsigned G = (unsigned)cols / 32, P = G / 8, RB = hkq_ring_fmt<F>::PIECE * P;
+    unsigned L = 1;
+    while (L < P && L < (unsigned)HKQ_WARP)
+        L *= 2;
+    if (blockDim.x % HKQ_WARP) // a block of part of a warp: a thread a row, no shuffles
+        L = 1;
+    const unsigned SR = blockDim.x / L;
+    const bool tma = HKQ_RING_TMA && ((unsigned long long)w % 16) == 0;
+    const unsigned NS = tma && stages > 1 ? (unsigned)stages : 1;
+    unsigned char *ring = (unsigned char *)hkq_ring_dyn;
+    uint4 *xlo = (uint4 *)(ring + (size_t)NS * SR * RB), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G); // (d8, the sum of the 32 values as int bits)
+    unsigned long long *bar = (unsigned long long *)(xds + G);
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * (unsigned)rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * (unsigned)rows / gridDim.x), n = r1 - r0,
+                   steps = (n + SR - 1) / SR;
+    const hkq_u8 *wb = (const hkq_u8 *)w + (size_t)r0 * RB;
+#if HKQ_RING_TMA
+    if (tma && threadIdx.x == 0) {
+        for (unsigned s = 0; s < NS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hkq_ring_sa(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < NS && s < steps; s++)
+            hkq_ring_issue(ring + (size_t)s * SR * RB, wb + (size_t)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
+    }
+#else
+    (void)bar;
+#endif
+    hk_grid_wait(); // launched early (the op does): only w was read before
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned b = threadIdx.x; b < G; b += blockDim.x) {
+        const hkq_u8 *xr = xb + 36 * b;
+        const unsigned i = (b % 8) * P + b / 8;
+        xlo[i] = make_uint4(hkq_x8w(xr, 0), hkq_x8w(xr, 1), hkq_x8w(xr, 2), hkq_x8w(xr, 3));
+        xhi[i] = make_uint4(hkq_x8w(xr, 4), hkq_x8w(xr, 5), hkq_x8w(xr, 6), hkq_x8w(xr, 7));
+        xds[i] = make_float2(hkq_ring_f16(hkq_ld16(xr)), __int_as_float(hkq_x8sum(xr, 0) + hkq_x8sum(xr, 1)));
+    }
+    __syncthreads();
+    const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
+    for (unsigned t = 0; t < steps; t++) {
+        const unsigned s = t % NS, rows_t = min(SR, n - t * SR);
+        unsigned char *st = ring + (size_t)s * SR * RB;
+#if HKQ_RING_TMA
+        if (tma)
+            hkq_ring_wait(bar + s, (t / NS) & 1);
+        else
+#endif
+        {
+            const hkq_u8 *src = wb + (size_t)t * SR * RB;
+            if (((unsigned long long)w % 16) == 0)
+                for (unsigned u = threadIdx.x; u < rows_t * RB / 16; u += blockDim.x)
+                    ((uint4 *)st)[u] = ((const uint4 *)src)[u];
+            else // a view 2 bytes into a buffer: blocks are 2-byte aligned
+                for (unsigned u = threadIdx.x; u < rows_t * RB / 2; u += blockDim.x)
+                    ((hkq_u16 *)st)[u] = hkq_ld16(src + 2 * u);
+            __syncthreads();
+        }
+        float acc = 0.0f;
+        if (ri < rows_t)
+            for (unsigned p = lp; p < P; p += L)
+                acc += hkq_ring_piece<F>((const uint4 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * p), xlo, xhi, xds, P, p);
+        for (unsigned off = L / 2; off > 0; off /= 2) // every lane, rows past the end too: whole warps
+            acc += __shfl_xor(acc, (int)off);
+        if (lp == 0 && ri < rows_t)
+            y[r0 + t * SR + ri] = acc;
+        __syncthreads(); // the block is done with stage s
+#if HKQ_RING_TMA
+        if (tma && threadIdx.x == 0 && t + NS < steps)
+            hkq_ring_issue(st, wb + (size_t)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
+#endif
+    }
+}
+
 #define HKQ_DEQ(fmt, F, t, T)                                                               \
     extern "C" __global__ void dequantize_##fmt##_##t(const void *w, T *y, long long n)     \
     {                                                                                       \
@@ -2265,6 +2472,21 @@ HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
 // q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
 // (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)
+extern "C" __global__ void matvec_q4_0_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
+                                                  int stages)
+{
+    hkq_ring_matvec<HKQ_Q4_0>(w, xq, y, rows, cols, stages);
+}
+extern "C" __global__ void matvec_q8_0_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
+                                                  int stages)
+{
+    hkq_ring_matvec<HKQ_Q8_0>(w, xq, y, rows, cols, stages);
+}
+extern "C" __global__ void matvec_q4_K_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
+                                                  int stages)
+{
+    hkq_ring_matvec<HKQ_Q4_K>(w, xq, y, rows, cols, stages);
+}
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, f32, float)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, f16, __half)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, bf16, __hip_bfloat16)

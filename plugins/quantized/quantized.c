@@ -100,6 +100,50 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 #define MATVEC_BLOCKS_PER_CU 8
 #define MATVEC_CUS_DEFAULT 132
 
+/* The streamed q8_1 matvec (kernels/quantized/quantized.hip,
+ * hkq_ring_matvec; quantized-notes.md, 2026-11-29): a block a compute unit,
+ * each its run of rows through a ring of RING_STAGES stages of 256 / L rows
+ * (L lanes a row: the power of two >= the row's 144-byte pieces, at most a
+ * warp) filled by bulk copies on sm_90. On the H200 it ran q4_0 and q4_K at
+ * 0.74-0.77x copy back to back (0.79-0.82 in graph replay), against
+ * 0.63-0.66 for the grid-stride kernel. Shared memory: the stages, x's
+ * records (40 bytes a block of 32) and a barrier a stage; two stages where
+ * three do not fit, none (the grid-stride kernel) where two do not. */
+#define RING_STAGES 3
+#define RING_SHARED_MAX (227u * 1024u) /* sm_90's opt-in block limit */
+static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned stages)
+{
+    size_t pieces = cols / 256, lanes = 1;
+    while (lanes < pieces && lanes < warp)
+        lanes *= 2;
+    return stages * (256 / lanes) * piece * pieces + 40 * (cols / 32) + 8 * stages;
+}
+
+/* 0 launched, 1 declined (not NVIDIA, a format or width it does not take,
+ * or a GPU that refused its shared memory: the caller launches the
+ * grid-stride kernel), else the launch's error */
+static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, const char *fn, const hk_plugin_arg *a,
+                       size_t rows, size_t cols, size_t cus, int early)
+{
+    if ((strcmp(fn, "q4_0") && strcmp(fn, "q8_0") && strcmp(fn, "q4_K")) || cols % 256 || rows == 0 ||
+        !HK_PLUGIN_HOST_HAS(host, backend) || strcmp(host->backend(call), "cuda"))
+        return 1;
+    size_t piece = strcmp(fn, "q8_0") ? 144 : 272; /* bytes of 256 values */
+    unsigned warp = host->warp_size(call), stages = RING_STAGES;
+    while (stages >= 2 && ring_shared(cols, piece, warp, stages) > RING_SHARED_MAX)
+        stages--;
+    if (stages < 2)
+        return 1;
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "matvec_%s_q8_1_ring", fn);
+    hk_plugin_arg b[6] = {a[0], a[1], a[2], a[3], a[4], hk_plugin_int_arg(stages)};
+    hk_plugin_config cfg = {{(unsigned)(rows < cus ? rows : cus), 1, 1}, {256, 1, 1},
+                            ring_shared(cols, piece, warp, stages)};
+    int r = early ? host->launch_early(call, kernel, &cfg, b, 6, 1u << 0) /* b[0]: w */
+                  : host->launch_config(call, kernel, &cfg, b, 6);
+    return r == 0 ? 0 : 1;
+}
+
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
 static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
@@ -145,6 +189,9 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * since its lanes take pairs of groups (0.03, 2026-11-28); the other
      * formats and forms were level or slower (quantized-notes.md, v18, v24) */
     const char *fn = formats[f].name;
+    int early = HK_PLUGIN_HOST_HAS(host, launch_early);
+    if (q8 && launch_ring(host, call, fn, a, rows, cols, cus, early) == 0)
+        return 0;
     if (!q8 && cols <= 4096 && (!strcmp(fn, "q8_0") || !strcmp(fn, "q6_K") || !strcmp(fn, "q4_K")))
         cap = 2 * cus;
     /* Early start (host->launch_early): the kernels read only w before
@@ -156,7 +203,6 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * 5 (one full wave, the blocks taking the row groups grid-stride: 0.76
      * against 0.69-0.71 with 2; with 2 and early start its next launch's blocks
      * landed unevenly, 0.60). */
-    int early = HK_PLUGIN_HOST_HAS(host, launch_early);
     if (early && q8 && (!strcmp(fn, "q4_0") || !strcmp(fn, "q4_K")))
         cap = 4 * cus;
     /* q4_0r's kernels are bounded to 4 blocks a compute unit (64
@@ -420,6 +466,17 @@ static int add_kernels(const hk_plugin_api *api)
             r = api->add_kernel(api, "quantized", "quantized.hip", name,
                                 "const float *x, void *w, long long n", &g, doc);
         }
+    }
+    /* the streamed q8_1 matvec: the op gives grid, block and shared memory */
+    static const hk_plugin_extent mvr[] = {{0, {3, 4, -1}, 1}, {1, {4, -1, -1}, 1}, {2, {3, -1, -1}, 1}};
+    static const char *const ring[] = {"q4_0", "q8_0", "q4_K"};
+    for (size_t f = 0; r == 0 && f < 3; f++) {
+        hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, mvr, 3};
+        snprintf(name, sizeof name, "matvec_%s_q8_1_ring", ring[f]);
+        snprintf(doc, sizeof doc, "matvec_%s_q8_1 for rows of whole 256-value pieces, each block its run of rows "
+                 "through `stages` stages (bulk copies on sm_90); shared memory as quantized.hip says", ring[f]);
+        r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                 "const void *w, const void *xq, float *y, int rows, int cols, int stages", &rule, doc);
     }
     if (r == 0) {
         hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};

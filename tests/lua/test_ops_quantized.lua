@@ -560,6 +560,53 @@ for _, case in ipairs{{"q4_0", 2304}, {"q4_K", 2304}, {"q4_0", 4352}, {"q4_K", 4
     ::next_case::
 end
 
+-- The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K}_q8_1_ring), launched
+-- directly: each block its own run of rows, a stage of block / L
+-- rows at a time, L lanes a row (the power of two >= the row's 144-byte
+-- pieces, at most a warp). Widths of 1 piece (a thread a row, a stage of
+-- as many rows as threads), 9 (16 lanes a row, 7 of them idle) and 40
+-- (more pieces than lanes: a lane takes two or one); grids that leave
+-- blocks with a partial last stage, and more blocks than rows (some with
+-- none); blocks of 64 threads and of 16 (part of a warp: a thread a row);
+-- 1 and 3 stages (the ring of bulk copies on sm_90, one stage the block
+-- copies elsewhere); w 16-byte aligned and a view 2 bytes into a buffer
+-- (the block copies it, 2 bytes at a time). y poisoned with NaN.
+local warp = 32
+for _, d in ipairs(hk.devices()) do if d.current then warp = d.warp_size end end
+local function ring_shared(fmt, cols, block, stages)
+    local P, L = cols // 256, 1
+    while L < P and L < warp do L = L * 2 end
+    if block % warp ~= 0 then L = 1 end
+    return stages * (block // L) * (fmt == "q8_0" and 272 or 144) * P + 40 * (cols // 32) + 8 * stages
+end
+local ring_cases = {
+    {"q4_0", 37, 256, 2, 256, 1}, {"q4_K", 37, 256, 3, 64, 1}, {"q4_0", 41, 2304, 2, 256, 3},
+    {"q4_K", 41, 2304, 3, 256, 1}, {"q4_0", 19, 10240, 2, 256, 1}, {"q4_K", 19, 10240, 1, 64, 3},
+    {"q4_0", 5, 2304, 7, 64, 3}, {"q4_K", 23, 2304, 2, 16, 1}, {"q4_0", 23, 512, 3, 16, 1},
+    {"q8_0", 41, 2304, 2, 64, 3}, {"q8_0", 37, 256, 3, 64, 1}, {"q8_0", 19, 8448, 2, 64, 1},
+}
+for ci, case in ipairs(ring_cases) do
+    local fmt, rows, cols, grid, block, stages = table.unpack(case)
+    if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 then goto next_ring end
+    local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+    local ref = reference(fmt, s)
+    local x = hk.alloc(cols, "f32", mode):rand{seed = 40 + ci, lo = -1, hi = 1}
+    local xq = hk.alloc(cols, "q8_1", mode)
+    Q.quantize(xq, x)
+    local xv = q8_1_values(xq)
+    local shifted = hk.alloc(#s + 2, "u8", mode)
+    shifted:view("u8", 2, #s):copy(hk.from({string.byte(s, 1, -1)}, "u8", mode))
+    for wi, w in ipairs{upload(fmt, s), shifted:view(fmt, 2)} do
+        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.kernels["matvec_" .. fmt .. "_q8_1_ring"]{grid = grid, block = block,
+            shared = ring_shared(fmt, cols, block, stages)}(w, xq, y, rows, cols, stages)
+        local worst = matvec_err(ref, xv, rows, cols, y:totable())
+        t.ok(worst < 2e-6, ("%s: streamed q8_1 matvec %dx%d, grid %d, block %d, %d stage(s), w %s, within %.1e"):format(
+            fmt, rows, cols, grid, block, stages, wi == 1 and "16-byte aligned" or "2 bytes into a buffer", worst))
+    end
+    ::next_ring::
+end
+
 -- matmul: Y [m, rows] = X [m, cols] W^T, 65 weight rows: 129 activation
 -- rows take the gemm route (W dequantized to f32 scratch, the gemm family's
 -- product with B transposed), 7 the tiled kernel with partial 64 x 64 tiles
@@ -1235,7 +1282,9 @@ do
             local y0, y1 = hk.alloc(rows, "f32", mode):fill(0 / 0), hk.alloc(rows, "f32", mode):fill(0 / 0)
             local suffix = form[1] == "q8_1" and "_q8_1" or ""
             if grid == 0 then
-                Q.matvec(y0, w, form[2])
+                -- q4_0 through the op takes the streamed kernel on NVIDIA (q8_1 x),
+                -- whose sums run in another order: q4_0's grid-stride kernel here
+                Q.kernels["matvec_q4_0" .. suffix]:launch({2}, {256}, w, form[2], y0, rows, cols)
                 Q.matvec(y1, wr, form[2])
             else
                 Q.kernels["matvec_q4_0" .. suffix]:launch({grid}, {256}, w, form[2], y0, rows, cols)

@@ -807,3 +807,263 @@ extern "C" __global__ void __launch_bounds__(256) rb8f(const void *w, const void
 {
     rbq8<8, 0, 1>(w, x, y, rows, cols);
 }
+
+// ---------------------------------------------------------------------------
+// tq8 / tk8 (2026-11-29): a persistent grid over ggml's own layouts (q4_0's
+// 18-byte blocks, q4_K's 144-byte super-blocks), q8_1 x. Each CTA owns a
+// contiguous run of rows (split to within a row, so no CTA has a step more
+// than another); its thread 0 streams them into a ring of NS stages of
+// 2 W rows with one cp.async.bulk a stage, and the CTA's W warps sum a
+// stage while the next NS - 1 are in flight. A lane owns a 144-byte piece
+// of a row (8 q4_0 blocks or one q4_K super-block: nine aligned 16-byte
+// shared loads, no bank conflicts at a 144-byte stride), 16 lanes a row of
+// 4096 columns. x is staged once a CTA as q8_1 values, piece-major (block
+// 8 p + j at index j P + p) so that a half-warp's 16 pieces read 16
+// consecutive records.
+__device__ __forceinline__ unsigned tq_sa(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void tq_issue(void *dst, const void *src, unsigned bytes, unsigned long long *bar)
+{
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tq_sa(bar)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(tq_sa(dst)),
+                 "l"(src), "r"(bytes), "r"(tq_sa(bar))
+                 : "memory");
+}
+__device__ __forceinline__ void tq_wait(unsigned long long *bar, unsigned ph)
+{
+    unsigned done, spins = 0;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(tq_sa(bar)), "r"(ph)
+                     : "memory");
+        if (++spins == (1u << 24)) // a copy that never lands: fail, do not hang the probe
+            __trap();
+    } while (!done);
+}
+// one q4_0 block's sum d4 (d8 sum n q - 8 s8), its 16 nibble bytes q
+__device__ __forceinline__ float tq_q4_0(hkq_u32 q0, hkq_u32 q1, hkq_u32 q2, hkq_u32 q3, hkq_u16 dh, uint4 lo, uint4 hi, float2 ds)
+{
+    const hkq_u32 M = 0x0F0F0F0Fu;
+    int si = hkq_dp4a(q0 & M, lo.x, 0);
+    si = hkq_dp4a(q1 & M, lo.y, si);
+    si = hkq_dp4a(q2 & M, lo.z, si);
+    si = hkq_dp4a(q3 & M, lo.w, si);
+    si = hkq_dp4a((q0 >> 4) & M, hi.x, si);
+    si = hkq_dp4a((q1 >> 4) & M, hi.y, si);
+    si = hkq_dp4a((q2 >> 4) & M, hi.z, si);
+    si = hkq_dp4a((q3 >> 4) & M, hi.w, si);
+    return rp_h2f(dh) * fmaf(ds.x, (float)si, ds.y);
+}
+// one lane's 144-byte piece of a row (8 q4_0 blocks or a q4_K super-block) against x's records
+template <int FMT>
+__device__ __forceinline__ float tq_piece(const uint4 *pc, const uint4 *xlo, const uint4 *xhi, const float2 *xds, unsigned P, unsigned p,
+                                          const float2 *dsr = nullptr)
+{
+        {
+            hkq_u32 v[36];
+#pragma unroll
+            for (int k = 0; k < 9; k++) {
+                const uint4 u = pc[k];
+                v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+            }
+            float acc = 0.0f;
+            if (FMT == 0) { // q4_0: blocks 2m (bytes 36 m ..) and 2m + 1 (36 m + 18 ..)
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    const unsigned i0 = (2 * m) * P + p, i1 = i0 + P;
+                    acc += tq_q4_0(__funnelshift_r(v[9 * m], v[9 * m + 1], 16), __funnelshift_r(v[9 * m + 1], v[9 * m + 2], 16),
+                                   __funnelshift_r(v[9 * m + 2], v[9 * m + 3], 16), __funnelshift_r(v[9 * m + 3], v[9 * m + 4], 16),
+                                   (hkq_u16)v[9 * m], xlo[i0], xhi[i0], dsr ? dsr[2 * m] : xds[i0]);
+                    acc += tq_q4_0(v[9 * m + 5], v[9 * m + 6], v[9 * m + 7], v[9 * m + 8], (hkq_u16)(v[9 * m + 4] >> 16), xlo[i1],
+                                   xhi[i1], dsr ? dsr[2 * m + 1] : xds[i1]);
+                }
+            } else { // q4_K: d, dmin; 12 scale bytes; 4 chunks of 32 bytes (group 2c low nibbles, 2c + 1 high)
+                const hkq_u32 M = 0x0F0F0F0Fu;
+                float ad = 0.0f, am = 0.0f;
+#pragma unroll
+                for (int g = 0; g < 8; g++) {
+                    const unsigned sb[12] = {v[1] & 255, (v[1] >> 8) & 255, (v[1] >> 16) & 255, v[1] >> 24,
+                                             v[2] & 255, (v[2] >> 8) & 255, (v[2] >> 16) & 255, v[2] >> 24,
+                                             v[3] & 255, (v[3] >> 8) & 255, (v[3] >> 16) & 255, v[3] >> 24};
+                    unsigned sc, mn;
+                    if (g < 4) {
+                        sc = sb[g] & 63;
+                        mn = sb[g + 4] & 63;
+                    } else {
+                        sc = (sb[g + 4] & 15) | ((sb[g - 4] >> 6) << 4);
+                        mn = (sb[g + 4] >> 4) | ((sb[g] >> 6) << 4);
+                    }
+                    const unsigned i = g * P + p;
+                    const uint4 lo = xlo[i], hi = xhi[i];
+                    const float2 ds = dsr ? dsr[g] : xds[i];
+                    const hkq_u32 *c = v + 4 + 8 * (g / 2);
+                    const int sh = 4 * (g & 1);
+                    int si = hkq_dp4a((c[0] >> sh) & M, lo.x, 0);
+                    si = hkq_dp4a((c[1] >> sh) & M, lo.y, si);
+                    si = hkq_dp4a((c[2] >> sh) & M, lo.z, si);
+                    si = hkq_dp4a((c[3] >> sh) & M, lo.w, si);
+                    si = hkq_dp4a((c[4] >> sh) & M, hi.x, si);
+                    si = hkq_dp4a((c[5] >> sh) & M, hi.y, si);
+                    si = hkq_dp4a((c[6] >> sh) & M, hi.z, si);
+                    si = hkq_dp4a((c[7] >> sh) & M, hi.w, si);
+                    ad = fmaf((float)sc * ds.x, (float)si, ad);
+                    am = fmaf((float)mn, ds.y, am);
+                }
+                acc = rp_h2f((hkq_u16)v[0]) * ad - rp_h2f((hkq_u16)(v[0] >> 16)) * am;
+            }
+            return acc;
+        }
+}
+// x (q8_1) into records: block 8 p + j at j P + p, its 32 bytes as two 16-byte halves, (d8, s) beside
+// the (d, s) of x block b as the sums take it: q4_0 q8_1's own s (as ggml's vec_dot_q4_0_q8_1) times -8,
+// q4_K the exact d8 sum q (as ggml's q4_K one)
+template <int FMT>
+__device__ __forceinline__ float2 tq_x_ds(const hkq_u8 *xb, unsigned b)
+{
+    const hkq_u32 *s32 = (const hkq_u32 *)(xb + 36 * b + 4);
+    const float d8 = rp_h2f(*(const hkq_u16 *)(xb + 36 * b));
+    if (FMT == 0)
+        return make_float2(d8, -8.0f * rp_h2f(*(const hkq_u16 *)(xb + 36 * b + 2)));
+    int qsum = 0;
+    for (int k = 0; k < 8; k++)
+        qsum = hkq_dp4a(s32[k], 0x01010101u, qsum);
+    return make_float2(d8, d8 * (float)qsum);
+}
+template <int FMT, int DS = 1>
+__device__ __forceinline__ void tq_stage_x(const void *xq, uint4 *xlo, uint4 *xhi, float2 *xds, unsigned G, unsigned P)
+{
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned b = threadIdx.x; b < G; b += blockDim.x) {
+        const unsigned i = (b % 8) * P + b / 8;
+        const hkq_u32 *s32 = (const hkq_u32 *)(xb + 36 * b + 4); // 4-byte aligned only
+        xlo[i] = make_uint4(s32[0], s32[1], s32[2], s32[3]);
+        xhi[i] = make_uint4(s32[4], s32[5], s32[6], s32[7]);
+        if (DS)
+            xds[i] = tq_x_ds<FMT>(xb, b);
+    }
+}
+// MODE (diagnostics): 1 x staged before the wait (wrong where the last kernel writes x), 2 no arithmetic
+// (each lane xors its piece's first word: the ring alone)
+template <int FMT, int W, int NS, int MODE = 0>
+__device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    extern __shared__ __align__(128) unsigned char tq_dyn[];
+    const unsigned G = (unsigned)cols / 32, P = G / 8, RB = 144 * P, SR = 2 * W; // cols == 4096: P == 16
+    unsigned char *stage = tq_dyn;
+    uint4 *xlo = (uint4 *)(tq_dyn + NS * SR * RB), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G);
+    unsigned long long *bar = (unsigned long long *)(xds + (MODE == 3 ? 0 : G)); // MODE 3: (d, s) in registers
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * rows / gridDim.x), n = r1 - r0,
+                   steps = (n + SR - 1) / SR;
+    const unsigned char *wb = (const unsigned char *)w + (unsigned long long)r0 * RB;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < NS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(tq_sa(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < NS && s < steps; s++)
+            tq_issue(stage + s * SR * RB, wb + (unsigned long long)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
+    }
+    if (MODE == 1)
+        tq_stage_x<FMT>(xq, xlo, xhi, xds, G, P);
+    probe_wait();
+    if (MODE != 1)
+        tq_stage_x<FMT, MODE != 3>(xq, xlo, xhi, xds, G, P);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane % 16;
+    float2 dsr[8]; // MODE 3: a lane's 8 blocks of x keep their (d, s) in registers: its piece never changes
+    if (MODE == 3)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            dsr[j] = tq_x_ds<FMT>((const hkq_u8 *)xq, 8 * p + j);
+    __syncthreads();
+    for (unsigned t = 0; t < steps; t++) {
+        const unsigned s = t % NS;
+        tq_wait(bar + s, (t / NS) & 1);
+        const unsigned rr = t * SR + 2 * warp + lane / 16;
+        float y_acc = 0.0f;
+        if (rr < n && MODE == 2)
+            y_acc = __uint_as_float(*(const hkq_u32 *)(stage + s * SR * RB + (2 * warp + lane / 16) * RB + 144 * p) & 0x3fffffffu);
+        else if (rr < n)
+            y_acc = tq_piece<FMT>((const uint4 *)(stage + s * SR * RB + (2 * warp + lane / 16) * RB + 144 * p), xlo, xhi, xds, P, p,
+                                  MODE == 3 ? dsr : nullptr);
+        // the half-warps of a partial step shuffle too (a shuffle with lanes missing hangs)
+#pragma unroll
+        for (int off = 8; off > 0; off /= 2)
+            y_acc += __shfl_xor(y_acc, off, 16);
+        if (p == 0 && rr < n)
+            y[r0 + rr] = y_acc;
+        __syncthreads(); // every warp is done with stage s
+        if (threadIdx.x == 0 && t + NS < steps)
+            tq_issue(stage + s * SR * RB, wb + (unsigned long long)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
+    }
+}
+#define TQ(NAME, FMT, W, NS, ...)                                                                               \
+    extern "C" __global__ void __launch_bounds__(32 * W) NAME(const void *w, const void *xq, float *y, int rows, int cols) \
+    {                                                                                                           \
+        tq_body<FMT, W, NS, ##__VA_ARGS__>(w, xq, y, rows, cols);                                               \
+    }
+TQ(tr_8_2, 0, 8, 2, 2) TQ(tr_8_3, 0, 8, 3, 2) TQ(tr_8_4, 0, 8, 4, 2) TQ(tr_4_3, 0, 4, 3, 2) TQ(tr_16_2, 0, 16, 2, 2)
+TQ(tq8e_8_3, 0, 8, 3, 1) TQ(tq8e_8_2, 0, 8, 2, 1) TQ(tq8e_4_3, 0, 4, 3, 1)
+TQ(tqr_8_3, 0, 8, 3, 3) TQ(tqr_4_3, 0, 4, 3, 3) TQ(tqr_8_2, 0, 8, 2, 3) TQ(tkr_8_3, 1, 8, 3, 3) TQ(tkr_4_3, 1, 4, 3, 3)
+TQ(tq8_8_4, 0, 8, 4) TQ(tq8_8_3, 0, 8, 3) TQ(tq8_8_2, 0, 8, 2) TQ(tq8_16_2, 0, 16, 2) TQ(tq8_4_4, 0, 4, 4) TQ(tq8_4_3, 0, 4, 3)
+TQ(tk8_8_4, 1, 8, 4) TQ(tk8_8_3, 1, 8, 3) TQ(tk8_4_4, 1, 4, 4) TQ(tk8_16_2, 1, 16, 2)
+
+// tw: the same sums with a ring a warp (NS slots of 2 rows each), so that a
+// warp starts as soon as its own rows land and refills its slot as soon as
+// it is done, with no CTA-wide barrier in the loop
+template <int FMT, int W, int NS>
+__device__ __forceinline__ void tw_body(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    extern __shared__ __align__(128) unsigned char tq_dyn[];
+    const unsigned G = (unsigned)cols / 32, P = G / 8, RB = 144 * P, UB = 2 * RB; // cols == 4096: P == 16
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane % 16;
+    unsigned char *slot = tq_dyn + warp * NS * UB;
+    uint4 *xlo = (uint4 *)(tq_dyn + W * NS * UB), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G);
+    unsigned long long *bar = (unsigned long long *)(xds + G) + warp * NS;
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * rows / gridDim.x), n = r1 - r0,
+                   nu = (n + 1) / 2;
+    const unsigned char *wb = (const unsigned char *)w + (unsigned long long)r0 * RB;
+    if (lane == 0) {
+        for (int s = 0; s < NS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(tq_sa(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < NS; s++) {
+            const unsigned u = warp + s * W;
+            if (u < nu)
+                tq_issue(slot + s * UB, wb + (unsigned long long)u * UB, min(2u, n - 2 * u) * RB, bar + s);
+        }
+    }
+    probe_wait();
+    tq_stage_x<FMT>(xq, xlo, xhi, xds, G, P);
+    __syncthreads();
+    for (unsigned k = 0, u = warp; u < nu; k++, u += W) {
+        const unsigned s = k % NS;
+        tq_wait(bar + s, (k / NS) & 1);
+        const unsigned rr = 2 * u + lane / 16;
+        float y_acc = 0.0f;
+        if (rr < n)
+            y_acc = tq_piece<FMT>((const uint4 *)(slot + s * UB + (lane / 16) * RB + 144 * p), xlo, xhi, xds, P, p);
+#pragma unroll
+        for (int off = 8; off > 0; off /= 2)
+            y_acc += __shfl_xor(y_acc, off, 16);
+        if (p == 0 && rr < n)
+            y[r0 + rr] = y_acc;
+        __syncwarp(); // every lane is done with the slot
+        const unsigned un = u + NS * W;
+        if (lane == 0 && un < nu)
+            tq_issue(slot + s * UB, wb + (unsigned long long)un * UB, min(2u, n - 2 * un) * RB, bar + s);
+    }
+}
+#define TW(NAME, FMT, W, NS)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(32 * W) NAME(const void *w, const void *xq, float *y, int rows, int cols) \
+    {                                                                                                           \
+        tw_body<FMT, W, NS>(w, xq, y, rows, cols);                                                              \
+    }
+TW(tw8_8_2, 0, 8, 2) TW(tw8_8_3, 0, 8, 3) TW(tw8_8_4, 0, 8, 4) TW(tw8_12_3, 0, 12, 3) TW(tw8_16_2, 0, 16, 2) TW(tw8_16_3, 0, 16, 3)
+TW(twk_8_3, 1, 8, 3) TW(twk_8_4, 1, 8, 4) TW(twk_12_3, 1, 12, 3) TW(twk_16_2, 1, 16, 2) TW(twk_16_3, 1, 16, 3)

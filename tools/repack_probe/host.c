@@ -15,14 +15,14 @@ static CUmodule mod;
 static CUstream st;
 static CUdeviceptr g_mode_ptr;
 static int cmpf(const void *a, const void *b) { float x = *(const float *)a, y = *(const float *)b; return x < y ? -1 : x > y; }
-typedef struct { CUfunction f; unsigned grid; void *args[COPIES][5]; } job;
+typedef struct { CUfunction f; unsigned grid, block, smem; void *args[COPIES][5]; } job;
 static void launch_all(job *j, int pdl)
 {
     for (int c = 0; c < COPIES; c++) {
         CUlaunchConfig cfg = {0};
         CUlaunchAttribute at[1];
         cfg.gridDimX = j->grid; cfg.gridDimY = 1; cfg.gridDimZ = 1;
-        cfg.blockDimX = 256; cfg.blockDimY = 1; cfg.blockDimZ = 1;
+        cfg.blockDimX = j->block ? j->block : 256; cfg.blockDimY = 1; cfg.sharedMemBytes = j->smem; cfg.blockDimZ = 1;
         cfg.hStream = st;
         if (pdl) {
             at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -79,6 +79,7 @@ static unsigned short f2h(float f) /* round to nearest even; normal range and ze
 static CUdeviceptr upload(const void *h, size_t n) { CUdeviceptr p; CK(cuMemAlloc(&p, n)); CK(cuMemcpyHtoD(p, h, n)); return p; }
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a probe killed by its time limit keeps what it printed */
     CUdevice dev; CUcontext ctx;
     CK(cuInit(0)); CK(cuDeviceGet(&dev, 0)); CK(cuCtxCreate(&ctx, NULL, 0, dev));
     char name[128]; CK(cuDeviceGetName(name, sizeof name, dev));
@@ -231,7 +232,24 @@ int main(int argc, char **argv)
     printf("q4_0 %dx%d: %.1f MB a copy, %d copies; floor at copy speed %.2f us\n", ROWS, COLS, wb / 1e6, COPIES,
            wb / (copy_gbps * 1e9) * 1e6);
 
-    struct { const char *fn; int layout; unsigned grids[4]; int q8; } ks[] = {
+    struct { const char *fn; int layout; unsigned grids[4]; int q8, W, NS, regds; } ks[] = {
+        /* tq8 / tk8 (persistent, bulk-copy ring): grids in CTAs; W warps, NS stages of 2 W rows */
+        {"tq8_8_4", -1, {132, 264}, 1, 8, 4}, {"tq8_8_3", -1, {132}, 1, 8, 3}, {"tq8_8_2", -1, {132, 264}, 1, 8, 2},
+        {"tq8_16_2", -1, {132}, 1, 16, 2}, {"tq8_4_4", -1, {132, 264}, 1, 4, 4}, {"tq8_4_3", -1, {264, 396}, 1, 4, 3},
+        {"tk8_8_4", 7, {132, 264}, 1, 8, 4}, {"tk8_8_3", 7, {132}, 1, 8, 3}, {"tk8_4_4", 7, {132, 264}, 1, 4, 4},
+        {"tk8_16_2", 7, {132}, 1, 16, 2},
+        /* tr: the ring alone (no arithmetic, wrong y); tq8e: x staged before the wait */
+        {"tr_8_2", -3, {132, 264}, 1, 8, 2}, {"tr_8_3", -3, {132, 264}, 1, 8, 3}, {"tr_8_4", -3, {132}, 1, 8, 4},
+        {"tr_4_3", -3, {132, 264}, 1, 4, 3}, {"tr_16_2", -3, {132}, 1, 16, 2},
+        {"tq8e_8_3", -1, {132}, 1, 8, 3}, {"tq8e_8_2", -1, {132, 264}, 1, 8, 2}, {"tq8e_4_3", -1, {264}, 1, 4, 3},
+        /* tqr / tkr: x's (d, s) in registers, 114 KB or less so two CTAs fit an SM (the next launch's beside) */
+        {"tqr_8_3", -1, {132}, 1, 8, 3, 1}, {"tqr_4_3", -1, {264, 132}, 1, 4, 3, 1}, {"tqr_8_2", -1, {132, 264}, 1, 8, 2, 1},
+        {"tkr_8_3", 7, {132}, 1, 8, 3, 1}, {"tkr_4_3", 7, {264}, 1, 4, 3, 1},
+        /* tw / twk: a ring a warp, NS slots of 2 rows */
+        {"tw8_8_2", -1, {132, 264}, 1, 8, 2}, {"tw8_8_3", -1, {132}, 1, 8, 3}, {"tw8_8_4", -1, {132}, 1, 8, 4},
+        {"tw8_12_3", -1, {132}, 1, 12, 3}, {"tw8_16_2", -1, {132}, 1, 16, 2}, {"tw8_16_3", -1, {132}, 1, 16, 3},
+        {"twk_8_3", 7, {132}, 1, 8, 3}, {"twk_8_4", 7, {132}, 1, 8, 4}, {"twk_12_3", 7, {132}, 1, 12, 3},
+        {"twk_16_2", 7, {132}, 1, 16, 2}, {"twk_16_3", 7, {132}, 1, 16, 3},
         {"ro", -2, {1056, 528}}, {"pm_q4_0", -1, {896, 264}}, {"pm8_q4_0", -1, {448, 528, 896}, 1},
         {"rp1", 0, {528, 264, 896, 1056}}, {"rp32_4", 1, {448, 264}}, {"rp32_8", 1, {448, 264}},
         {"rp16_4", 2, {896, 528}}, {"rp16_8", 2, {896, 528}}, {"rp8_4", 3, {1792, 528}},
@@ -263,9 +281,14 @@ int main(int argc, char **argv)
             job j; memset(&j, 0, sizeof j);
             j.grid = ks[k].grids[gi];
             CK(cuModuleGetFunction(&j.f, mod, ks[k].fn));
+            if (ks[k].W) { /* stages, x as lo / hi / (d, s) records, the barriers */
+                j.block = 32u * ks[k].W;
+                j.smem = ks[k].NS * 2u * ks[k].W * 2304u + (COLS / 32) * (ks[k].regds ? 32u : 40u) + ks[k].NS * ks[k].W * 8u;
+                CK(cuFuncSetAttribute(j.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)j.smem));
+            }
             int L = ks[k].layout;
             for (int c = 0; c < COPIES; c++) {
-                CUdeviceptr *wp = L == -1 || L == -2 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : &wt[L - 1][c];
+                CUdeviceptr *wp = L == -1 || L == -2 || L == -3 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : &wt[L - 1][c];
                 if (L == -2) { j.args[c][0] = wp; j.args[c][1] = &n16; j.args[c][2] = &outp; continue; }
                 j.args[c][0] = wp; j.args[c][1] = ks[k].q8 == 1 ? &xq : &x; j.args[c][2] = &y[c];
                 j.args[c][3] = &rws; j.args[c][4] = &cls;
