@@ -858,6 +858,16 @@ __device__ __forceinline__ float tq_q4_0(hkq_u32 q0, hkq_u32 q1, hkq_u32 q2, hkq
     si = hkq_dp4a((q3 >> 4) & M, hi.w, si);
     return rp_h2f(dh) * fmaf(ds.x, (float)si, ds.y);
 }
+// a row's 16 lanes add their sums; lane 0 of them writes row rr (the
+// half-warps of a partial step shuffle too: a shuffle with lanes missing hangs)
+__device__ __forceinline__ void tq_row_sum(float acc, unsigned p, unsigned rr, unsigned n, float *y)
+{
+#pragma unroll
+    for (int off = 8; off > 0; off /= 2)
+        acc += __shfl_xor(acc, off, 16);
+    if (p == 0 && rr < n)
+        y[rr] = acc;
+}
 // one lane's 144-byte piece of a row (8 q4_0 blocks or a q4_K super-block) against x's records
 template <int FMT>
 __device__ __forceinline__ float tq_piece(const uint4 *pc, const uint4 *xlo, const uint4 *xhi, const float2 *xds, unsigned P, unsigned p,
@@ -990,12 +1000,7 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
         else if (rr < n)
             y_acc = tq_piece<FMT>((const uint4 *)(stage + s * SR * RB + (2 * warp + lane / 16) * RB + 144 * p), xlo, xhi, xds, P, p,
                                   MODE == 3 ? dsr : nullptr);
-        // the half-warps of a partial step shuffle too (a shuffle with lanes missing hangs)
-#pragma unroll
-        for (int off = 8; off > 0; off /= 2)
-            y_acc += __shfl_xor(y_acc, off, 16);
-        if (p == 0 && rr < n)
-            y[r0 + rr] = y_acc;
+        tq_row_sum(y_acc, p, rr, n, y + r0);
         __syncthreads(); // every warp is done with stage s
         if (threadIdx.x == 0 && t + NS < steps)
             tq_issue(stage + s * SR * RB, wb + (unsigned long long)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
@@ -1049,11 +1054,7 @@ __device__ __forceinline__ void tw_body(const void *w, const void *xq, float *y,
         float y_acc = 0.0f;
         if (rr < n)
             y_acc = tq_piece<FMT>((const uint4 *)(slot + s * UB + (lane / 16) * RB + 144 * p), xlo, xhi, xds, P, p);
-#pragma unroll
-        for (int off = 8; off > 0; off /= 2)
-            y_acc += __shfl_xor(y_acc, off, 16);
-        if (p == 0 && rr < n)
-            y[r0 + rr] = y_acc;
+        tq_row_sum(y_acc, p, rr, n, y + r0);
         __syncwarp(); // every lane is done with the slot
         const unsigned un = u + NS * W;
         if (lane == 0 && un < nu)
