@@ -975,7 +975,7 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
         for (int s = 0; s < NS; s++)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(tq_sa(bar + s)) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (unsigned s = 0; s < NS && s < steps; s++)
+        for (unsigned s = 0; s < (MODE == 4 ? 1u : NS) && s < steps; s++)
             tq_issue(stage + s * SR * RB, wb + (unsigned long long)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
     }
     if (MODE == 1)
@@ -983,6 +983,9 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
     probe_wait();
     if (MODE != 1)
         tq_stage_x<FMT, MODE != 3>(xq, xlo, xhi, xds, G, P);
+    if (MODE == 4 && threadIdx.x == 0) // MODE 4: one stage before the wait, the rest after x's loads
+        for (unsigned s = 1; s < NS && s < steps; s++)
+            tq_issue(stage + s * SR * RB, wb + (unsigned long long)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane % 16;
     float2 dsr[8]; // MODE 3: a lane's 8 blocks of x keep their (d, s) in registers: its piece never changes
     if (MODE == 3)
@@ -1013,6 +1016,7 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
     }
 TQ(tr_8_2, 0, 8, 2, 2) TQ(tr_8_3, 0, 8, 3, 2) TQ(tr_8_4, 0, 8, 4, 2) TQ(tr_4_3, 0, 4, 3, 2) TQ(tr_16_2, 0, 16, 2, 2)
 TQ(tq8e_8_3, 0, 8, 3, 1) TQ(tq8e_8_2, 0, 8, 2, 1) TQ(tq8e_4_3, 0, 4, 3, 1)
+TQ(tq8_12_3, 0, 12, 3) TQ(tk8_12_3, 1, 12, 3) TQ(tq8x_8_3, 0, 8, 3, 4) TQ(tk8x_8_3, 1, 8, 3, 4) TQ(tq8x_8_4, 0, 8, 4, 4)
 TQ(tqr_8_3, 0, 8, 3, 3) TQ(tqr_4_3, 0, 4, 3, 3) TQ(tqr_8_2, 0, 8, 2, 3) TQ(tkr_8_3, 1, 8, 3, 3) TQ(tkr_4_3, 1, 4, 3, 3)
 TQ(tq8_8_4, 0, 8, 4) TQ(tq8_8_3, 0, 8, 3) TQ(tq8_8_2, 0, 8, 2) TQ(tq8_16_2, 0, 16, 2) TQ(tq8_4_4, 0, 4, 4) TQ(tq8_4_3, 0, 4, 3)
 TQ(tk8_8_4, 1, 8, 4) TQ(tk8_8_3, 1, 8, 3) TQ(tk8_4_4, 1, 4, 4) TQ(tk8_16_2, 1, 16, 2)
