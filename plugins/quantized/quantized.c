@@ -111,6 +111,13 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
  * three do not fit, none (the grid-stride kernel) where two do not. */
 #define RING_STAGES 3
 #define RING_SHARED_MAX (227u * 1024u) /* sm_90's opt-in block limit */
+/* The ring asks for at least this much: only GPUs with bulk copies (sm_90
+ * and later: 227 KiB) grant it, and one with less (sm_80: 163 KiB; sm_86,
+ * sm_89: 99 KiB), where the kernel would copy each stage itself, refuses
+ * the launch and gets the grid-stride kernel, as gemm's wgmma ring does.
+ * A block an SM either way, so the memory asked for past the ring's is
+ * never used by anything else. */
+#define RING_SHARED_MIN (164u * 1024u)
 static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned stages)
 {
     size_t pieces = cols / 256, lanes = 1;
@@ -121,7 +128,7 @@ static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned sta
 
 /* 0 launched, 1 declined (not NVIDIA, a format or width it does not take,
  * or a GPU that refused its shared memory: the caller launches the
- * grid-stride kernel), else the launch's error */
+ * grid-stride kernel) */
 static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, const char *fn, const hk_plugin_arg *a,
                        size_t rows, size_t cols, size_t cus, int early)
 {
@@ -137,8 +144,9 @@ static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, c
     char kernel[64];
     snprintf(kernel, sizeof kernel, "matvec_%s_q8_1_ring", fn);
     hk_plugin_arg b[6] = {a[0], a[1], a[2], a[3], a[4], hk_plugin_int_arg(stages)};
+    size_t shared = ring_shared(cols, piece, warp, stages);
     hk_plugin_config cfg = {{(unsigned)(rows < cus ? rows : cus), 1, 1}, {256, 1, 1},
-                            ring_shared(cols, piece, warp, stages)};
+                            shared < RING_SHARED_MIN ? RING_SHARED_MIN : shared};
     int r = early ? host->launch_early(call, kernel, &cfg, b, 6, 1u << 0) /* b[0]: w */
                   : host->launch_config(call, kernel, &cfg, b, 6);
     return r == 0 ? 0 : 1;
