@@ -2218,7 +2218,9 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
 // single bulk copy (cp.async.bulk) that completes on the stage's mbarrier,
 // and the block sums a stage while the next ones are in flight; elsewhere
 // (AMD, the CPU backend, older NVIDIA, w not 16-byte aligned) the block
-// copies each stage itself, one stage. A lane sums whole pieces of a row
+// copies each stage itself, one stage. A width that is not whole pieces
+// (and on NVIDIA, less shared memory than the stages need) takes the
+// general path, a warp a row: the same y, slowly. A lane sums whole pieces of a row
 // (9 or 17 aligned 16-byte shared reads, no bank conflicts at a 144- or
 // 272-byte stride); L lanes a row (the power of two >= pieces, at most a warp).
 // x is staged once a block, piece-major (block 8 p + j at j P + p) so that
@@ -2337,10 +2339,29 @@ __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const 
     }
     return acc;
 }
+// a launch the ring cannot take (a width not whole pieces; on NVIDIA, less
+// shared memory than its stages need): the same y by the general path, a
+// warp a row (a thread a row in a block of part of a warp)
+template <int F>
+__device__ void hkq_ring_general(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    hk_grid_wait();
+    const unsigned lanes = blockDim.x % HKQ_WARP ? 1 : HKQ_WARP, per = blockDim.x / lanes;
+    for (long long base = (long long)blockIdx.x * per; base < rows; base += (long long)gridDim.x * per) {
+        const long long row = base + threadIdx.x / lanes;
+        float acc = row < rows ? hkq_row_sum_q8_1<F>(w, xq, row, cols, (int)(threadIdx.x % lanes), (int)lanes) : 0.0f;
+        for (unsigned off = lanes / 2; off > 0; off /= 2) // every lane of the warp
+            acc += __shfl_xor(acc, (int)off);
+        if (threadIdx.x % lanes == 0 && row < rows)
+            y[row] = acc;
+    }
+}
 template <int F>
 __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int rows, int cols, int stages)
 {
     extern __shared__ uint4 hkq_ring_dyn[];
+    if (rows <= 0 || cols <= 0)
+        return;
     const unsigned G = (unsigned)cols / 32, P = G / 8, RB = hkq_ring_fmt<F>::PIECE * P;
     unsigned L = 1;
     while (L < P && L < (unsigned)HKQ_WARP)
@@ -2350,6 +2371,16 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
     const unsigned SR = blockDim.x / L;
     const bool tma = HKQ_RING_TMA && ((unsigned long long)w % 16) == 0;
     const unsigned NS = tma && stages > 1 ? (unsigned)stages : 1;
+    bool fits = cols % 256 == 0;
+#if defined(__CUDA_ARCH__)
+    unsigned granted;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
+    fits = fits && (unsigned long long)NS * SR * RB + 40ull * G + 8ull * NS <= granted;
+#endif
+    if (!fits) {
+        hkq_ring_general<F>(w, xq, y, rows, cols);
+        return;
+    }
     unsigned char *ring = (unsigned char *)hkq_ring_dyn;
     uint4 *xlo = (uint4 *)(ring + (size_t)NS * SR * RB), *xhi = xlo + G;
     float2 *xds = (float2 *)(xhi + G); // (d8, the sum of the 32 values as int bits)

@@ -584,10 +584,21 @@ local ring_cases = {
     {"q4_K", 41, 2304, 3, 256, 1}, {"q4_0", 19, 10240, 2, 256, 1}, {"q4_K", 19, 10240, 1, 64, 3},
     {"q4_0", 5, 2304, 7, 64, 3}, {"q4_K", 23, 2304, 2, 16, 1}, {"q4_0", 23, 512, 3, 16, 1},
     {"q8_0", 41, 2304, 2, 64, 3}, {"q8_0", 37, 256, 3, 64, 1}, {"q8_0", 19, 8448, 2, 64, 1},
+    -- widths that are not whole pieces: the general path, the same y
+    {"q4_0", 29, 2336, 3, 256, 3}, {"q8_0", 29, 2336, 2, 64, 1}, {"q4_0", 13, 96, 2, 16, 1},
+    -- NVIDIA: 16 bytes less shared memory than 3 stages need: the general path too
+    {"q4_K", 41, 2304, 2, 256, 3, -16},
 }
 for ci, case in ipairs(ring_cases) do
-    local fmt, rows, cols, grid, block, stages = table.unpack(case)
-    if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 then goto next_ring end
+    local fmt, rows, cols, grid, block, stages, short = table.unpack(case)
+    if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 and ci ~= 13 then goto next_ring end
+    if short and os.getenv("HIPKIT_TEST_BACKEND") ~= "cuda" then
+        for _ = 1, 2 do
+            t.skip(("%s: streamed q8_1 matvec with %d bytes of shared memory short"):format(fmt, -short),
+                   "NVIDIA only: elsewhere the kernel cannot see how much it was given")
+        end
+        goto next_ring
+    end
     local s = random_blocks(fmt, rows * cols // formats[fmt][1])
     local ref = reference(fmt, s)
     local x = hk.alloc(cols, "f32", mode):rand{seed = 40 + ci, lo = -1, hi = 1}
@@ -599,10 +610,11 @@ for ci, case in ipairs(ring_cases) do
     for wi, w in ipairs{upload(fmt, s), shifted:view(fmt, 2)} do
         local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
         Q.kernels["matvec_" .. fmt .. "_q8_1_ring"]{grid = grid, block = block,
-            shared = ring_shared(fmt, cols, block, stages)}(w, xq, y, rows, cols, stages)
+            shared = ring_shared(fmt, cols, block, stages) + (short or 0)}(w, xq, y, rows, cols, stages)
         local worst = matvec_err(ref, xv, rows, cols, y:totable())
-        t.ok(worst < 2e-6, ("%s: streamed q8_1 matvec %dx%d, grid %d, block %d, %d stage(s), w %s, within %.1e"):format(
-            fmt, rows, cols, grid, block, stages, wi == 1 and "16-byte aligned" or "2 bytes into a buffer", worst))
+        t.ok(worst < 2e-6, ("%s: streamed q8_1 matvec %dx%d, grid %d, block %d, %d stage(s)%s, w %s, within %.1e"):format(
+            fmt, rows, cols, grid, block, stages, short and (", %d bytes of shared memory short"):format(-short) or "",
+            wi == 1 and "16-byte aligned" or "2 bytes into a buffer", worst))
     end
     ::next_ring::
 end
