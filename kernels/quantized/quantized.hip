@@ -456,7 +456,11 @@ template <int N> struct hkq_words {
     }
 };
 // f16 bits to float by the hardware conversion (exact, like hkq_f16)
-__device__ inline float hkq_h2f(const hkq_u8 *p) { return __half2float(__ushort_as_half(hkq_ld16(p))); }
+// half bits to float by the hardware conversion (exact; hkq_f16 above
+// branches on subnormals and infinities, which random scales hit in some
+// lane of most warps of the hot loops)
+__device__ inline float hkq_h2f_bits(hkq_u16 h) { return __half2float(__ushort_as_half(h)); }
+__device__ inline float hkq_h2f(const hkq_u8 *p) { return hkq_h2f_bits(hkq_ld16(p)); }
 __device__ inline float hkq_sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
 // 4 int8 dot products added to c: dp4a on NVIDIA (sm_61+), sdot4 on the
@@ -2263,17 +2267,13 @@ __device__ inline void hkq_ring_wait(unsigned long long *bar, unsigned parity)
 #endif
 // byte k of little-endian words v
 __device__ inline unsigned hkq_ring_byte(const hkq_u32 *v, int k) { return (v[k / 4] >> (8 * (k % 4))) & 255u; }
-// one piece (144 or 272 bytes at pc, 16-byte aligned shared memory)
-// against x's records i = j P + p of its 8 blocks (j): lo / hi the 32 int8
-// values, xds the scale d8 and the sum of the 32 values
 // bytes of a 256-value piece: 8 blocks of q4_0 or q8_0, a q4_K super-block
 template <int F> struct hkq_ring_fmt {
     enum { PIECE = F == HKQ_Q8_0 ? 272 : 144 };
 };
-// half bits to float by the hardware conversion (exact; the software
-// hkq_f16 branches on subnormals and infinities, which random scales hit
-// in some lane of most warps)
-__device__ inline float hkq_ring_f16(hkq_u16 h) { return __half2float(__ushort_as_half(h)); }
+// one piece (144 or 272 bytes at pc, 16-byte aligned shared memory)
+// against x's records i = j P + p of its 8 blocks (j): lo / hi the 32 int8
+// values, xds the scale d8 and the sum of the 32 values
 template <int F>
 __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const uint4 *xhi, const float2 *xds,
                                        unsigned P, unsigned p)
@@ -2297,7 +2297,7 @@ __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const 
             int dot = 0;
             for (int k = 0; k < 8; k++)
                 dot = hkq_dp4a(j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16), x8[k], dot);
-            acc += xds[i].x * (hkq_ring_f16(dh) * (float)dot);
+            acc += xds[i].x * (hkq_h2f_bits(dh) * (float)dot);
         }
     } else if (F == HKQ_Q4_0) {
         // blocks 2m at byte 36 m (scale, then nibbles 2 bytes into a word)
@@ -2312,10 +2312,10 @@ __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const 
             const uint4 lo = xlo[i], hi = xhi[i];
             const hkq_u32 l4[4] = {lo.x, lo.y, lo.z, lo.w}, h4[4] = {hi.x, hi.y, hi.z, hi.w};
             const float2 ds = xds[i];
-            acc += ds.x * (hkq_ring_f16(dh) * (float)hkq_q4_0_dot8(q, l4, h4, __float_as_int(ds.y)));
+            acc += ds.x * (hkq_h2f_bits(dh) * (float)hkq_q4_0_dot8(q, l4, h4, __float_as_int(ds.y)));
         }
     } else { // q4_K: d, dmin; 12 scale bytes; 4 chunks of 32 nibble bytes (group 2c low, 2c + 1 high)
-        const float d = hkq_ring_f16((hkq_u16)v[0]), dmin = hkq_ring_f16((hkq_u16)(v[0] >> 16));
+        const float d = hkq_h2f_bits((hkq_u16)v[0]), dmin = hkq_h2f_bits((hkq_u16)(v[0] >> 16));
         for (int g = 0; g < 8; g++) {
             // ggml's get_scale_min_k4 on the scale bytes (v[1..3])
             int sc, mn;
@@ -2407,7 +2407,7 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
         const unsigned i = (b % 8) * P + b / 8;
         xlo[i] = make_uint4(hkq_x8w(xr, 0), hkq_x8w(xr, 1), hkq_x8w(xr, 2), hkq_x8w(xr, 3));
         xhi[i] = make_uint4(hkq_x8w(xr, 4), hkq_x8w(xr, 5), hkq_x8w(xr, 6), hkq_x8w(xr, 7));
-        xds[i] = make_float2(hkq_ring_f16(hkq_ld16(xr)), __int_as_float(hkq_x8sum(xr, 0) + hkq_x8sum(xr, 1)));
+        xds[i] = make_float2(hkq_h2f(xr), __int_as_float(hkq_x8sum(xr, 0) + hkq_x8sum(xr, 1)));
     }
     __syncthreads();
     const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
@@ -2501,8 +2501,7 @@ HKQ_FORMAT(q4_K, HKQ_Q4_K)
 HKQ_FORMAT(q5_K, HKQ_Q5_K)
 HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
-// q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
-// (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)
+// the streamed q8_1 matvec (hkq_ring_matvec)
 extern "C" __global__ void matvec_q4_0_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
                                                   int stages)
 {
@@ -2518,6 +2517,8 @@ extern "C" __global__ void matvec_q4_K_q8_1_ring(const void *w, const void *xq, 
 {
     hkq_ring_matvec<HKQ_Q4_K>(w, xq, y, rows, cols, stages);
 }
+// q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
+// (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, f32, float)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, f16, __half)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, bf16, __hip_bfloat16)

@@ -103,10 +103,11 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 /* The streamed q8_1 matvec (kernels/quantized/quantized.hip,
  * hkq_ring_matvec; quantized-notes.md, 2026-11-29): a block a compute unit,
  * each its run of rows through a ring of RING_STAGES stages of 256 / L rows
- * (L lanes a row: the power of two >= the row's 144-byte pieces, at most a
- * warp) filled by bulk copies on sm_90. On the H200 it ran q4_0 and q4_K at
- * 0.74-0.77x copy back to back (0.79-0.82 in graph replay), against
- * 0.63-0.66 for the grid-stride kernel. Shared memory: the stages, x's
+ * (L lanes a row: the power of two >= the row's 256-value pieces, at most a
+ * warp) filled by bulk copies on sm_90. On the H200, 14336 x 4096, launched
+ * as here: q4_0 0.73, q8_0 0.87, q4_K 0.71-0.73x copy back to back (0.79,
+ * 0.93, 0.77 in graph replay), against 0.57, 0.81-0.83 and 0.61-0.62 (0.59,
+ * 0.86-0.87, 0.65) for the grid-stride kernel in the same calls. Shared memory: the stages, x's
  * records (40 bytes a block of 32) and a barrier a stage; two stages where
  * three do not fit, none (the grid-stride kernel) where two do not. */
 #define RING_STAGES 3
@@ -129,22 +130,23 @@ static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned sta
 /* 0 launched, 1 declined (not NVIDIA, a format or width it does not take,
  * or a GPU that refused its shared memory: the caller launches the
  * grid-stride kernel) */
-static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, const char *fn, const hk_plugin_arg *a,
+static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, int f, const hk_plugin_arg *a,
                        size_t rows, size_t cols, size_t cus, int early)
 {
+    const char *fn = formats[f].name;
     if ((strcmp(fn, "q4_0") && strcmp(fn, "q8_0") && strcmp(fn, "q4_K")) || cols % 256 || rows == 0 ||
         !HK_PLUGIN_HOST_HAS(host, backend) || strcmp(host->backend(call), "cuda"))
         return 1;
-    size_t piece = strcmp(fn, "q8_0") ? 144 : 272; /* bytes of 256 values */
+    size_t piece = (size_t)formats[f].bytes * (256 / formats[f].block); /* bytes of 256 values */
     unsigned warp = host->warp_size(call), stages = RING_STAGES;
-    while (stages >= 2 && ring_shared(cols, piece, warp, stages) > RING_SHARED_MAX)
-        stages--;
+    size_t shared = ring_shared(cols, piece, warp, stages);
+    while (stages >= 2 && shared > RING_SHARED_MAX)
+        shared = ring_shared(cols, piece, warp, --stages);
     if (stages < 2)
         return 1;
     char kernel[64];
     snprintf(kernel, sizeof kernel, "matvec_%s_q8_1_ring", fn);
     hk_plugin_arg b[6] = {a[0], a[1], a[2], a[3], a[4], hk_plugin_int_arg(stages)};
-    size_t shared = ring_shared(cols, piece, warp, stages);
     hk_plugin_config cfg = {{(unsigned)(rows < cus ? rows : cus), 1, 1}, {256, 1, 1},
                             shared < RING_SHARED_MIN ? RING_SHARED_MIN : shared};
     int r = early ? host->launch_early(call, kernel, &cfg, b, 6, 1u << 0) /* b[0]: w */
@@ -198,7 +200,7 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * formats and forms were level or slower (quantized-notes.md, v18, v24) */
     const char *fn = formats[f].name;
     int early = HK_PLUGIN_HOST_HAS(host, launch_early);
-    if (q8 && launch_ring(host, call, fn, a, rows, cols, cus, early) == 0)
+    if (q8 && launch_ring(host, call, f, a, rows, cols, cus, early) == 0)
         return 0;
     if (!q8 && cols <= 4096 && (!strcmp(fn, "q8_0") || !strcmp(fn, "q6_K") || !strcmp(fn, "q4_K")))
         cap = 2 * cus;
