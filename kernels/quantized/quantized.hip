@@ -2269,53 +2269,118 @@ __device__ inline void hkq_ring_wait(unsigned long long *bar, unsigned parity)
 __device__ inline unsigned hkq_ring_byte(const hkq_u32 *v, int k) { return (v[k / 4] >> (8 * (k % 4))) & 255u; }
 // bytes of a 256-value piece: 8 blocks of q4_0 or q8_0, a q4_K super-block
 template <int F> struct hkq_ring_fmt {
-    enum { PIECE = F == HKQ_Q8_0 ? 272 : 144 };
+    enum { PIECE = F == HKQ_Q8_0 ? 272 : F == HKQ_Q6_K ? 210 : 144 };
 };
-// one piece (144 or 272 bytes at pc, 16-byte aligned shared memory)
-// against x's records i = j P + p of its 8 blocks (j): lo / hi the 32 int8
-// values, xds the scale d8 and the sum of the 32 values
-template <int F>
-__device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const uint4 *xhi, const float2 *xds,
-                                       unsigned P, unsigned p)
+// x's records as a lane's pieces read them (record j of a piece: the 32
+// int8 values of its block j as lo / hi, and ds: the scale d8 and the sum
+// of the 32 values as int bits): from shared memory, record j P + p of
+// piece p, or from the lane's registers, where a lane has one piece of
+// every row (rows of at most L pieces), loaded once a block: the sums then
+// read only the weights from shared memory, half the shared-memory traffic
+// (H200: 0.72 -> 0.76x copy, quantized-notes.md 2026-11-29, evening)
+struct hkq_ring_xs {
+    const uint4 *lo, *hi;
+    const float2 *ds;
+    unsigned P, p;
+    __device__ uint4 l(int j) const { return lo[j * P + p]; }
+    __device__ uint4 h(int j) const { return hi[j * P + p]; }
+    __device__ float2 d(int j) const { return ds[j * P + p]; }
+    // the sum of block j's 16 values of half h (q6_K's scales are a 16)
+    __device__ int s16(int j, int h) const
+    {
+        const uint4 u = h ? hi[j * P + p] : lo[j * P + p];
+        return hkq_dp4a(u.w, 0x01010101u, hkq_dp4a(u.z, 0x01010101u, hkq_dp4a(u.y, 0x01010101u, hkq_dp4a(u.x, 0x01010101u, 0))));
+    }
+};
+struct hkq_ring_xr {
+    uint4 lo[8], hi[8];
+    float2 ds[8];
+    int s[8][2];
+    __device__ uint4 l(int j) const { return lo[j]; }
+    __device__ uint4 h(int j) const { return hi[j]; }
+    __device__ float2 d(int j) const { return ds[j]; }
+    __device__ int s16(int j, int h) const { return s[j][h]; }
+};
+// one piece at pc (shared memory: 16-byte aligned, q6_K's 210 bytes 2-byte
+// aligned) against x's records of its 8 blocks
+template <int F, class X>
+__device__ inline float hkq_ring_piece(const hkq_u8 *pc, const X &x)
 {
-    enum { WORDS = hkq_ring_fmt<F>::PIECE / 4 };
-    hkq_u32 v[WORDS];
-    for (int k = 0; k < WORDS / 4; k++) {
-        const uint4 u = pc[k];
-        v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+    // every format's branch is compiled: v as long as q6_K's reads (53 words)
+    enum { WORDS = (hkq_ring_fmt<F>::PIECE + 3) / 4, VW = WORDS > 53 ? WORDS : 53 };
+    hkq_u32 v[VW];
+    if (F == HKQ_Q6_K) { // 4-byte reads from pc rounded down, then shifted by 0 or 16 bits
+        const hkq_u32 *a = (const hkq_u32 *)((unsigned long long)pc & ~3ull);
+        const unsigned sh = (unsigned)((unsigned long long)pc & 2) * 8;
+        hkq_u32 next = a[0];
+#pragma unroll
+        for (int k = 0; k < WORDS; k++) {
+            const hkq_u32 cur = next;
+            next = a[k + 1];
+            v[k] = __funnelshift_r(cur, next, sh);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < WORDS / 4; k++) {
+            const uint4 u = ((const uint4 *)pc)[k];
+            v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+        }
     }
     float acc = 0.0f;
-    if (F == HKQ_Q8_0) {
+    if (F == HKQ_Q6_K) {
+        // {ql[128]; qh[64]; i8 scales[16]; f16 d}: block g's half n = g / 4,
+        // k = g % 4 takes nibble k / 2 of ql words 16 n + 8 (k % 2) + i and
+        // bits 2 k of qh words 32 + 8 n + i, minus 32; a scale a 16 values
+        const float d = hkq_h2f_bits((hkq_u16)v[52]);
+#pragma unroll
+        for (int g = 0; g < 8; g++) {
+            const int n = g / 4, k = g % 4, nib = 4 * (k >> 1), hs = 2 * k;
+            const uint4 lo = x.l(g), hi = x.h(g);
+            const hkq_u32 x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            float a = 0.0f;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                int dot = 0;
+#pragma unroll
+                for (int i = 4 * h; i < 4 * h + 4; i++)
+                    dot = hkq_dp4a(hkq_q6_word(v[16 * n + 8 * (k & 1) + i] >> nib, v[32 + 8 * n + i] >> hs), x8[i], dot);
+                const int sc = (int)(signed char)hkq_ring_byte(v + 48, 8 * n + 2 * k + h);
+                a += (float)sc * (float)(dot - 32 * x.s16(g, h));
+            }
+            acc += x.d(g).x * (d * a);
+        }
+    } else if (F == HKQ_Q8_0) {
         // blocks 2m at byte 68 m (scale, then values 2 bytes into a word)
         // and 2m + 1 at 68 m + 34 (scale in the high half, values aligned)
+#pragma unroll
         for (int j = 0; j < 8; j++) {
             const int m = j / 2, o = 17 * m + (j & 1 ? 9 : 1);
             const hkq_u16 dh = (hkq_u16)(j & 1 ? v[17 * m + 8] >> 16 : v[17 * m]);
-            const unsigned i = j * P + p;
-            const uint4 lo = xlo[i], hi = xhi[i];
+            const uint4 lo = x.l(j), hi = x.h(j);
             const hkq_u32 x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
             int dot = 0;
             for (int k = 0; k < 8; k++)
                 dot = hkq_dp4a(j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16), x8[k], dot);
-            acc += xds[i].x * (hkq_h2f_bits(dh) * (float)dot);
+            acc += x.d(j).x * (hkq_h2f_bits(dh) * (float)dot);
         }
     } else if (F == HKQ_Q4_0) {
         // blocks 2m at byte 36 m (scale, then nibbles 2 bytes into a word)
         // and 2m + 1 at 36 m + 18 (scale in the high half, nibbles aligned)
+#pragma unroll
         for (int j = 0; j < 8; j++) {
             const int m = j / 2, o = 9 * m + (j & 1 ? 5 : 1);
             hkq_u32 q[4];
             for (int k = 0; k < 4; k++)
                 q[k] = j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16);
             const hkq_u16 dh = (hkq_u16)(j & 1 ? v[9 * m + 4] >> 16 : v[9 * m]);
-            const unsigned i = j * P + p;
-            const uint4 lo = xlo[i], hi = xhi[i];
+            const uint4 lo = x.l(j), hi = x.h(j);
             const hkq_u32 l4[4] = {lo.x, lo.y, lo.z, lo.w}, h4[4] = {hi.x, hi.y, hi.z, hi.w};
-            const float2 ds = xds[i];
+            const float2 ds = x.d(j);
             acc += ds.x * (hkq_h2f_bits(dh) * (float)hkq_q4_0_dot8(q, l4, h4, __float_as_int(ds.y)));
         }
     } else { // q4_K: d, dmin; 12 scale bytes; 4 chunks of 32 nibble bytes (group 2c low, 2c + 1 high)
         const float d = hkq_h2f_bits((hkq_u16)v[0]), dmin = hkq_h2f_bits((hkq_u16)(v[0] >> 16));
+#pragma unroll
         for (int g = 0; g < 8; g++) {
             // ggml's get_scale_min_k4 on the scale bytes (v[1..3])
             int sc, mn;
@@ -2327,13 +2392,13 @@ __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const 
                 sc = (int)((h & 15) | ((hkq_ring_byte(v + 1, g - 4) >> 6) << 4));
                 mn = (int)((h >> 4) | ((hkq_ring_byte(v + 1, g) >> 6) << 4));
             }
-            const unsigned i = g * P + p, sft = 4 * (g & 1);
-            const uint4 lo = xlo[i], hi = xhi[i];
+            const unsigned sft = 4 * (g & 1);
+            const uint4 lo = x.l(g), hi = x.h(g);
             const hkq_u32 *c = v + 4 + 8 * (g / 2), x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
             int dot = 0;
             for (int k = 0; k < 8; k++)
                 dot = hkq_dp4a((c[k] >> sft) & 0x0F0F0F0Fu, x8[k], dot);
-            const float2 ds = xds[i];
+            const float2 ds = x.d(g);
             acc += ds.x * (d * (float)sc * (float)dot - dmin * (float)mn * (float)__float_as_int(ds.y));
         }
     }
@@ -2341,9 +2406,10 @@ __device__ inline float hkq_ring_piece(const uint4 *pc, const uint4 *xlo, const 
 }
 // a launch the ring cannot take (a width not whole pieces; on NVIDIA, less
 // shared memory than its stages need): the same y by the general path, a
-// warp a row (a thread a row in a block of part of a warp)
+// warp a row (a thread a row in a block of part of a warp). Not inlined:
+// its registers and code stay out of the ring's loop.
 template <int F>
-__device__ void hkq_ring_general(const void *w, const void *xq, float *y, int rows, int cols)
+__device__ __noinline__ void hkq_ring_general(const void *w, const void *xq, float *y, int rows, int cols)
 {
     hk_grid_wait();
     const unsigned lanes = blockDim.x % HKQ_WARP ? 1 : HKQ_WARP, per = blockDim.x / lanes;
@@ -2369,20 +2435,22 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
     if (blockDim.x % HKQ_WARP) // a block of part of a warp: a thread a row, no shuffles
         L = 1;
     const unsigned SR = blockDim.x / L;
-    const bool tma = HKQ_RING_TMA && ((unsigned long long)w % 16) == 0;
+    // bulk copies and 16-byte stage copies need 16-byte rows (q6_K: P a multiple of 8)
+    const bool a16 = ((unsigned long long)w % 16) == 0 && RB % 16 == 0;
+    const bool tma = HKQ_RING_TMA && a16;
     const unsigned NS = tma && stages > 1 ? (unsigned)stages : 1;
     bool fits = cols % 256 == 0;
 #if defined(__CUDA_ARCH__)
     unsigned granted;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
-    fits = fits && (unsigned long long)NS * SR * RB + 40ull * G + 8ull * NS <= granted;
+    fits = fits && ((unsigned long long)NS * SR * RB + 15) / 16 * 16 + 40ull * G + 8ull * NS <= granted;
 #endif
     if (!fits) {
         hkq_ring_general<F>(w, xq, y, rows, cols);
         return;
     }
     unsigned char *ring = (unsigned char *)hkq_ring_dyn;
-    uint4 *xlo = (uint4 *)(ring + (size_t)NS * SR * RB), *xhi = xlo + G;
+    uint4 *xlo = (uint4 *)(ring + ((size_t)NS * SR * RB + 15) / 16 * 16), *xhi = xlo + G;
     float2 *xds = (float2 *)(xhi + G); // (d8, the sum of the 32 values as int bits)
     unsigned long long *bar = (unsigned long long *)(xds + G);
     const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * (unsigned)rows / gridDim.x),
@@ -2411,6 +2479,16 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
     }
     __syncthreads();
     const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
+    const bool own = P <= L; // a piece a lane: its x records in registers
+    hkq_ring_xr xr;
+    if (own && lp < P)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+        {
+            xr.lo[j] = xlo[j * P + lp], xr.hi[j] = xhi[j * P + lp], xr.ds[j] = xds[j * P + lp];
+            const hkq_ring_xs xs{xlo, xhi, xds, P, lp};
+            xr.s[j][0] = xs.s16(j, 0), xr.s[j][1] = xs.s16(j, 1); // q6_K's only
+        }
     for (unsigned t = 0; t < steps; t++) {
         const unsigned s = t % NS, rows_t = min(SR, n - t * SR);
         unsigned char *st = ring + (size_t)s * SR * RB;
@@ -2421,18 +2499,22 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
 #endif
         {
             const hkq_u8 *src = wb + (size_t)t * SR * RB;
-            if (((unsigned long long)w % 16) == 0)
+            if (a16)
                 for (unsigned u = threadIdx.x; u < rows_t * RB / 16; u += blockDim.x)
                     ((uint4 *)st)[u] = ((const uint4 *)src)[u];
-            else // a view 2 bytes into a buffer: blocks are 2-byte aligned
+            else // a view 2 bytes into a buffer, q6_K's rows of 210 P bytes: 2-byte aligned
                 for (unsigned u = threadIdx.x; u < rows_t * RB / 2; u += blockDim.x)
                     ((hkq_u16 *)st)[u] = hkq_ld16(src + 2 * u);
             __syncthreads();
         }
         float acc = 0.0f;
-        if (ri < rows_t)
+        const hkq_u8 *row = st + ri * RB;
+        if (ri < rows_t && own) {
+            if (lp < P)
+                acc = hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * lp, xr);
+        } else if (ri < rows_t)
             for (unsigned p = lp; p < P; p += L)
-                acc += hkq_ring_piece<F>((const uint4 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * p), xlo, xhi, xds, P, p);
+                acc += hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * p, hkq_ring_xs{xlo, xhi, xds, P, p});
         for (unsigned off = L / 2; off > 0; off /= 2) // every lane, rows past the end too: whole warps
             acc += __shfl_xor(acc, (int)off);
         if (lp == 0 && ri < rows_t)
@@ -2516,6 +2598,11 @@ extern "C" __global__ void matvec_q4_K_q8_1_ring(const void *w, const void *xq, 
                                                   int stages)
 {
     hkq_ring_matvec<HKQ_Q4_K>(w, xq, y, rows, cols, stages);
+}
+extern "C" __global__ void matvec_q6_K_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
+                                                  int stages)
+{
+    hkq_ring_matvec<HKQ_Q6_K>(w, xq, y, rows, cols, stages);
 }
 // q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
 // (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)

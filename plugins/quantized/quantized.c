@@ -102,15 +102,20 @@ static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
 
 /* The streamed q8_1 matvec (kernels/quantized/quantized.hip,
  * hkq_ring_matvec; quantized-notes.md, 2026-11-29): a block a compute unit,
- * each its run of rows through a ring of RING_STAGES stages of 256 / L rows
+ * each its run of rows through a ring of ring_stages() stages of 256 / L rows
  * (L lanes a row: the power of two >= the row's 256-value pieces, at most a
- * warp) filled by bulk copies on sm_90. On the H200, 14336 x 4096, launched
- * as here: q4_0 0.73, q8_0 0.87, q4_K 0.71-0.73x copy back to back (0.79,
- * 0.93, 0.77 in graph replay), against 0.57, 0.81-0.83 and 0.61-0.62 (0.59,
- * 0.86-0.87, 0.65) for the grid-stride kernel in the same calls. Shared memory: the stages, x's
- * records (40 bytes a block of 32) and a barrier a stage; two stages where
- * three do not fit, none (the grid-stride kernel) where two do not. */
-#define RING_STAGES 3
+ * warp) filled by bulk copies on sm_90. Shared memory: the stages, x's
+ * records (40 bytes a block of 32) and a barrier a stage; fewer stages where
+ * they do not fit, none (the grid-stride kernel) where two do not. Stages
+ * a format, as measured (H200, 14336 x 4096, chains of 70 launches, back to
+ * back / graph replay; quantized-notes.md, 2026-11-29 evening): q4_0 4
+ * (0.82 / 0.89 against 3's 0.80 / 0.89), q4_K 3 (0.78 / 0.86 against 4's
+ * 0.77 / 0.83), q6_K 2 (0.79 / 0.83 against 4's 0.73 / 0.78: its stages
+ * are 1.5x as large), q8_0 3 (all that fit at 4096 columns). */
+static unsigned ring_stages(const char *fn)
+{
+    return !strcmp(fn, "q4_0") ? 4 : !strcmp(fn, "q6_K") ? 2 : 3;
+}
 #define RING_SHARED_MAX (227u * 1024u) /* sm_90's opt-in block limit */
 /* The ring asks for at least this much: only GPUs with bulk copies (sm_90
  * and later: 227 KiB) grant it, and one with less (sm_80: 163 KiB; sm_86,
@@ -124,7 +129,8 @@ static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned sta
     size_t pieces = cols / 256, lanes = 1;
     while (lanes < pieces && lanes < warp)
         lanes *= 2;
-    return stages * (256 / lanes) * piece * pieces + 40 * (cols / 32) + 8 * stages;
+    /* the ring rounded up to 16 bytes for x's records (q6_K's rows are 2-byte aligned) */
+    return (stages * (256 / lanes) * piece * pieces + 15) / 16 * 16 + 40 * (cols / 32) + 8 * stages;
 }
 
 /* 0 launched, 1 declined (not NVIDIA, a format or width it does not take,
@@ -134,11 +140,13 @@ static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, i
                        size_t rows, size_t cols, size_t cus, int early)
 {
     const char *fn = formats[f].name;
-    if ((strcmp(fn, "q4_0") && strcmp(fn, "q8_0") && strcmp(fn, "q4_K")) || cols % 256 || rows == 0 ||
+    /* q6_K's 210-byte pieces make 16-byte rows (bulk copies) only at multiples of 2048 columns */
+    if ((strcmp(fn, "q4_0") && strcmp(fn, "q8_0") && strcmp(fn, "q4_K") && strcmp(fn, "q6_K")) || cols % 256 ||
+        (!strcmp(fn, "q6_K") && cols % 2048) || rows == 0 ||
         !HK_PLUGIN_HOST_HAS(host, backend) || strcmp(host->backend(call), "cuda"))
         return 1;
     size_t piece = (size_t)formats[f].bytes * (256 / formats[f].block); /* bytes of 256 values */
-    unsigned warp = host->warp_size(call), stages = RING_STAGES;
+    unsigned warp = host->warp_size(call), stages = ring_stages(fn);
     size_t shared = ring_shared(cols, piece, warp, stages);
     while (stages >= 2 && shared > RING_SHARED_MAX)
         shared = ring_shared(cols, piece, warp, --stages);
@@ -479,8 +487,8 @@ static int add_kernels(const hk_plugin_api *api)
     }
     /* the streamed q8_1 matvec: the op gives grid, block and shared memory */
     static const hk_plugin_extent mvr[] = {{0, {3, 4, -1}, 1}, {1, {4, -1, -1}, 1}, {2, {3, -1, -1}, 1}};
-    static const char *const ring[] = {"q4_0", "q8_0", "q4_K"};
-    for (size_t f = 0; r == 0 && f < 3; f++) {
+    static const char *const ring[] = {"q4_0", "q8_0", "q4_K", "q6_K"};
+    for (size_t f = 0; r == 0 && f < sizeof ring / sizeof *ring; f++) {
         hk_plugin_rule rule = {sizeof rule, {HK_PLUGIN_GEOM_EXPLICIT, 0, 0, 0, 0, 0, 0, 0}, 0, 0, 0, mvr, 3};
         snprintf(name, sizeof name, "matvec_%s_q8_1_ring", ring[f]);
         snprintf(doc, sizeof doc, "matvec_%s_q8_1 for rows of whole 256-value pieces, each block its run of rows "

@@ -4,7 +4,8 @@
 -- the op gives it, early start on: back to back over enough copies of the
 -- matrix that they exceed 4x a 50 MB L2, and as a recorded graph replayed;
 -- GB/s of the bytes a call must move as a ratio to a device-to-device copy
--- of the same run. Random weight bytes, x quantized from random values.
+-- of the same run (c: a chain of at least 70 launches back to back, the
+-- steady state). Random weight bytes, x quantized from random values.
 -- Shapes: arg[1] x arg[2], default 14336 x 4096 and 4096 x 14336.
 --   hipkit --backend cuda scripts-lua/bench/quantized_ring.lua [rows cols]
 local Q = hk.ops.quantized
@@ -15,14 +16,14 @@ local big = 256 << 20
 local src, dst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 local copy = hk.bench(function() dst:copy(src) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
 print(("%s: copy 256 MiB %.0f GB/s"):format(dev.name or "?", copy.gbps))
-local piece = {q4_0 = 144, q8_0 = 272, q4_K = 144}
+local piece = {q4_0 = 144, q8_0 = 272, q4_K = 144, q6_K = 210}
 for _, shape in ipairs(shapes) do
     local rows, cols = shape[1], shape[2]
     local x = hk.alloc(cols, "f32"):rand{seed = 1, lo = -1, hi = 1}
     local xq = hk.alloc(cols, "q8_1")
     Q.quantize(xq, x)
     local y = hk.alloc(rows, "f32")
-    for _, fmt in ipairs{"q4_0", "q8_0", "q4_K"} do
+    for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K"} do
         local ws = {hk.alloc(rows * cols, fmt)}
         local bytes = #ws[1]:view("u8")
         local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
@@ -31,18 +32,18 @@ for _, shape in ipairs(shapes) do
         -- the op's configurations (plugins/quantized/quantized.c)
         local P, L = cols // 256, 1
         while L < P and L < warp do L = L * 2 end
-        local stages = 3
-        local function shared(s) return s * (256 // L) * piece[fmt] * P + 40 * (cols // 32) + 8 * s end
+        local stages = ({q4_0 = 4, q6_K = 2})[fmt] or 3
+        local function shared(s) return (s * (256 // L) * piece[fmt] * P + 15) // 16 * 16 + 40 * (cols // 32) + 8 * s end
         local limit = math.min(227 * 1024, dev.max_shared_per_block or 227 * 1024)
-        -- as the op: 3 stages, 2 where 3 do not fit, else the grid-stride kernel
+        -- as the op: its stages a format, fewer where they do not fit (at least 2), else the grid-stride kernel
         -- alone (the CPU backend's 64 KiB: 1 stage, to run the script there)
         local least = limit >= 200 * 1024 and 2 or 1
         while stages > least and shared(stages) > limit do stages = stages - 1 end
         local groups = (rows + 7) // 8
-        local cap = (fmt == "q8_0" and 8 or 4) * cus
+        local cap = ((fmt == "q8_0" or fmt == "q6_K") and 8 or 4) * cus
         local each = math.max(1, math.min(8, (groups + cap - 1) // cap))
         local kinds = {}
-        if shared(stages) <= limit then
+        if shared(stages) <= limit and (fmt ~= "q6_K" or cols % 2048 == 0) then
             kinds[1] = {"streamed", Q.kernels["matvec_" .. fmt .. "_q8_1_ring"]{grid = math.min(cus, rows),
                 block = 256, shared = shared(stages), early = true}, true}
         end
@@ -60,7 +61,13 @@ for _, shape in ipairs(shapes) do
             local rb = hk.bench(run, {bytes = moved, reps = 10, warmup = 2, print = false})
             local g = hk.graph(run)
             local rg = hk.bench(function() g:launch() end, {bytes = moved, reps = 10, warmup = 2, print = false})
-            line = line .. ("  %s %.2f / g%.2f"):format(kd[1], rb.gbps / copy.gbps, rg.gbps / copy.gbps)
+            -- a chain of at least 70 launches: the steady state, without the
+            -- gap before a timing's first kernel
+            local passes = math.ceil(70 / copies)
+            local rc = hk.bench(function() for _ = 1, passes do run() end end,
+                                {bytes = passes * moved, reps = 5, warmup = 1, print = false})
+            line = line .. ("  %s %.2f / g%.2f / c%.2f"):format(kd[1], rb.gbps / copy.gbps, rg.gbps / copy.gbps,
+                                                             rc.gbps / copy.gbps)
         end
         print(line)
         ws = nil

@@ -560,7 +560,7 @@ for _, case in ipairs{{"q4_0", 2304}, {"q4_K", 2304}, {"q4_0", 4352}, {"q4_K", 4
     ::next_case::
 end
 
--- The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K}_q8_1_ring), launched
+-- The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K,q6_K}_q8_1_ring), launched
 -- directly: each block its own run of rows, a stage of block / L
 -- rows at a time, L lanes a row (the power of two >= the row's 144-byte
 -- pieces, at most a warp). Widths of 1 piece (a thread a row, a stage of
@@ -577,7 +577,9 @@ local function ring_shared(fmt, cols, block, stages)
     local P, L = cols // 256, 1
     while L < P and L < warp do L = L * 2 end
     if block % warp ~= 0 then L = 1 end
-    return stages * (block // L) * (fmt == "q8_0" and 272 or 144) * P + 40 * (cols // 32) + 8 * stages
+    local piece = ({q8_0 = 272, q6_K = 210})[fmt] or 144
+    -- the ring rounded up to 16 bytes (q6_K's rows are 2-byte aligned)
+    return (stages * (block // L) * piece * P + 15) // 16 * 16 + 40 * (cols // 32) + 8 * stages
 end
 local ring_cases = {
     {"q4_0", 37, 256, 2, 256, 1}, {"q4_K", 37, 256, 3, 64, 1}, {"q4_0", 41, 2304, 2, 256, 3},
@@ -588,10 +590,16 @@ local ring_cases = {
     {"q4_0", 29, 2336, 3, 256, 3}, {"q8_0", 29, 2336, 2, 64, 1}, {"q4_0", 13, 96, 2, 16, 1},
     -- NVIDIA: 16 bytes less shared memory than 3 stages need: the general path too
     {"q4_K", 41, 2304, 2, 256, 3, -16},
+    -- q6_K's 210-byte pieces: rows of 8 pieces are 16-byte aligned (bulk
+    -- copies on sm_90), of 9 only 2-byte (the block copies them); 40 pieces
+    -- (x's records read from shared memory); a thread a row with a ring of
+    -- 20 rows of 210 bytes (its end rounded up to 16 for x's records)
+    {"q6_K", 37, 2048, 2, 64, 4}, {"q6_K", 41, 2304, 3, 256, 1}, {"q6_K", 19, 10240, 2, 64, 3},
+    {"q6_K", 23, 512, 3, 16, 1}, {"q6_K", 13, 256, 2, 20, 1}, {"q6_K", 41, 4096, 2, 256, 4, -16},
 }
 for ci, case in ipairs(ring_cases) do
     local fmt, rows, cols, grid, block, stages, short = table.unpack(case)
-    if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 and ci ~= 13 then goto next_ring end
+    if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 and ci ~= 13 and ci ~= 18 then goto next_ring end
     if short and os.getenv("HIPKIT_TEST_BACKEND") ~= "cuda" then
         for _ = 1, 2 do
             t.skip(("%s: streamed q8_1 matvec with %d bytes of shared memory short"):format(fmt, -short),

@@ -958,9 +958,27 @@ __device__ __forceinline__ void tq_stage_x(const void *xq, uint4 *xlo, uint4 *xh
 }
 // MODE (diagnostics): 1 x staged before the wait (wrong where the last kernel writes x), 2 no arithmetic
 // (each lane xors its piece's first word: the ring alone)
-template <int FMT, int W, int NS, int MODE = 0>
+// TIM: thread 0 records when (globaltimer, clock64) its block starts, has x,
+// has each stage, is done with each stage and ends (g_tim, TIM_SLOTS a block)
+enum { TIM_SLOTS = 48 };
+__device__ unsigned long long g_tim[1056 * TIM_SLOTS];
+__device__ __forceinline__ unsigned long long tim_gt()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void tim_mark(int TIM, unsigned slot)
+{
+    if (TIM && threadIdx.x == 0 && slot < TIM_SLOTS)
+        g_tim[blockIdx.x * TIM_SLOTS + slot] = clock64();
+}
+template <int FMT, int W, int NS, int MODE = 0, int TIM = 0>
 __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y, int rows, int cols)
 {
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS] = tim_gt();
+    tim_mark(TIM, 2);
     extern __shared__ __align__(128) unsigned char tq_dyn[];
     const unsigned G = (unsigned)cols / 32, P = G / 8, RB = 144 * P, SR = 2 * W; // cols == 4096: P == 16
     unsigned char *stage = tq_dyn;
@@ -993,9 +1011,11 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
         for (int j = 0; j < 8; j++)
             dsr[j] = tq_x_ds<FMT>((const hkq_u8 *)xq, 8 * p + j);
     __syncthreads();
+    tim_mark(TIM, 3);
     for (unsigned t = 0; t < steps; t++) {
         const unsigned s = t % NS;
         tq_wait(bar + s, (t / NS) & 1);
+        tim_mark(TIM, 4 + 2 * t);
         const unsigned rr = t * SR + 2 * warp + lane / 16;
         float y_acc = 0.0f;
         if (rr < n && MODE == 2)
@@ -1005,9 +1025,12 @@ __device__ __forceinline__ void tq_body(const void *w, const void *xq, float *y,
                                   MODE == 3 ? dsr : nullptr);
         tq_row_sum(y_acc, p, rr, n, y + r0);
         __syncthreads(); // every warp is done with stage s
+        tim_mark(TIM, 5 + 2 * t);
         if (threadIdx.x == 0 && t + NS < steps)
             tq_issue(stage + s * SR * RB, wb + (unsigned long long)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
     }
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS + 1] = tim_gt();
 }
 #define TQ(NAME, FMT, W, NS, ...)                                                                               \
     extern "C" __global__ void __launch_bounds__(32 * W) NAME(const void *w, const void *xq, float *y, int rows, int cols) \
@@ -1020,6 +1043,77 @@ TQ(tq8_12_3, 0, 12, 3) TQ(tk8_12_3, 1, 12, 3) TQ(tq8x_8_3, 0, 8, 3, 4) TQ(tk8x_8
 TQ(tqr_8_3, 0, 8, 3, 3) TQ(tqr_4_3, 0, 4, 3, 3) TQ(tqr_8_2, 0, 8, 2, 3) TQ(tkr_8_3, 1, 8, 3, 3) TQ(tkr_4_3, 1, 4, 3, 3)
 TQ(tq8_8_4, 0, 8, 4) TQ(tq8_8_3, 0, 8, 3) TQ(tq8_8_2, 0, 8, 2) TQ(tq8_16_2, 0, 16, 2) TQ(tq8_4_4, 0, 4, 4) TQ(tq8_4_3, 0, 4, 3)
 TQ(tk8_8_4, 1, 8, 4) TQ(tk8_8_3, 1, 8, 3) TQ(tk8_4_4, 1, 4, 4) TQ(tk8_16_2, 1, 16, 2)
+TQ(tqt_8_3, 0, 8, 3, 0, 1) TQ(tkt_8_3, 1, 8, 3, 0, 1) TQ(trt_8_3, 0, 8, 3, 2, 1) TQ(tqt_4_3, 0, 4, 3, 0, 1)
+
+// tp: the tq sums with a producer warp (warp W) and a full and an empty
+// mbarrier a stage: a compute warp waits for its stage's bytes, sums, and
+// its lane 0 arrives on the stage's empty barrier (W arrivals free it); the
+// producer waits for that and refills. No block barrier in the loop, so a
+// warp done early goes on to the next stage instead of waiting for the
+// slowest of the block.
+template <int FMT, int W, int NS, int TIM = 0>
+__device__ __forceinline__ void tp_body(const void *w, const void *xq, float *y, int rows, int cols)
+{
+    extern __shared__ __align__(128) unsigned char tq_dyn[];
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS] = tim_gt();
+    tim_mark(TIM, 2);
+    const unsigned G = (unsigned)cols / 32, P = G / 8, RB = 144 * P, SR = 2 * W;
+    unsigned char *stage = tq_dyn;
+    uint4 *xlo = (uint4 *)(tq_dyn + NS * SR * RB), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G);
+    unsigned long long *full = (unsigned long long *)(xds + G), *empty = full + NS;
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * rows / gridDim.x), n = r1 - r0,
+                   steps = (n + SR - 1) / SR;
+    const unsigned char *wb = (const unsigned char *)w + (unsigned long long)r0 * RB;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane % 16;
+    if (threadIdx.x == 32 * W) {
+        for (int s = 0; s < NS; s++) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(tq_sa(full + s)) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tq_sa(empty + s)), "r"(W) : "memory");
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < NS && s < steps; s++)
+            tq_issue(stage + s * SR * RB, wb + (unsigned long long)s * SR * RB, min(SR, n - s * SR) * RB, full + s);
+    }
+    probe_wait();
+    tq_stage_x<FMT>(xq, xlo, xhi, xds, G, P);
+    __syncthreads();
+    tim_mark(TIM, 3);
+    if (warp == W) { // the producer
+        if (lane == 0)
+            for (unsigned t = NS; t < steps; t++) {
+                const unsigned s = t % NS;
+                tq_wait(empty + s, ((t / NS) - 1) & 1);
+                tq_issue(stage + s * SR * RB, wb + (unsigned long long)t * SR * RB, min(SR, n - t * SR) * RB, full + s);
+            }
+        return;
+    }
+    for (unsigned t = 0; t < steps; t++) {
+        const unsigned s = t % NS;
+        tq_wait(full + s, (t / NS) & 1);
+        tim_mark(TIM, 4 + 2 * t);
+        const unsigned rr = t * SR + 2 * warp + lane / 16;
+        float y_acc = 0.0f;
+        if (rr < n)
+            y_acc = tq_piece<FMT>((const uint4 *)(stage + s * SR * RB + (2 * warp + lane / 16) * RB + 144 * p), xlo, xhi, xds, P, p);
+        tq_row_sum(y_acc, p, rr, n, y + r0);
+        __syncwarp();
+        if (lane == 0)
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(tq_sa(empty + s)) : "memory");
+        tim_mark(TIM, 5 + 2 * t);
+    }
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS + 1] = tim_gt();
+}
+#define TP(NAME, FMT, W, NS, ...)                                                                               \
+    extern "C" __global__ void __launch_bounds__(32 * W + 32) NAME(const void *w, const void *xq, float *y, int rows, int cols) \
+    {                                                                                                           \
+        tp_body<FMT, W, NS, ##__VA_ARGS__>(w, xq, y, rows, cols);                                               \
+    }
+TP(tp_8_3, 0, 8, 3) TP(tp_8_4, 0, 8, 4) TP(tpk_8_3, 1, 8, 3) TP(tpk_8_4, 1, 8, 4) TP(tpt_8_3, 0, 8, 3, 1) TP(tp_4_4, 0, 4, 4)
+TP(tp_4_6, 0, 4, 6) TP(tpk_4_6, 1, 4, 6)
 
 // tw: the same sums with a ring a warp (NS slots of 2 rows each), so that a
 // warp starts as soon as its own rows land and refills its slot as soon as
@@ -1072,3 +1166,190 @@ __device__ __forceinline__ void tw_body(const void *w, const void *xq, float *y,
     }
 TW(tw8_8_2, 0, 8, 2) TW(tw8_8_3, 0, 8, 3) TW(tw8_8_4, 0, 8, 4) TW(tw8_12_3, 0, 12, 3) TW(tw8_16_2, 0, 16, 2) TW(tw8_16_3, 0, 16, 3)
 TW(twk_8_3, 1, 8, 3) TW(twk_8_4, 1, 8, 4) TW(twk_12_3, 1, 12, 3) TW(twk_16_2, 1, 16, 2) TW(twk_16_3, 1, 16, 3)
+
+// hr: a copy of the op's streamed kernel (quantized.hip, hkq_ring_matvec)
+// with thread 0's timeline (TIM) and variants (V bits) to find what it
+// loses against tq: 1 no general-path check, 2 P and L fixed at 16 (4096
+// columns)
+
+// x's records for hr_piece: from shared memory (record j P + p) or from a
+// lane's registers (its own piece's 8 records, loaded once a block)
+struct hr_xs {
+    const uint4 *lo, *hi;
+    const float2 *ds;
+    unsigned P, p;
+    __device__ uint4 l(int j) const { return lo[j * P + p]; }
+    __device__ uint4 h(int j) const { return hi[j * P + p]; }
+    __device__ float2 d(int j) const { return ds[j * P + p]; }
+};
+struct hr_xr {
+    uint4 lo[8], hi[8];
+    float2 ds[8];
+    __device__ uint4 l(int j) const { return lo[j]; }
+    __device__ uint4 h(int j) const { return hi[j]; }
+    __device__ float2 d(int j) const { return ds[j]; }
+};
+template <int F, class X>
+__device__ __forceinline__ float hr_piece(const uint4 *pc, const X &x)
+{
+    enum { WORDS = hkq_ring_fmt<F>::PIECE / 4 };
+    hkq_u32 v[WORDS];
+#pragma unroll
+    for (int k = 0; k < WORDS / 4; k++) {
+        const uint4 u = pc[k];
+        v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+    }
+    float acc = 0.0f;
+    if (F == HKQ_Q4_0) {
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const int m = j / 2, o = 9 * m + (j & 1 ? 5 : 1);
+            hkq_u32 q[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                q[k] = j & 1 ? v[o + k] : __funnelshift_r(v[o - 1 + k], v[o + k], 16);
+            const hkq_u16 dh = (hkq_u16)(j & 1 ? v[9 * m + 4] >> 16 : v[9 * m]);
+            const uint4 lo = x.l(j), hi = x.h(j);
+            const hkq_u32 l4[4] = {lo.x, lo.y, lo.z, lo.w}, h4[4] = {hi.x, hi.y, hi.z, hi.w};
+            const float2 ds = x.d(j);
+            acc += ds.x * (hkq_h2f_bits(dh) * (float)hkq_q4_0_dot8(q, l4, h4, __float_as_int(ds.y)));
+        }
+    } else { // q4_K
+        const float d = hkq_h2f_bits((hkq_u16)v[0]), dmin = hkq_h2f_bits((hkq_u16)(v[0] >> 16));
+#pragma unroll
+        for (int g = 0; g < 8; g++) {
+            int sc, mn;
+            if (g < 4) {
+                sc = (int)(hkq_ring_byte(v + 1, g) & 63);
+                mn = (int)(hkq_ring_byte(v + 1, g + 4) & 63);
+            } else {
+                const unsigned h = hkq_ring_byte(v + 1, g + 4);
+                sc = (int)((h & 15) | ((hkq_ring_byte(v + 1, g - 4) >> 6) << 4));
+                mn = (int)((h >> 4) | ((hkq_ring_byte(v + 1, g) >> 6) << 4));
+            }
+            const unsigned sft = 4 * (g & 1);
+            const uint4 lo = x.l(g), hi = x.h(g);
+            const hkq_u32 *c = v + 4 + 8 * (g / 2), x8[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+            int dot = 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++)
+                dot = hkq_dp4a((c[k] >> sft) & 0x0F0F0F0Fu, x8[k], dot);
+            const float2 ds = x.d(g);
+            acc += ds.x * (d * (float)sc * (float)dot - dmin * (float)mn * (float)__float_as_int(ds.y));
+        }
+    }
+    return acc;
+}
+__device__ __forceinline__ void hr_prefetch(const void *src, unsigned bytes)
+{
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
+// PF: stages past the ring also asked of L2 (cp.async.bulk.prefetch.L2), a
+// rolling window of PF stages ahead of the ring's last, so that HBM stays
+// busy while the block waits for x and sums its first stages
+template <int F, int TIM, int V, int PF = 0>
+__device__ __forceinline__ void hr_body(const void *w, const void *xq, float *y, int rows, int cols, int stages)
+{
+    extern __shared__ uint4 hkq_ring_dyn[];
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS] = tim_gt();
+    tim_mark(TIM, 2);
+    const unsigned G = (V & 2) ? 128u : (unsigned)cols / 32, P = G / 8, RB = hkq_ring_fmt<F>::PIECE * P;
+    unsigned L = 1;
+    if (V & 2)
+        L = 16;
+    else
+        while (L < P && L < (unsigned)HKQ_WARP)
+            L *= 2;
+    const unsigned SR = blockDim.x / L;
+    const unsigned NS = (unsigned)stages;
+    if (!(V & 1)) {
+        bool fits = cols % 256 == 0;
+        unsigned granted;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
+        fits = fits && (unsigned long long)NS * SR * RB + 40ull * G + 8ull * NS <= granted;
+        if (!fits) {
+            hkq_ring_general<F>(w, xq, y, rows, cols);
+            return;
+        }
+    }
+    unsigned char *ring = (unsigned char *)hkq_ring_dyn;
+    uint4 *xlo = (uint4 *)(ring + (size_t)NS * SR * RB), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G);
+    unsigned long long *bar = (unsigned long long *)(xds + G);
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * (unsigned)rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * (unsigned)rows / gridDim.x), n = r1 - r0,
+                   steps = (n + SR - 1) / SR;
+    const hkq_u8 *wb = (const hkq_u8 *)w + (size_t)r0 * RB;
+    if (threadIdx.x == 0) {
+        for (unsigned s = 0; s < NS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hkq_ring_sa(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < ((V & 16) ? 1u : NS) && s < steps; s++)
+            hkq_ring_issue(ring + (size_t)s * SR * RB, wb + (size_t)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
+        for (unsigned s = NS; s < NS + PF && s < steps; s++)
+            hr_prefetch(wb + (size_t)s * SR * RB, min(SR, n - s * SR) * RB);
+    }
+    hk_grid_wait();
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned b = threadIdx.x; b < G; b += blockDim.x) {
+        const hkq_u8 *xr = xb + 36 * b;
+        const unsigned i = (b % 8) * P + b / 8;
+        xlo[i] = make_uint4(hkq_x8w(xr, 0), hkq_x8w(xr, 1), hkq_x8w(xr, 2), hkq_x8w(xr, 3));
+        xhi[i] = make_uint4(hkq_x8w(xr, 4), hkq_x8w(xr, 5), hkq_x8w(xr, 6), hkq_x8w(xr, 7));
+        xds[i] = make_float2(hkq_h2f(xr), __int_as_float(hkq_x8sum(xr, 0) + hkq_x8sum(xr, 1)));
+    }
+    if ((V & 16) && threadIdx.x == 0) // 16: the later stages after x's loads
+        for (unsigned s = 1; s < NS && s < steps; s++)
+            hkq_ring_issue(ring + (size_t)s * SR * RB, wb + (size_t)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
+    __syncthreads();
+    tim_mark(TIM, 3);
+    const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
+    hr_xr xr;
+    if (V & 4)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            xr.lo[j] = xlo[j * P + lp], xr.hi[j] = xhi[j * P + lp], xr.ds[j] = xds[j * P + lp];
+    for (unsigned t = 0; t < steps; t++) {
+        const unsigned s = t % NS, rows_t = min(SR, n - t * SR);
+        unsigned char *st = ring + (size_t)s * SR * RB;
+        hkq_ring_wait(bar + s, (t / NS) & 1);
+        tim_mark(TIM, 4 + 2 * t);
+        float acc = 0.0f;
+        if (ri < rows_t) {
+            if (V & 4)
+                acc = hr_piece<F>((const uint4 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * lp), xr);
+            else if (V & 8)
+                acc = hr_piece<F>((const uint4 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * lp), hr_xs{xlo, xhi, xds, P, lp});
+            else if (V & 2)
+                acc = hkq_ring_piece<F>((const hkq_u8 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * lp), hkq_ring_xs{xlo, xhi, xds, P, lp});
+            else
+                for (unsigned p = lp; p < P; p += L)
+                    acc += hkq_ring_piece<F>((const hkq_u8 *)(st + ri * RB + hkq_ring_fmt<F>::PIECE * p), hkq_ring_xs{xlo, xhi, xds, P, p});
+        }
+        for (unsigned off = L / 2; off > 0; off /= 2)
+            acc += __shfl_xor(acc, (int)off);
+        if (lp == 0 && ri < rows_t)
+            y[r0 + t * SR + ri] = acc;
+        __syncthreads();
+        tim_mark(TIM, 5 + 2 * t);
+        if (threadIdx.x == 0 && t + NS < steps)
+            hkq_ring_issue(st, wb + (size_t)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
+        if (PF && threadIdx.x == 0 && t + NS + PF < steps)
+            hr_prefetch(wb + (size_t)(t + NS + PF) * SR * RB, min(SR, n - (t + NS + PF) * SR) * RB);
+    }
+    if (TIM && threadIdx.x == 0)
+        g_tim[blockIdx.x * TIM_SLOTS + 1] = tim_gt();
+}
+#define HR(NAME, F, TIM, V, ...)                                                                                \
+    extern "C" __global__ void NAME(const void *w, const void *xq, float *y, int rows, int cols, int stages)   \
+    {                                                                                                           \
+        hr_body<F, TIM, V, ##__VA_ARGS__>(w, xq, y, rows, cols, stages);                                        \
+    }
+HR(hr0, HKQ_Q4_0, 0, 0) HR(hrt0, HKQ_Q4_0, 1, 0) HR(hr1, HKQ_Q4_0, 0, 1) HR(hr3, HKQ_Q4_0, 0, 3) HR(hrt3, HKQ_Q4_0, 1, 3)
+HR(hrk0, HKQ_Q4_K, 0, 0) HR(hrk3, HKQ_Q4_K, 0, 3)
+HR(hr7, HKQ_Q4_0, 0, 7) HR(hrt7, HKQ_Q4_0, 1, 7) HR(hrk7, HKQ_Q4_K, 0, 7) HR(hrkt7, HKQ_Q4_K, 1, 7) HR(hrb, HKQ_Q4_0, 0, 11)
+HR(hrkb, HKQ_Q4_K, 0, 11) HR(hrx7, HKQ_Q4_0, 0, 23) HR(hrxt7, HKQ_Q4_0, 1, 23) HR(hrkx7, HKQ_Q4_K, 0, 23)
+HR(hp1, HKQ_Q4_0, 0, 7, 1) HR(hp2, HKQ_Q4_0, 0, 7, 2) HR(hp3, HKQ_Q4_0, 0, 7, 3) HR(hp9, HKQ_Q4_0, 0, 7, 9)
+HR(hpt2, HKQ_Q4_0, 1, 7, 2) HR(hpt9, HKQ_Q4_0, 1, 7, 9) HR(hpk2, HKQ_Q4_K, 0, 7, 2) HR(hpk9, HKQ_Q4_K, 0, 7, 9)
+HR(hpx2, HKQ_Q4_0, 0, 23, 2) HR(hpb2, HKQ_Q4_0, 0, 3, 2) HR(hpbk2, HKQ_Q4_K, 0, 3, 2)

@@ -15,7 +15,7 @@ static CUmodule mod;
 static CUstream st;
 static CUdeviceptr g_mode_ptr;
 static int cmpf(const void *a, const void *b) { float x = *(const float *)a, y = *(const float *)b; return x < y ? -1 : x > y; }
-typedef struct { CUfunction f; unsigned grid, block, smem; void *args[COPIES][5]; } job;
+typedef struct { CUfunction f; unsigned grid, block, smem; void *args[COPIES][6]; } job;
 static void launch_all(job *j, int pdl)
 {
     for (int c = 0; c < COPIES; c++) {
@@ -75,6 +75,42 @@ static unsigned short f2h(float f) /* round to nearest even; normal range and ze
     long long mm = llrint(ldexp(m, 11)); /* 11 bits */
     if (mm == 2048) { mm = 1024; e++; }
     return (unsigned short)((f < 0) << 15 | (e + 14) << 10 | (mm - 1024));
+}
+/* g_tim per block: [0] globaltimer start, [1] end; clock64 [2] start, [3] x staged, [4 + 2 t] stage t
+ * landed, [5 + 2 t] done with it. Prints medians / max over blocks in us (clock64 calibrated per block
+ * against the globaltimer span) and the launch's span and the blocks' start and end spread. */
+static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+static void tim_report(const unsigned long long *tb, unsigned grid, const char *what)
+{
+    enum { S = 48 };
+    static double pro[1056], w0[1056], wl[1056], cmp[1056], last[1056], st0[1056], en[1056], mhz[1056];
+    unsigned long long g0 = ~0ull, g1 = 0;
+    for (unsigned b = 0; b < grid; b++) { if (tb[b * S] < g0) g0 = tb[b * S]; if (tb[b * S + 1] > g1) g1 = tb[b * S + 1]; }
+    int steps_max = 0;
+    for (unsigned b = 0; b < grid; b++) {
+        const unsigned long long *r = tb + b * S;
+        int steps = 0;
+        while (4 + 2 * steps + 1 < S && r[5 + 2 * steps]) steps++;
+        if (steps > steps_max) steps_max = steps;
+        unsigned long long cend = steps ? r[3 + 2 * steps] : r[3];
+        mhz[b] = (double)(cend - r[2]) / (double)(r[1] - r[0]) * 1e3; /* clocks per us */
+        double k = 1.0 / mhz[b];
+        pro[b] = (r[3] - r[2]) * k; w0[b] = steps ? (r[4] - r[3]) * k : 0; wl[b] = 0; cmp[b] = 0; last[b] = 0;
+        for (int t = 0; t < steps; t++) {
+            if (t) wl[b] += (r[4 + 2 * t] - r[3 + 2 * t]) * k;
+            cmp[b] += (r[5 + 2 * t] - r[4 + 2 * t]) * k;
+        }
+        if (steps) last[b] = (r[3 + 2 * steps] - r[2 + 2 * steps]) * k;
+        st0[b] = (r[0] - g0) * 1e-3; en[b] = (r[1] - g0) * 1e-3;
+    }
+    double *cols[] = {pro, w0, wl, cmp, last, st0, en, mhz};
+    const char *nm[] = {"x", "wait0", "waits", "sums", "lastsum", "start", "end", "MHz"};
+    printf("    %-8s span %.2f us, %d steps:", what, (g1 - g0) * 1e-3, steps_max);
+    for (int c = 0; c < 8; c++) {
+        qsort(cols[c], grid, sizeof(double), cmpd);
+        printf(" %s %.2f/%.2f/%.2f", nm[c], cols[c][0], cols[c][grid / 2], cols[c][grid - 1]);
+    }
+    printf("\n");
 }
 static CUdeviceptr upload(const void *h, size_t n) { CUdeviceptr p; CK(cuMemAlloc(&p, n)); CK(cuMemcpyHtoD(p, h, n)); return p; }
 int main(int argc, char **argv)
@@ -232,7 +268,32 @@ int main(int argc, char **argv)
     printf("q4_0 %dx%d: %.1f MB a copy, %d copies; floor at copy speed %.2f us\n", ROWS, COLS, wb / 1e6, COPIES,
            wb / (copy_gbps * 1e9) * 1e6);
 
-    struct { const char *fn; int layout; unsigned grids[4]; int q8, W, NS, regds; } ks[] = {
+    struct { const char *fn; int layout; unsigned grids[4]; int q8, W, NS, regds, prod, tim, ring; } ks[] = {
+        /* the op's streamed kernel (quantized.hip) and hr, its copy here with variants (dev.cu) */
+        {"matvec_q4_0_q8_1_ring", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"matvec_q4_K_q8_1_ring", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"matvec_q4_0_q8_1_ring", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"matvec_q4_K_q8_1_ring", 7, {132}, 1, 8, 4, 0, 0, 0, 1},
+        {"hr0", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr1", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr3", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"hrk0", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrk3", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"hrt0", -1, {132}, 1, 8, 3, 0, 0, 1, 1}, {"hr7", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrt7", -1, {132}, 1, 8, 3, 0, 0, 1, 1},
+        {"hrk7", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrkt7", 7, {132}, 1, 8, 3, 0, 0, 1, 1}, {"hrb", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"hrkb", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr7", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hr7", -1, {132}, 1, 8, 5, 0, 0, 0, 1},
+        {"hr7", -1, {132}, 1, 8, 6, 0, 0, 0, 1}, {"hrk7", 7, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hrk7", 7, {132}, 1, 8, 6, 0, 0, 0, 1},
+        {"hrt7", -1, {132}, 1, 8, 4, 0, 0, 1, 1}, {"hrt7", -1, {132}, 1, 8, 6, 0, 0, 1, 1},
+        {"hrx7", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrx7", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hrxt7", -1, {132}, 1, 8, 4, 0, 0, 1, 1},
+        {"hrkx7", 7, {132}, 1, 8, 4, 0, 0, 0, 1},
+        /* hp*: hr7 with PF stages past the ring prefetched to L2 (hp9: all of a block's rows) */
+        {"hp1", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hp2", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hp3", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"hp9", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hp2", -1, {132}, 1, 8, 2, 0, 0, 0, 1}, {"hp9", -1, {132}, 1, 8, 2, 0, 0, 0, 1},
+        {"hpt2", -1, {132}, 1, 8, 3, 0, 0, 1, 1}, {"hpt9", -1, {132}, 1, 8, 3, 0, 0, 1, 1},
+        {"hpk2", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hpk9", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hpx2", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"hpb2", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hpbk2", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrt3", -1, {132}, 1, 8, 3, 0, 0, 1, 1},
+        /* tp / tpk: a producer warp, a full and an empty barrier a stage (no block barrier in the loop);
+         * ...t: thread 0's timeline (g_tim) printed after the timings */
+        {"tp_8_3", -1, {132}, 1, 8, 3, 0, 1}, {"tp_8_4", -1, {132}, 1, 8, 4, 0, 1}, {"tpk_8_3", 7, {132}, 1, 8, 3, 0, 1},
+        {"tpk_8_4", 7, {132}, 1, 8, 4, 0, 1}, {"tp_4_4", -1, {264}, 1, 4, 4, 0, 1}, {"tp_4_6", -1, {132}, 1, 4, 6, 0, 1},
+        {"tpk_4_6", 7, {132}, 1, 4, 6, 0, 1}, {"tpt_8_3", -1, {132}, 1, 8, 3, 0, 1, 1},
+        {"tqt_8_3", -1, {132}, 1, 8, 3, 0, 0, 1}, {"tkt_8_3", 7, {132}, 1, 8, 3, 0, 0, 1}, {"trt_8_3", -3, {132}, 1, 8, 3, 0, 0, 1},
+        {"tqt_4_3", -1, {264}, 1, 4, 3, 0, 0, 1},
         /* tq8 / tk8 (persistent, bulk-copy ring): grids in CTAs; W warps, NS stages of 2 W rows */
         {"tq8_8_4", -1, {132, 264}, 1, 8, 4}, {"tq8_8_3", -1, {132}, 1, 8, 3}, {"tq8_8_2", -1, {132, 264}, 1, 8, 2},
         {"tq8_16_2", -1, {132}, 1, 16, 2}, {"tq8_4_4", -1, {132, 264}, 1, 4, 4}, {"tq8_4_3", -1, {264, 396}, 1, 4, 3},
@@ -285,7 +346,7 @@ int main(int argc, char **argv)
             j.grid = ks[k].grids[gi];
             CK(cuModuleGetFunction(&j.f, mod, ks[k].fn));
             if (ks[k].W) { /* stages, x as lo / hi / (d, s) records, the barriers */
-                j.block = 32u * ks[k].W;
+                j.block = 32u * ks[k].W + (ks[k].prod ? 32u : 0u);
                 j.smem = ks[k].NS * 2u * ks[k].W * 2304u + (COLS / 32) * (ks[k].regds ? 32u : 40u) + ks[k].NS * ks[k].W * 8u;
                 CK(cuFuncSetAttribute(j.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)j.smem));
             }
@@ -294,9 +355,9 @@ int main(int argc, char **argv)
                 CUdeviceptr *wp = L == -1 || L == -2 || L == -3 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : &wt[L - 1][c];
                 if (L == -2) { j.args[c][0] = wp; j.args[c][1] = &n16; j.args[c][2] = &outp; continue; }
                 j.args[c][0] = wp; j.args[c][1] = ks[k].q8 == 1 ? &xq : &x; j.args[c][2] = &y[c];
-                j.args[c][3] = &rws; j.args[c][4] = &cls;
+                j.args[c][3] = &rws; j.args[c][4] = &cls; j.args[c][5] = &ks[k].NS;
             }
-            printf("%-9s %5u", ks[k].fn, j.grid);
+            printf("%-9s %5u NS %d", ks[k].fn, j.grid, ks[k].NS);
             for (int m = 0; m < 2; m++) {
                 set_mode(m ? 2 : 0);
                 CK(cuMemsetD8(y[0], 0xff, ROWS * 4)); /* NaN: an unwritten row shows */
@@ -318,6 +379,29 @@ int main(int argc, char **argv)
                 }
             }
             printf("\n");
+            if (ks[k].tim) {
+                /* the timeline of one launch alone (copy 0, out of L2), then of the last of a back-to-back run */
+                for (int m = 0; m < 2; m++) {
+                    static unsigned long long tb[1056 * 48];
+                    CUdeviceptr tp; size_t tsz; CK(cuModuleGetGlobal(&tp, &tsz, mod, "g_tim"));
+                    CK(cuMemsetD8(tp, 0, tsz)); set_mode(2); CK(cuCtxSynchronize());
+                    if (m == 0) {
+                        job one = j; for (int c = 1; c < COPIES; c++) memcpy(one.args[c], j.args[0], sizeof j.args[0]);
+                        CUlaunchConfig cfg = {0};
+                        cfg.gridDimX = j.grid; cfg.gridDimY = 1; cfg.gridDimZ = 1; cfg.blockDimX = j.block;
+                        cfg.blockDimY = 1; cfg.blockDimZ = 1; cfg.sharedMemBytes = j.smem; cfg.hStream = st;
+                        CK(cuLaunchKernelEx(&cfg, j.f, j.args[0], NULL));
+                    } else
+                        launch_all(&j, 1);
+                    CK(cuCtxSynchronize());
+                    CK(cuMemcpyDtoH(tb, tp, sizeof tb));
+                    tim_report(tb, j.grid, m ? "b2b-last" : "alone");
+                    if (getenv("TIMDUMP")) { /* raw timelines: TIMDUMP/<kernel>_<NS>_<alone|b2b>.bin */
+                        char fn[512]; snprintf(fn, sizeof fn, "%s/%s_%d_%s.bin", getenv("TIMDUMP"), ks[k].fn, ks[k].NS, m ? "b2b" : "alone");
+                        FILE *f = fopen(fn, "wb"); if (f) { fwrite(tb, 8, (size_t)j.grid * 48, f); fclose(f); }
+                    }
+                }
+            }
             fflush(stdout);
         }
     return 0;
