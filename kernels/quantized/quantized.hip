@@ -2212,25 +2212,27 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
 // ---------------------------------------------------------------- kernels
 
 // ---------------------------------------------------------------------------
-// The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K}_q8_1_ring;
+// The streamed q8_1 matvec (matvec_{q4_0,q8_0,q4_K,q6_K}_q8_1_ring;
 // quantized-notes.md, 2026-11-29). For rows of whole 256-value pieces (144
 // bytes: 8 q4_0 blocks or one q4_K super-block; 272: 8 q8_0 blocks; so a
-// row is 16-byte aligned in ggml's own layout): each block owns a contiguous run of rows
+// row is 16-byte aligned in ggml's own layout; 210: a q6_K super-block, a
+// row 16-byte aligned at multiples of 8 pieces): each block owns a contiguous run of rows
 // (runs differ by at most one row, so no block has a step more than
 // another), streamed through a ring of `stages` stages of blockDim / L rows
 // in dynamic shared memory. On sm_90 one thread starts each stage with a
 // single bulk copy (cp.async.bulk) that completes on the stage's mbarrier,
 // and the block sums a stage while the next ones are in flight; elsewhere
-// (AMD, the CPU backend, older NVIDIA, w not 16-byte aligned) the block
-// copies each stage itself, one stage. A width that is not whole pieces
+// (AMD, the CPU backend, older NVIDIA, w or rows not 16-byte aligned) the
+// block copies each stage itself, one stage. A width that is not whole pieces
 // (and on NVIDIA, less shared memory than the stages need) takes the
 // general path, a warp a row: the same y, slowly. A lane sums whole pieces of a row
 // (9 or 17 aligned 16-byte shared reads, no bank conflicts at a 144- or
-// 272-byte stride); L lanes a row (the power of two >= pieces, at most a warp).
+// 272-byte stride; q6_K 54 4-byte reads); L lanes a row (the power of two
+// >= pieces, at most a warp).
 // x is staged once a block, piece-major (block 8 p + j at j P + p) so that
 // the L lanes of a row read L consecutive records. Sums as the staged
 // kernels make them (hkq_dot8): exact integer dots, then the scales.
-//   dynamic shared memory: stages * (blockDim / L) * piece * P + 40 G + 8 stages
+//   dynamic shared memory: ceil16(stages * (blockDim / L) * piece * P) + 40 G + 8 stages
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define HKQ_RING_TMA 1
 #else
@@ -2274,10 +2276,11 @@ template <int F> struct hkq_ring_fmt {
 // x's records as a lane's pieces read them (record j of a piece: the 32
 // int8 values of its block j as lo / hi, and ds: the scale d8 and the sum
 // of the 32 values as int bits): from shared memory, record j P + p of
-// piece p, or from the lane's registers, where a lane has one piece of
-// every row (rows of at most L pieces), loaded once a block: the sums then
-// read only the weights from shared memory, half the shared-memory traffic
-// (H200: 0.72 -> 0.76x copy, quantized-notes.md 2026-11-29, evening)
+// piece p, or from the lane's registers for its first piece, p = lane,
+// the same in every row, loaded once a block: for rows of at most L pieces
+// the sums then read only the weights from shared memory, half the
+// shared-memory traffic (H200: 0.72 -> 0.76x copy, quantized-notes.md
+// 2026-11-29, evening)
 struct hkq_ring_xs {
     const uint4 *lo, *hi;
     const float2 *ds;
@@ -2479,16 +2482,17 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
     }
     __syncthreads();
     const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
-    const bool own = P <= L; // a piece a lane: its x records in registers
+    // a lane's first piece (p = lp, the same in every row): its x records in
+    // registers; further pieces (rows of more than L pieces) read shared memory
     hkq_ring_xr xr;
-    if (own && lp < P)
+    if (lp < P) {
+        const hkq_ring_xs xs{xlo, xhi, xds, P, lp};
 #pragma unroll
-        for (int j = 0; j < 8; j++)
-        {
-            xr.lo[j] = xlo[j * P + lp], xr.hi[j] = xhi[j * P + lp], xr.ds[j] = xds[j * P + lp];
-            const hkq_ring_xs xs{xlo, xhi, xds, P, lp};
+        for (int j = 0; j < 8; j++) {
+            xr.lo[j] = xs.l(j), xr.hi[j] = xs.h(j), xr.ds[j] = xs.d(j);
             xr.s[j][0] = xs.s16(j, 0), xr.s[j][1] = xs.s16(j, 1); // q6_K's only
         }
+    }
     for (unsigned t = 0; t < steps; t++) {
         const unsigned s = t % NS, rows_t = min(SR, n - t * SR);
         unsigned char *st = ring + (size_t)s * SR * RB;
@@ -2509,12 +2513,11 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
         }
         float acc = 0.0f;
         const hkq_u8 *row = st + ri * RB;
-        if (ri < rows_t && own) {
-            if (lp < P)
-                acc = hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * lp, xr);
-        } else if (ri < rows_t)
-            for (unsigned p = lp; p < P; p += L)
+        if (ri < rows_t && lp < P) {
+            acc = hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * lp, xr);
+            for (unsigned p = lp + L; p < P; p += L)
                 acc += hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * p, hkq_ring_xs{xlo, xhi, xds, P, p});
+        }
         for (unsigned off = L / 2; off > 0; off /= 2) // every lane, rows past the end too: whole warps
             acc += __shfl_xor(acc, (int)off);
         if (lp == 0 && ri < rows_t)
