@@ -263,6 +263,19 @@ int main(int argc, char **argv)
         wk[c] = upload(hk, kb);
     }
     printf("q4_K %dx%d: %.1f MB a copy\n", ROWS, COLS, kb / 1e6);
+    /* q6_K (210-byte super-blocks) of random bytes, d in a sane range: timings only (layout 8, no reference) */
+    const size_t sb6 = (size_t)ROWS * (COLS / 256) * 210;
+    unsigned char *h6 = malloc(sb6);
+    CUdeviceptr w6[COPIES];
+    for (int c = 0; c < COPIES; c++) {
+        for (size_t i = 0; i < sb6 / 210; i++) {
+            unsigned char *blk = h6 + 210 * i;
+            for (int j = 0; j < 208; j++) blk[j] = (unsigned char)rnd();
+            unsigned short d = (unsigned short)((3 + rnd() % 7) << 10 | rnd() % 1024);
+            memcpy(blk + 208, &d, 2);
+        }
+        w6[c] = upload(h6, sb6);
+    }
     for (int c = 0; c < COPIES; c++) CK(cuMemAlloc(&y[c], ROWS * 4));
     CK(cuMemAlloc(&outp, 16));
     printf("q4_0 %dx%d: %.1f MB a copy, %d copies; floor at copy speed %.2f us\n", ROWS, COLS, wb / 1e6, COPIES,
@@ -272,6 +285,7 @@ int main(int argc, char **argv)
         /* the op's streamed kernel (quantized.hip) and hr, its copy here with variants (dev.cu) */
         {"matvec_q4_0_q8_1_ring", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"matvec_q4_K_q8_1_ring", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"matvec_q4_0_q8_1_ring", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"matvec_q4_K_q8_1_ring", 7, {132}, 1, 8, 4, 0, 0, 0, 1},
+        {"matvec_q6_K_q8_1_ring", 8, {132}, 1, 8, 2, 0, 0, 0, 1}, {"matvec_q6_K_q8_1_ring", 8, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"hr0", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr1", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr3", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"hrk0", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrk3", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"hrt0", -1, {132}, 1, 8, 3, 0, 0, 1, 1}, {"hr7", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrt7", -1, {132}, 1, 8, 3, 0, 0, 1, 1},
@@ -347,12 +361,14 @@ int main(int argc, char **argv)
             CK(cuModuleGetFunction(&j.f, mod, ks[k].fn));
             if (ks[k].W) { /* stages, x as lo / hi / (d, s) records, the barriers */
                 j.block = 32u * ks[k].W + (ks[k].prod ? 32u : 0u);
-                j.smem = ks[k].NS * 2u * ks[k].W * 2304u + (COLS / 32) * (ks[k].regds ? 32u : 40u) + ks[k].NS * ks[k].W * 8u;
+                const unsigned rowb = ks[k].layout == 8 ? 3360u : 2304u; /* a row of q6_K, of the others */
+                j.smem = ks[k].NS * 2u * ks[k].W * rowb + (COLS / 32) * (ks[k].regds ? 32u : 40u) + ks[k].NS * ks[k].W * 8u;
+                if (j.smem > 232448u) j.smem = 232448u;
                 CK(cuFuncSetAttribute(j.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)j.smem));
             }
             int L = ks[k].layout;
             for (int c = 0; c < COPIES; c++) {
-                CUdeviceptr *wp = L == -1 || L == -2 || L == -3 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : &wt[L - 1][c];
+                CUdeviceptr *wp = L == -1 || L == -2 || L == -3 ? &wg[c] : L == 0 ? &w1[c] : L == 7 ? &wk[c] : L == 8 ? &w6[c] : &wt[L - 1][c];
                 if (L == -2) { j.args[c][0] = wp; j.args[c][1] = &n16; j.args[c][2] = &outp; continue; }
                 j.args[c][0] = wp; j.args[c][1] = ks[k].q8 == 1 ? &xq : &x; j.args[c][2] = &y[c];
                 j.args[c][3] = &rws; j.args[c][4] = &cls; j.args[c][5] = &ks[k].NS;
@@ -362,10 +378,10 @@ int main(int argc, char **argv)
                 set_mode(m ? 2 : 0);
                 CK(cuMemsetD8(y[0], 0xff, ROWS * 4)); /* NaN: an unwritten row shows */
                 float tb = time_job(&j, m, 0), tg = time_job(&j, m, 1);
-                const double by = L == 7 ? (double)kb : (double)wb;
+                const double by = L == 8 ? (double)sb6 : L == 7 ? (double)kb : (double)wb;
                 printf("  %s %.2f / g%.2f (%.1f us)", m ? "early" : "plain", by / (tb * 1e-3) / 1e9 / copy_gbps,
                        by / (tg * 1e-3) / 1e9 / copy_gbps, tb * 1e3);
-                if (L >= -1) {
+                if (L >= -1 && L != 8) {
                     static float got[ROWS];
                     CK(cuMemcpyDtoH(got, y[0], sizeof got));
                     double worst = 0;
