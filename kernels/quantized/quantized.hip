@@ -2425,19 +2425,13 @@ __device__ __noinline__ void hkq_ring_general(const void *w, const void *xq, flo
             y[row] = acc;
     }
 }
-template <int F>
-__device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int rows, int cols, int stages)
+// the ring with LC lanes a row, a constant (0: L, known at run time only)
+template <int F, unsigned LC>
+__device__ void hkq_ring_body(const void *w, const void *xq, float *y, int rows, int cols, int stages, unsigned Lr)
 {
     extern __shared__ uint4 hkq_ring_dyn[];
-    if (rows <= 0 || cols <= 0)
-        return;
     const unsigned G = (unsigned)cols / 32, P = G / 8, RB = hkq_ring_fmt<F>::PIECE * P;
-    unsigned L = 1;
-    while (L < P && L < (unsigned)HKQ_WARP)
-        L *= 2;
-    if (blockDim.x % HKQ_WARP) // a block of part of a warp: a thread a row, no shuffles
-        L = 1;
-    const unsigned SR = blockDim.x / L;
+    const unsigned L = LC ? LC : Lr, SR = blockDim.x / L;
     // bulk copies and 16-byte stage copies need 16-byte rows (q6_K: P a multiple of 8)
     const bool a16 = ((unsigned long long)w % 16) == 0 && RB % 16 == 0;
     const bool tma = HKQ_RING_TMA && a16;
@@ -2518,6 +2512,7 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
             for (unsigned p = lp + L; p < P; p += L)
                 acc += hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * p, hkq_ring_xs{xlo, xhi, xds, P, p});
         }
+#pragma unroll
         for (unsigned off = L / 2; off > 0; off /= 2) // every lane, rows past the end too: whole warps
             acc += __shfl_xor(acc, (int)off);
         if (lp == 0 && ri < rows_t)
@@ -2528,6 +2523,29 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
             hkq_ring_issue(st, wb + (size_t)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
 #endif
     }
+}
+// L lanes a row: the power of two >= the row's pieces, at most a warp (a
+// thread a row in a block of part of a warp). The common widths get L as a
+// constant: 16 (2304-4096 columns) and 32 (wider), where the divisions,
+// the lane's piece and the shuffles fold (H200, q4_0 4096 columns: 0.73 /
+// 0.76 -> 0.76-0.77 / 0.82x copy, quantized-notes.md 2026-11-29 evening)
+template <int F>
+__device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int rows, int cols, int stages)
+{
+    if (rows <= 0 || cols <= 0)
+        return;
+    const unsigned P = (unsigned)cols / 256;
+    unsigned L = 1;
+    while (L < P && L < (unsigned)HKQ_WARP)
+        L *= 2;
+    if (blockDim.x % HKQ_WARP)
+        L = 1;
+    if (L == 16)
+        hkq_ring_body<F, 16>(w, xq, y, rows, cols, stages, L);
+    else if (L == 32)
+        hkq_ring_body<F, 32>(w, xq, y, rows, cols, stages, L);
+    else
+        hkq_ring_body<F, 0>(w, xq, y, rows, cols, stages, L);
 }
 
 #define HKQ_DEQ(fmt, F, t, T)                                                               \

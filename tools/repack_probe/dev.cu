@@ -1353,3 +1353,123 @@ HR(hrkb, HKQ_Q4_K, 0, 11) HR(hrx7, HKQ_Q4_0, 0, 23) HR(hrxt7, HKQ_Q4_0, 1, 23) H
 HR(hp1, HKQ_Q4_0, 0, 7, 1) HR(hp2, HKQ_Q4_0, 0, 7, 2) HR(hp3, HKQ_Q4_0, 0, 7, 3) HR(hp9, HKQ_Q4_0, 0, 7, 9)
 HR(hpt2, HKQ_Q4_0, 1, 7, 2) HR(hpt9, HKQ_Q4_0, 1, 7, 9) HR(hpk2, HKQ_Q4_K, 0, 7, 2) HR(hpk9, HKQ_Q4_K, 0, 7, 9)
 HR(hpx2, HKQ_Q4_0, 0, 23, 2) HR(hpb2, HKQ_Q4_0, 0, 3, 2) HR(hpbk2, HKQ_Q4_K, 0, 3, 2)
+
+// hq: a copy of the op's streamed kernel as it is now (x in registers) with
+// variants: 1 the bulk-copy loop only (no branch to the block's own copies),
+// 2 no loop over a lane's further pieces, 4 L fixed at 16 (4096 columns)
+template <int F, int V>
+__device__ __forceinline__ void hq_body(const void *w, const void *xq, float *y, int rows, int cols, int stages)
+{
+    extern __shared__ uint4 hkq_ring_dyn[];
+    if (rows <= 0 || cols <= 0)
+        return;
+    const unsigned G = (unsigned)cols / 32, P = G / 8, RB = hkq_ring_fmt<F>::PIECE * P;
+    unsigned L = 1;
+    while (L < P && L < (unsigned)HKQ_WARP)
+        L *= 2;
+    if (blockDim.x % HKQ_WARP) // a block of part of a warp: a thread a row, no shuffles
+        L = 1;
+    if (V & 4)
+        L = 16;
+    const unsigned SR = blockDim.x / L;
+    // bulk copies and 16-byte stage copies need 16-byte rows (q6_K: P a multiple of 8)
+    const bool a16 = ((unsigned long long)w % 16) == 0 && RB % 16 == 0;
+    const bool tma = HKQ_RING_TMA && a16;
+    const unsigned NS = tma && stages > 1 ? (unsigned)stages : 1;
+    bool fits = cols % 256 == 0;
+#if defined(__CUDA_ARCH__)
+    unsigned granted;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
+    fits = fits && ((unsigned long long)NS * SR * RB + 15) / 16 * 16 + 40ull * G + 8ull * NS <= granted;
+#endif
+    if (!fits) {
+        hkq_ring_general<F>(w, xq, y, rows, cols);
+        return;
+    }
+    unsigned char *ring = (unsigned char *)hkq_ring_dyn;
+    uint4 *xlo = (uint4 *)(ring + ((size_t)NS * SR * RB + 15) / 16 * 16), *xhi = xlo + G;
+    float2 *xds = (float2 *)(xhi + G); // (d8, the sum of the 32 values as int bits)
+    unsigned long long *bar = (unsigned long long *)(xds + G);
+    const unsigned r0 = (unsigned)((unsigned long long)blockIdx.x * (unsigned)rows / gridDim.x),
+                   r1 = (unsigned)((unsigned long long)(blockIdx.x + 1) * (unsigned)rows / gridDim.x), n = r1 - r0,
+                   steps = (n + SR - 1) / SR;
+    const hkq_u8 *wb = (const hkq_u8 *)w + (size_t)r0 * RB;
+#if HKQ_RING_TMA
+    if (tma && threadIdx.x == 0) {
+        for (unsigned s = 0; s < NS; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hkq_ring_sa(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < NS && s < steps; s++)
+            hkq_ring_issue(ring + (size_t)s * SR * RB, wb + (size_t)s * SR * RB, min(SR, n - s * SR) * RB, bar + s);
+    }
+#else
+    (void)bar;
+#endif
+    hk_grid_wait(); // launched early (the op does): only w was read before
+    const hkq_u8 *xb = (const hkq_u8 *)xq;
+    for (unsigned b = threadIdx.x; b < G; b += blockDim.x) {
+        const hkq_u8 *xr = xb + 36 * b;
+        const unsigned i = (b % 8) * P + b / 8;
+        xlo[i] = make_uint4(hkq_x8w(xr, 0), hkq_x8w(xr, 1), hkq_x8w(xr, 2), hkq_x8w(xr, 3));
+        xhi[i] = make_uint4(hkq_x8w(xr, 4), hkq_x8w(xr, 5), hkq_x8w(xr, 6), hkq_x8w(xr, 7));
+        xds[i] = make_float2(hkq_h2f(xr), __int_as_float(hkq_x8sum(xr, 0) + hkq_x8sum(xr, 1)));
+    }
+    __syncthreads();
+    const unsigned ri = threadIdx.x / L, lp = threadIdx.x % L;
+    // a lane's first piece (p = lp, the same in every row): its x records in
+    // registers; further pieces (rows of more than L pieces) read shared memory
+    hkq_ring_xr xr;
+    if (lp < P) {
+        const hkq_ring_xs xs{xlo, xhi, xds, P, lp};
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            xr.lo[j] = xs.l(j), xr.hi[j] = xs.h(j), xr.ds[j] = xs.d(j);
+            xr.s[j][0] = xs.s16(j, 0), xr.s[j][1] = xs.s16(j, 1); // q6_K's only
+        }
+    }
+    for (unsigned t = 0; t < steps; t++) {
+        const unsigned s = t % NS, rows_t = min(SR, n - t * SR);
+        unsigned char *st = ring + (size_t)s * SR * RB;
+        if ((V & 1) || tma)
+            hkq_ring_wait(bar + s, (t / NS) & 1);
+        else
+        {
+            const hkq_u8 *src = wb + (size_t)t * SR * RB;
+            if (a16)
+                for (unsigned u = threadIdx.x; u < rows_t * RB / 16; u += blockDim.x)
+                    ((uint4 *)st)[u] = ((const uint4 *)src)[u];
+            else // a view 2 bytes into a buffer, q6_K's rows of 210 P bytes: 2-byte aligned
+                for (unsigned u = threadIdx.x; u < rows_t * RB / 2; u += blockDim.x)
+                    ((hkq_u16 *)st)[u] = hkq_ld16(src + 2 * u);
+            __syncthreads();
+        }
+        float acc = 0.0f;
+        const hkq_u8 *row = st + ri * RB;
+        if (ri < rows_t && lp < P) {
+            acc = hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * lp, xr);
+            if (!(V & 2))
+            for (unsigned p = lp + L; p < P; p += L)
+                acc += hkq_ring_piece<F>(row + hkq_ring_fmt<F>::PIECE * p, hkq_ring_xs{xlo, xhi, xds, P, p});
+        }
+        if (V & 4) {
+#pragma unroll
+            for (int off = 8; off > 0; off /= 2)
+                acc += __shfl_xor(acc, off);
+        } else
+        for (unsigned off = L / 2; off > 0; off /= 2) // every lane, rows past the end too: whole warps
+            acc += __shfl_xor(acc, (int)off);
+        if (lp == 0 && ri < rows_t)
+            y[r0 + t * SR + ri] = acc;
+        __syncthreads(); // the block is done with stage s
+#if HKQ_RING_TMA
+        if (tma && threadIdx.x == 0 && t + NS < steps)
+            hkq_ring_issue(st, wb + (size_t)(t + NS) * SR * RB, min(SR, n - (t + NS) * SR) * RB, bar + s);
+#endif
+    }
+}
+#define HQ(NAME, F, V)                                                                                          \
+    extern "C" __global__ void NAME(const void *w, const void *xq, float *y, int rows, int cols, int stages)   \
+    {                                                                                                           \
+        hq_body<F, V>(w, xq, y, rows, cols, stages);                                                            \
+    }
+HQ(hq0, HKQ_Q4_0, 0) HQ(hq1, HKQ_Q4_0, 1) HQ(hq3, HKQ_Q4_0, 3) HQ(hq7, HKQ_Q4_0, 7) HQ(hqk1, HKQ_Q4_K, 1) HQ(hqk7, HKQ_Q4_K, 7)
