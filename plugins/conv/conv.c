@@ -31,8 +31,9 @@ typedef struct {
 
 static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_BUFFER; }
 
-/* The first nbuf arguments must be buffers of one float dtype: its index
- * in dtypes, or -1 with the call failed. */
+/* The first nbuf arguments must be buffers of one float dtype, the first
+ * (the output) apart from the others: its index in dtypes, or -1 with the
+ * call failed. */
 static int buffers(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs,
                    int nbuf, const char *const *names)
 {
@@ -53,6 +54,11 @@ static int buffers(const hk_plugin_host *host, const hk_plugin_call *call, const
             return host->fail(call, "%s is %s but %s is %s; they must match", names[i], u ? u : "?", names[0], t),
                    -1;
     }
+    /* the first buffer is the one written: sharing memory with an input
+     * would read values the op has already overwritten */
+    for (int i = 1; i < nbuf; i++)
+        if (hk_plugin_apart(host, call, args[0].v.buf, names[0], args[i].v.buf, names[i]) != 0)
+            return -1;
     return d;
 }
 

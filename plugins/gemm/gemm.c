@@ -388,6 +388,10 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call, con
                           "f16->f16|f32, bf16->bf16|f32", ta ? ta : "?", tc ? tc : "?");
     if (!tb || strcmp(ta, tb))
         return host->fail(call, "a is %s but b is %s; they must match", ta, tb ? tb : "?");
+    /* c is written tile by tile while other tiles still read a and b */
+    if ((r = hk_plugin_apart(host, call, args[0].v.buf, "c", args[1].v.buf, "a")) != 0 ||
+        (r = hk_plugin_apart(host, call, args[0].v.buf, "c", args[2].v.buf, "b")) != 0)
+        return r;
     if (v.m == 0 || v.n == 0)
         return 0;
     /* 64 x 64 tiles when big ones would leave an H100's 132 SMs mostly

@@ -89,6 +89,15 @@ for i = 1, n do
 end
 t.is(bad, 0, "k{grid=, block=}(...) launches the same")
 
+-- k({grid=, block=}, args...): the configuration, then the arguments, in one call
+for i = 1, n do y[i] = 0 / 0 end
+local none = m.axpb({grid = (n + 255) // 256, block = 256}, a, x, b, y, n)
+bad = 0
+for i = 1, n do
+    if math.abs(y[i] - (a * xs[i] + b)) > 1e-5 * (1 + math.abs(a * xs[i] + b)) then bad = bad + 1 end
+end
+t.ok(bad == 0 and none == nil, "k({grid=, block=}, ...) launches at once (" .. bad .. " wrong)")
+
 local nx, ny, nz = 13, 7, 5
 local out = hk.alloc(nx * ny * nz, "i32")
 for i = 1, #out do out[i] = -1 end
@@ -168,6 +177,8 @@ t.ok(fails("grid.y must be", k.launch, k, {1, 0}, 64, a, x, b, y, n), "a zero gr
 t.ok(fails("kernel argument 1 is a table", k.launch, k, 1, 64, {}, x, b, y, n), "a table argument")
 t.ok(fails("no kernel 'nosuch'", function() return m.nosuch end), "m.nosuch lists the kernels")
 t.ok(fails("needs grid=", function() return k{block = 64} end), "k{} without grid")
+t.ok(fails("launch configuration first", k, a, x, b, y, n), "k(args) without a configuration says how to call it")
+t.ok(fails("parameter 2 'x'", k, {grid = 1, block = 64}, a, xd, b, y, n), "k(cfg, args) checks the arguments")
 local freed = hk.alloc(4, "f32")
 freed:free()
 t.ok(fails("freed", k.launch, k, 1, 64, a, freed, b, y, n), "a freed buffer as an argument")

@@ -465,6 +465,23 @@ do
              hk.alloc(16, "f32"), hk.alloc(9, "f32"), {1, 1, 4, 4}, {1, 1, 3, 3}, 0, 0, 1, 1)
     t.errors("stride must be at least 1", "conv1d: a stride of 0 is refused", C.conv1d, hk.alloc(4, "f32"),
              hk.alloc(6, "f32"), hk.alloc(3, "f32"), {1, 1, 6}, {1, 1, 3}, 0, 0, 1, 1)
+    -- an output over an input: other blocks would read what is already overwritten
+    local big = hk.alloc(2 * 3 * 5 * 5 + 108, "f32")
+    t.errors("out shares memory with x", "conv2d: out over x is refused",
+        C.conv2d, big:view("f32", 0, 2 * 4 * 5 * 5), big:view("f32", 0, 150), w, {2, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 1, 1)
+    t.errors("out shares memory with w", "conv2d: out over part of w is refused",
+        C.conv2d, big:view("f32", 4 * 130, 128), x, big:view("f32", 4 * 150, 108), {2, 3, 4, 4}, {4, 3, 3, 3}, 1, 1, 1, 1)
+    t.errors("dst shares memory with src", "copy2d: dst over src is refused",
+        C.copy2d, big:view("f32", 4, 20), big:view("f32", 0, 20), 2, 6, 6, 6)
+    t.errors("out shares memory with x", "max_pool2d: out over x is refused",
+        C.max_pool2d, big:view("f32", 0, 2 * 3 * 2 * 2), big:view("f32", 0, 150), {2, 3, 5, 5}, 2)
+    -- beside each other in one buffer is fine: copy2d from the front half to the back
+    local both = hk.alloc(40, "f32"):rand{seed = seed, lo = -1, hi = 1}
+    local before = both:totable()
+    C.copy2d(both:view("f32", 80, 20), both:view("f32", 0, 20), 4, 5, 5, 5)
+    local after, same = both:totable(), true
+    for i = 1, 20 do same = same and after[20 + i] == before[i] and after[i] == before[i] end
+    t.ok(same, "copy2d: dst beside src in one buffer copies")
 end
 
 t.done()

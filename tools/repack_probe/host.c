@@ -288,6 +288,7 @@ int main(int argc, char **argv)
         {"hq0", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hq1", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hq3", -1, {132}, 1, 8, 4, 0, 0, 0, 1},
         {"hq7", -1, {132}, 1, 8, 4, 0, 0, 0, 1}, {"hqk1", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hqk7", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"matvec_q6_K_q8_1_ring", 8, {132}, 1, 8, 2, 0, 0, 0, 1}, {"matvec_q6_K_q8_1_ring", 8, {132}, 1, 8, 3, 0, 0, 0, 1},
+        {"matvec_q4_K_q8_1_ring", 7, {132}, 1, 8, 2, 0, 0, 0, 1},
         {"hr0", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr1", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hr3", -1, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"hrk0", 7, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrk3", 7, {132}, 1, 8, 3, 0, 0, 0, 1},
         {"hrt0", -1, {132}, 1, 8, 3, 0, 0, 1, 1}, {"hr7", -1, {132}, 1, 8, 3, 0, 0, 0, 1}, {"hrt7", -1, {132}, 1, 8, 3, 0, 0, 1, 1},
@@ -365,6 +366,7 @@ int main(int argc, char **argv)
                 j.block = 32u * ks[k].W + (ks[k].prod ? 32u : 0u);
                 const unsigned rowb = ks[k].layout == 8 ? 3360u : 2304u; /* a row of q6_K, of the others */
                 j.smem = ks[k].NS * 2u * ks[k].W * rowb + (COLS / 32) * (ks[k].regds ? 32u : 40u) + ks[k].NS * ks[k].W * 8u;
+                if (getenv("SMEM_MIN") && j.smem < (unsigned)atoi(getenv("SMEM_MIN"))) j.smem = (unsigned)atoi(getenv("SMEM_MIN"));
                 if (j.smem > 232448u) j.smem = 232448u;
                 CK(cuFuncSetAttribute(j.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)j.smem));
             }

@@ -789,35 +789,49 @@ int hkl_launch_on(lua_State *L, hk_stream *s, int kidx)
 }
 
 /* k{grid=, block=, shared=, early=} → a launcher; launcher(...) launches.
- * early = true: HK_LAUNCH_EARLY_START (the kernel calls hk_grid_wait()
- * before touching memory the kernel before it may write). */
+ * k({grid=, ...}, args...) launches at once (PyCUDA's and CuPy's order:
+ * the configuration, then the arguments), rather than returning a launcher
+ * and dropping the arguments. early = true: HK_LAUNCH_EARLY_START (the
+ * kernel calls hk_grid_wait() before touching memory the kernel before it
+ * may write). */
 static int kernel_call(lua_State *L)
 {
     static const char *const names[] = {"grid", "block", "shared", "early", NULL};
     check_kernel(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    if (lua_type(L, 2) != LUA_TTABLE)
+        return luaL_error(L, "a kernel is called with its launch configuration first: k{grid = g, block = b}(args...), "
+                             "k({grid = g, block = b}, args...) or k:launch(grid, block, args...); got a %s",
+                          luaL_typename(L, 2));
     hkl_check_options(L, 2, names, "launch configuration");
-    hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
-    ul->kernel = lua_touserdata(L, 1);
-    memset(&ul->cfg, 0, sizeof ul->cfg);
+    hk_launch_config cfg;
+    memset(&cfg, 0, sizeof cfg);
     if (lua_getfield(L, 2, "grid") == LUA_TNIL)
         return luaL_error(L, "launch configuration needs grid=");
-    ul->cfg.grid = hkl_check_dim3(L, -1, "grid");
+    cfg.grid = hkl_check_dim3(L, -1, "grid");
     lua_pop(L, 1);
     if (lua_getfield(L, 2, "block") == LUA_TNIL)
         return luaL_error(L, "launch configuration needs block=");
-    ul->cfg.block = hkl_check_dim3(L, -1, "block");
+    cfg.block = hkl_check_dim3(L, -1, "block");
     lua_pop(L, 1);
     lua_getfield(L, 2, "shared");
     lua_Integer shared = luaL_optinteger(L, -1, 0);
     if (shared < 0)
         return luaL_error(L, "shared= must be a byte count >= 0");
-    ul->cfg.shared_bytes = (size_t)shared;
+    cfg.shared_bytes = (size_t)shared;
     lua_pop(L, 1);
     if (lua_getfield(L, 2, "early") != LUA_TNIL && !lua_isboolean(L, -1))
         return luaL_error(L, "early= must be true or false");
-    ul->cfg.flags = lua_toboolean(L, -1) ? HK_LAUNCH_EARLY_START : 0;
+    cfg.flags = lua_toboolean(L, -1) ? HK_LAUNCH_EARLY_START : 0;
     lua_pop(L, 1);
+    if (lua_gettop(L) > 2) {
+        hkl_kernel *uk = lua_touserdata(L, 1);
+        if (kernel_gone(uk))
+            return luaL_error(L, "the kernel's module was freed");
+        return do_launch(L, uk, &cfg, 3, 1, NULL);
+    }
+    hkl_launcher *ul = lua_newuserdatauv(L, sizeof *ul, 1);
+    ul->kernel = lua_touserdata(L, 1);
+    ul->cfg = cfg;
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
     luaL_setmetatable(L, HKL_LAUNCHER);
@@ -1004,7 +1018,8 @@ void hkl_module_register(lua_State *L)
     lua_pushvalue(L, -3); /* the kernel metatable */
     luaL_setfuncs(L, kernel_methods, 2);
     lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, kernel_call);
+    luaL_getmetatable(L, HKL_BUFFER); /* upvalue 1 of do_launch's callers */
+    lua_pushcclosure(L, kernel_call, 1);
     lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, kernel_tostring);
     lua_setfield(L, -2, "__tostring");
