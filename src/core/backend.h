@@ -169,6 +169,8 @@ static inline void hkc_kernel_meta_from_code(const hk_code_kernel *k, hkc_kernel
     for (int a = 0, seen = 0; a < k->nargs; a++) /* more than the table holds: no check */
         if (!k->args[a].hidden && ++seen > 64)
             out->nparams = -1;
+    if (k->nargs < 0) /* the code object does not state them (a cubin without .nv.info) */
+        out->nparams = -1;
 }
 
 /* A source to compile, with everything that must go into the cache key

@@ -240,7 +240,12 @@ HK_API int hk_code_check_signature(hk_context *ctx, const void *data, size_t siz
                 continue;
             hkc_kernel_meta meta;
             hkc_kernel_meta_from_code(ck, &meta);
-            r = hkc_signature_check(ctx, kernel, &sig, &meta);
+            if (ck->nargs < 0) /* nothing to hold the signature against: not a pass */
+                r = hkc_fail(ctx, HK_EFORMAT, "kernel %s: the code object (%s) does not state its parameters; "
+                                              "nothing to check the signature against",
+                             kernel, info->entries[i].target);
+            else
+                r = hkc_signature_check(ctx, kernel, &sig, &meta);
             if (r != 0 && info->nentries > 1) {
                 char *msg = strdup(hk_errmsg(ctx)); /* hkc_fail rewrites the message it reads */
                 hkc_fail(ctx, r, "%s (bundle entry %s)", msg ? msg : "", info->entries[i].target);

@@ -358,6 +358,95 @@ static void test_name_expressions(void)
     hkc_strbuf_free(&log);
 }
 
+/* hk_code_info_free's work, as hkc_cuda_code_inspect allocated it (no
+ * libhipkit here) */
+static void free_info(hk_code_info *info)
+{
+    for (int k = 0; k < info->entries[0].nkernels; k++)
+        free(info->entries[0].kernels[k].args);
+    free(info->entries[0].kernels);
+    free(info->entries);
+    free(info);
+}
+
+/* A cubin's parameters (.nv.info): offsets and sizes as C lays out the
+ * parameters, for scalars of every size, pointers, a struct and a float4
+ * by value, none at all, a template's instance, and a struct past 4 KiB
+ * (CUDA 12.1's large parameters, another attribute). */
+static void test_cubin_params(void)
+{
+    static const char src[] =
+        "#include <hip/hip_runtime.h>\n"
+        "struct P { double a; int b; char c; };\n"
+        "struct Big { float v[5000]; };\n"
+        "extern \"C\" __global__ void mixed(char c, double d, short s, long long q, float *out, P p, float4 v,\n"
+        "                                   int tail) { out[0] = c + d + s + q + p.a + v.x + tail; }\n"
+        "extern \"C\" __global__ void none() {}\n"
+        "extern \"C\" __global__ void big(float *y, Big b, int n) { y[0] = b.v[n]; }\n"
+        "template <typename T> __global__ void scale(T *y, T a, int n) { y[0] = a * (T)n; }\n"
+        "template __global__ void scale<double>(double *, double, int);\n";
+    static const struct {
+        const char *name;
+        int n;
+        unsigned off[8], size[8], space;
+    } want[] = {
+        {"mixed", 8, {0, 8, 16, 24, 32, 40, 64, 80}, {1, 8, 2, 8, 8, 16, 16, 4}, 84},
+        {"none", 0, {0}, {0}, 0},
+        {"big", 3, {0, 8, 20008}, {8, 20000, 4}, 20012},
+        {"scale", 3, {0, 8, 16}, {8, 8, 4}, 20},
+    };
+    hkc_compile_job job = {.name = "params.hip", .source = src};
+    hkc_strbuf log;
+    hkc_strbuf_init(&log);
+    void *code = NULL;
+    size_t size = 0;
+    int r = hkc_cuda_compile_target(&be, "sm_90", &job, &code, &size, &log);
+    if (!tap_ok(r == 0, "kernels of known parameter layout compile for sm_90%s%s", r ? ": " : "", log.data)) {
+        hkc_strbuf_free(&log);
+        return;
+    }
+    hk_code_info *info = NULL;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    int ri = hkc_cuda_code_inspect(&be, code, size, &info, &err);
+    if (tap_ok(ri == 0 && info->nentries == 1, "inspect reads the cubin (%s)", ri ? err.data : "ok")) {
+        for (size_t w = 0; w < sizeof want / sizeof *want; w++) {
+            const hk_code_kernel *k = NULL;
+            for (int i = 0; i < info->entries[0].nkernels; i++)
+                if (!strcmp(info->entries[0].kernels[i].name, want[w].name))
+                    k = &info->entries[0].kernels[i];
+            int ok = k && k->nargs == want[w].n && k->kernarg_size == want[w].space;
+            for (int i = 0; ok && i < want[w].n; i++)
+                ok = k->args[i].offset == want[w].off[i] && k->args[i].size == want[w].size[i] && !k->args[i].hidden;
+            tap_ok(ok, "%s: %d parameters at their C offsets, %u bytes in all (read %d, %u)", want[w].name,
+                   want[w].n, want[w].space, k ? k->nargs : -2, k ? k->kernarg_size : 0);
+        }
+        free_info(info);
+    }
+    /* a section cut short: its parameters are unknown (-1), never half read */
+    unsigned char *cut = malloc(size);
+    memcpy(cut, code, size);
+    size_t hits = 0;
+    for (size_t i = 0; i + 4 <= size; i++)
+        if (cut[i] == 4 && (cut[i + 1] == 0x17 || cut[i + 1] == 0x45) && cut[i + 2] == 12 && cut[i + 3] == 0) {
+            cut[i + 2] = 0xff; /* a size past the section's end */
+            hits++;
+        }
+    info = NULL;
+    ri = hkc_cuda_code_inspect(&be, cut, size, &info, &err);
+    int unknown = ri == 0;
+    for (int i = 0; unknown && i < info->entries[0].nkernels; i++)
+        unknown = info->entries[0].kernels[i].nargs == (strcmp(info->entries[0].kernels[i].name, "none") ? -1 : 0);
+    tap_ok(hits > 0 && unknown, "entries whose size runs past the section: parameters unknown, not misread (%zu)",
+           hits);
+    if (ri == 0)
+        free_info(info);
+    free(cut);
+    hkc_strbuf_free(&err);
+    hkc_strbuf_free(&log);
+    free(code);
+}
+
 /* sm_90a, Hopper's architecture-specific target: a named compile makes an
  * sm_90a cubin (wgmma compiles only there, under the feature macro), a
  * 9.0 device's JIT does too, an 8.0 device's does not; the cubin says
@@ -396,11 +485,8 @@ static void test_arch_specific(void)
         tap_ok(hkc_cuda_cubin_arch(code, size) == 90 && hkc_cuda_cubin_arch_specific(code, size) == 1 &&
                    ri == 0 && !strcmp(info->entries[0].target, "sm_90a"),
                "its cubin reads as sm_90a (%s)", ri == 0 ? info->entries[0].target : err.data);
-        if (ri == 0) { /* as hkc_cuda_code_inspect allocated it (no libhipkit here) */
-            free(info->entries[0].kernels);
-            free(info->entries);
-            free(info);
-        }
+        if (ri == 0)
+            free_info(info);
         hkc_strbuf_free(&err);
     }
     free(code);
@@ -468,6 +554,7 @@ int main(void)
     test_cxx_linkage();
     test_name_expressions();
     test_arch_specific();
+    test_cubin_params();
     test_errors();
     return tap_done();
 }

@@ -81,6 +81,17 @@ ok $(grep -q "kernels are not listed: the driver picks a fatbin's code" "$T/out"
 "$hipkit" inspect "$T/k90a.cubin" >"$T/out" 2>"$T/err"
 ok $([ $? -eq 0 ] && grep -q "not read from a cubin here" "$T/out" && ! grep -q "\-1 SGPRs\|kernarg segment: 0" "$T/out"; echo $?) \
     "inspect of a cubin says what it does not read, rather than printing zeros" || sed 's/^/# /' "$T/out"
+# axpb(float a, const float *x, float b, float *y, int n): C offsets 0 8 16 24 32, 36 bytes
+ok $(awk '/kernel axpb/{on=1;next} /kernel /{on=0} on' "$T/out" | tr -s ' ' |
+    grep -c "^ [0-4] \(0 4\|8 8\|16 4\|24 8\|32 4\)$" | grep -q "^5$" &&
+    grep -q "parameter space: 36 bytes" "$T/out"; echo $?) \
+    "inspect of a cubin lists axpb's parameters at their C offsets (.nv.info)" || sed 's/^/# /' "$T/out"
+CUBIN="$T/k90a.cubin" "$hipkit" -e 'local i = hk.inspect(os.getenv("CUBIN"))
+local a
+for _, k in ipairs(i.entries[1].kernels) do if k.name == "axpb" then a = k.args end end
+assert(a and #a == 5 and a[4].offset == 24 and a[4].size == 8 and a[5].offset == 32 and not a[1].name, "args")' \
+    >"$T/out" 2>&1
+ok $? "hk.inspect of a cubin: args with offsets and sizes, no names" || sed 's/^/# /' "$T/out"
 
 printf '#include <hip/hip_runtime.h>\n__global__ void f(int *p) {\n  p[0] = nope;\n}\n' >"$T/bad.hip"
 "$hipkit" compile "$T/bad.hip" --cuda-arch sm_90 >"$T/out" 2>"$T/err"

@@ -31,9 +31,19 @@ static const char *or_dash(const char *s)
 static void print_kernel(const hk_code_kernel *k, const char *format)
 {
     printf("  kernel %s (symbol %s)\n", k->name, or_dash(k->symbol));
-    if (!strcmp(format, "cubin")) { /* its symbol table holds the names, not the rest */
-        printf("    arguments, registers and limits: not read from a cubin here (a kernel loaded on an "
-               "NVIDIA device reports its registers and limits in k:info())\n"
+    if (!strcmp(format, "cubin")) { /* .nv.info gives the parameters' places, not their names or types */
+        if (k->nargs < 0) {
+            printf("    parameters: not stated in this cubin (no .nv.info section for the kernel)\n");
+        } else if (k->nargs == 0) {
+            printf("    no parameters\n");
+        } else {
+            printf("    %3s %6s %4s  (a cubin records neither names nor types)\n", "#", "offset", "size");
+            for (int i = 0; i < k->nargs; i++)
+                printf("    %3d %6u %4u\n", i, k->args[i].offset, k->args[i].size);
+            printf("    parameter space: %u bytes\n", k->kernarg_size);
+        }
+        printf("    registers and limits: not read from a cubin here (a kernel loaded on an NVIDIA device "
+               "reports them in k:info())\n"
                "    warp %u\n", k->wavefront_size);
         return;
     }

@@ -337,15 +337,16 @@ static void set_string(lua_State *L, const char *key, const char *s)
         hkl_set_str(L, key, s);
 }
 
-/* A cubin's kernels: the symbol table's names only, so the fields it does
- * not hold stay nil rather than reading as zeros. */
+/* A cubin's kernels: names and, where its .nv.info states them, the
+ * parameters' offsets and sizes; the fields it does not hold stay nil
+ * rather than reading as zeros. */
 static void push_code_kernel(lua_State *L, const hk_code_kernel *k, int cubin)
 {
     lua_createtable(L, 0, 14);
     set_string(L, "name", k->name);
     set_string(L, "symbol", k->symbol);
     hkl_set_int(L, "wavefront", k->wavefront_size);
-    if (cubin)
+    if (k->nargs < 0)
         return;
     lua_createtable(L, k->nargs, 0);
     for (int i = 0; i < k->nargs; i++) {
@@ -362,6 +363,8 @@ static void push_code_kernel(lua_State *L, const hk_code_kernel *k, int cubin)
     }
     lua_setfield(L, -2, "args");
     hkl_set_int(L, "kernarg_size", k->kernarg_size);
+    if (cubin)
+        return;
     hkl_set_int(L, "kernarg_align", k->kernarg_align);
     /* -1 (the code object does not say) stays nil */
     const struct { const char *key; int v; } counts[] = {

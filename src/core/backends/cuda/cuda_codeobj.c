@@ -107,18 +107,10 @@ static int section_table(const unsigned char *d, size_t size, uint64_t *shoff, u
     return *shentsize >= 64 && *shoff <= size && (uint64_t)*shnum * *shentsize <= size - *shoff;
 }
 
-/* Whether a cubin is for an architecture-specific target (sm_90a): e_flags
- * do not say (above), its .nv.compat section does. Its entries are a format
- * byte, an attribute byte and a value: formats 2 and 3 a 16-bit value
- * (4 bytes in all), 4 a 16-bit size and that many bytes, 1 none (2 bytes).
- * Attribute 9 is 1 in cubins that nvcc and NVRTC (CUDA 13.0) made for
- * sm_90a, sm_100a and sm_120a and 0 for sm_90, sm_100 and sm_100f. */
-#define NV_COMPAT_ARCH_SPECIFIC 9
-int hkc_cuda_cubin_arch_specific(const void *data, size_t size)
+/* The section called `name` of a cubin: its bytes' offset and size, both
+ * inside the file; 0 when there is none. */
+static int find_section(const unsigned char *d, size_t size, const char *name, uint64_t *off, uint64_t *sz)
 {
-    const unsigned char *d = data;
-    if (!d || !is_cubin(d, size))
-        return 0;
     uint64_t shoff;
     uint16_t shentsize, shnum, shstrndx = rd16(d + 62);
     if (!section_table(d, size, &shoff, &shentsize, &shnum) || shstrndx >= shnum)
@@ -127,29 +119,148 @@ int hkc_cuda_cubin_arch_specific(const void *data, size_t size)
     uint64_t stroff = rd64(strsh + 24), strsz = rd64(strsh + 32);
     if (stroff > size || strsz > size - stroff)
         return 0;
+    size_t len = strlen(name) + 1;
     for (unsigned i = 0; i < shnum; i++) {
         const unsigned char *sh = d + shoff + (uint64_t)i * shentsize;
-        uint32_t name = rd32(sh);
-        uint64_t off = rd64(sh + 24), sz = rd64(sh + 32);
-        if (name >= strsz || strsz - name < sizeof ".nv.compat" ||
-            memcmp(d + stroff + name, ".nv.compat", sizeof ".nv.compat") || off > size ||
-            sz > size - off)
+        uint32_t nm = rd32(sh);
+        uint64_t o = rd64(sh + 24), z = rd64(sh + 32);
+        if (nm >= strsz || strsz - nm < len || memcmp(d + stroff + nm, name, len) || o > size || z > size - o)
             continue;
-        for (uint64_t p = 0; p + 2 <= sz;) {
-            const unsigned char *e = d + off + p;
-            if (e[0] == 1) {
-                p += 2;
-            } else if ((e[0] == 2 || e[0] == 3) && p + 4 <= sz) {
-                if (e[1] == NV_COMPAT_ARCH_SPECIFIC)
-                    return rd16(e + 2) == 1;
-                p += 4;
-            } else if (e[0] == 4 && p + 4 <= sz) {
-                p += 4 + (uint64_t)rd16(e + 2);
-            } else {
-                break; /* padding at the end, or a format not known here */
-            }
+        *off = o;
+        *sz = z;
+        return 1;
+    }
+    return 0;
+}
+
+/* The attribute lists of .nv.compat and .nv.info* sections: a format byte,
+ * an attribute byte, then by format: 1 nothing (2 bytes in all), 2 and 3 a
+ * 16-bit value (4 bytes), 4 a 16-bit size and that many bytes. The next
+ * entry at *p into a (value, payload, size); 0 at the end or at a format
+ * not known here (padding). */
+typedef struct nv_attr {
+    unsigned attr, value;     /* value: formats 2 and 3 */
+    const unsigned char *pay; /* format 4: its bytes, `value` of them */
+    int fmt;
+} nv_attr;
+
+static int next_attr(const unsigned char *b, uint64_t sz, uint64_t *p, nv_attr *a)
+{
+    if (*p + 2 > sz)
+        return 0;
+    const unsigned char *e = b + *p;
+    a->fmt = e[0];
+    a->attr = e[1];
+    a->value = 0;
+    a->pay = NULL;
+    if (e[0] == 1) {
+        *p += 2;
+    } else if ((e[0] == 2 || e[0] == 3) && *p + 4 <= sz) {
+        a->value = rd16(e + 2);
+        *p += 4;
+    } else if (e[0] == 4 && *p + 4 <= sz && rd16(e + 2) <= sz - *p - 4) {
+        a->value = rd16(e + 2);
+        a->pay = e + 4;
+        *p += 4 + (uint64_t)a->value;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether a cubin is for an architecture-specific target (sm_90a): e_flags
+ * do not say (above), its .nv.compat section does. Attribute 9 is 1 in
+ * cubins that nvcc and NVRTC (CUDA 13.0) made for sm_90a, sm_100a and
+ * sm_120a and 0 for sm_90, sm_100 and sm_100f. */
+#define NV_COMPAT_ARCH_SPECIFIC 9
+int hkc_cuda_cubin_arch_specific(const void *data, size_t size)
+{
+    const unsigned char *d = data;
+    uint64_t off, sz, p = 0;
+    if (!d || !is_cubin(d, size) || !find_section(d, size, ".nv.compat", &off, &sz))
+        return 0;
+    nv_attr a;
+    while (next_attr(d + off, sz, &p, &a))
+        if ((a.fmt == 2 || a.fmt == 3) && a.attr == NV_COMPAT_ARCH_SPECIFIC)
+            return a.value == 1;
+    return 0;
+}
+
+/* A kernel's parameters, from its .nv.info.<symbol> section, as nvcc and
+ * NVRTC (CUDA 12 and 13) write it: an EIATTR_KPARAM_INFO entry (0x17,
+ * format 4, 12 bytes) a parameter, holding its ordinal (16 bits at 4), its
+ * offset in the parameter space (16 bits at 6) and, in bits 18-31 of the
+ * word at 8, its size; where the parameters pass 4 KiB (CUDA 12.1's large
+ * kernel parameters) entries 0x45 instead, the same but for the whole word
+ * at 8 being the size; EIATTR_CBANK_PARAM_SIZE (0x19) the space's size.
+ * Found by compiling kernels of known C layout (char, double, short, long
+ * long, pointers, structs and float4 by value) and reading the sections.
+ * Fills k->args (unnamed and untyped: a cubin records neither) and
+ * kernarg_size; leaves nargs -1 when the section is missing or its
+ * ordinals are not 0..n-1 each once. 0, or HK_ENOMEM. */
+#define EIATTR_KPARAM_INFO 0x17
+#define EIATTR_KPARAM_INFO_LARGE 0x45
+#define EIATTR_CBANK_PARAM_SIZE 0x19
+static int is_kparam(const nv_attr *a)
+{
+    return (a->attr == EIATTR_KPARAM_INFO || a->attr == EIATTR_KPARAM_INFO_LARGE) && a->pay && a->value >= 12;
+}
+static int kernel_params(const unsigned char *d, size_t size, const char *symbol, hk_code_kernel *k)
+{
+    k->nargs = -1;
+    char sec[300];
+    uint64_t off, sz, p;
+    nv_attr a;
+    if ((size_t)snprintf(sec, sizeof sec, ".nv.info.%s", symbol) >= sizeof sec ||
+        !find_section(d, size, sec, &off, &sz))
+        return 0;
+    int n = 0;
+    uint32_t end = 0, space = 0;
+    for (p = 0; next_attr(d + off, sz, &p, &a);) {
+        if (is_kparam(&a)) {
+            unsigned ord = rd16(a.pay + 4);
+            if (ord >= 4096)
+                return 0;
+            if ((int)ord + 1 > n)
+                n = (int)ord + 1;
+        } else if (a.attr == EIATTR_CBANK_PARAM_SIZE && (a.fmt == 2 || a.fmt == 3)) {
+            space = a.value;
         }
     }
+    for (; p < sz; p++) /* stopped before the end on more than padding: malformed */
+        if (d[off + p])
+            return 0;
+    hk_code_arg *args = calloc(n ? (size_t)n : 1, sizeof *args);
+    unsigned char *seen = calloc(n ? (size_t)n : 1, 1);
+    if (!args || !seen) {
+        free(args);
+        free(seen);
+        return HK_ENOMEM;
+    }
+    int ok = 1;
+    for (p = 0; ok && next_attr(d + off, sz, &p, &a);) {
+        if (!is_kparam(&a))
+            continue;
+        unsigned ord = rd16(a.pay + 4);
+        hk_code_arg *g = &args[ord];
+        ok = !seen[ord];
+        seen[ord] = 1;
+        g->offset = rd16(a.pay + 6);
+        g->size = a.attr == EIATTR_KPARAM_INFO ? rd32(a.pay + 8) >> 18 : rd32(a.pay + 8);
+        ok = ok && g->size <= 65536;
+        if (g->offset + g->size > end)
+            end = g->offset + g->size;
+    }
+    for (int i = 0; ok && i < n; i++)
+        ok = seen[i];
+    free(seen);
+    if (!ok) {
+        free(args);
+        return 0;
+    }
+    k->args = args;
+    k->nargs = n;
+    k->kernarg_size = space > end ? space : end;
     return 0;
 }
 
@@ -280,11 +391,20 @@ static int inspect_cubin(const void *code, size_t size, hk_code_info *info, hkc_
         hk_code_kernel *k = &ks[i];
         hkc_plain_name(names[i], k->name, sizeof k->name);
         snprintf(k->symbol, sizeof k->symbol, "%s", names[i]);
-        /* what a cubin's symbol table does not say */
+        /* what a cubin does not say */
         k->sgprs = k->vgprs = k->agprs = k->sgpr_spills = k->vgpr_spills = -1;
         k->wavefront_size = 32;
+        if (r == 0)
+            r = kernel_params(code, size, names[i], k);
     }
     free(names);
+    if (r != 0) {
+        for (int i = 0; i < count; i++)
+            free(ks[i].args);
+        free(ks);
+        free(e);
+        return r;
+    }
     e->nkernels = count;
     e->kernels = ks;
     info->entries = e;
