@@ -87,6 +87,20 @@ local function check(name, y, want, rt, at)
     if not ok then t.diag(report) end
 end
 
+-- The dtype-picking form hk.ops.unary.OP(y, x) runs OP itself: gelu picks
+-- gelu_<dtype>, never gelu_erf_<dtype> (another op whose name starts alike)
+for _, op in ipairs(ops) do
+    local name, f, lo, hi = op[1], op[2], op[3], op[4]
+    for _, dt in ipairs({"f32", "f64"}) do
+        local rt, at = tol[dt][1], tol[dt][2]
+        if loose[name] and dt == "f32" then rt = 1e-5 end
+        local x = random_x(1001, dt, lo, hi)
+        local y = hk.alloc(1001, dt):fill(0 / 0)
+        hk.ops.unary[name](y, x)
+        check(("%s(y, x) on %s runs %s_%s"):format(name, dt, name, dt), y, reference(dt, 1001, f, x:totable()), rt, at)
+    end
+end
+
 local sizes = {f32 = {1, 1000003}, f16 = {1, 4099}, bf16 = {1, 4099}, f64 = {1, 4099}}
 local R, C = 37, 53 -- the strided case: a 53x37 row-major x read as its 37x53 transpose
 for _, op in ipairs(ops) do

@@ -195,6 +195,30 @@ static int pick_launch(lua_State *L, const char *family, const char *op, hk_kern
     return p->nout;
 }
 
+/* Whether kernel `name` is OP_<types>: after "OP_", one or more dtype names
+ * joined by '_' (add_f32, cast_f32_bf16), so that gelu picks gelu_f32 and
+ * never gelu_erf_f32, which is another op. */
+static int typed_form_of(const char *name, const char *op, size_t oplen)
+{
+    if (strncmp(name, op, oplen) || name[oplen] != '_')
+        return 0;
+    for (const char *t = name + oplen + 1;;) {
+        const char *e = strchr(t, '_');
+        size_t len = e ? (size_t)(e - t) : strlen(t);
+        char word[16];
+        hk_dtype dt;
+        if (len == 0 || len >= sizeof word)
+            return 0;
+        memcpy(word, t, len);
+        word[len] = '\0';
+        if (hk_dtype_parse(word, &dt) != 0)
+            return 0;
+        if (!e)
+            return 1;
+        t = e + 1;
+    }
+}
+
 /* hk.ops.FAMILY.OP(out..., in..., scalars...): when a family has no kernel
  * named OP but kernels OP_<types> (add_f32, cast_f32_bf16, ...), the call
  * picks the contiguous 1-D one that takes these buffers' dtypes (pick
@@ -224,8 +248,7 @@ static int dispatch_call(lua_State *L)
     for (int k = 0; k < info.nkernels; k++) {
         hk_plugin_kernel_info ki;
         hkl_check(L, hk_plugin_kernel_get(ctx, fi, k, &ki));
-        if (strncmp(ki.name, op, oplen) || ki.name[oplen] != '_' || strstr(ki.name, "_strided") ||
-            ki.geometry != 1)
+        if (!typed_form_of(ki.name, op, oplen) || ki.geometry != 1)
             continue;
         hk_kernel *kern;
         hkl_check(L, hk_plugin_kernel(ctx, family, ki.name, &kern));
@@ -366,7 +389,7 @@ static int family_index(lua_State *L)
         for (int k = 0; k < p.nkernels; k++) {
             hk_plugin_kernel_info ki;
             hkl_check(L, hk_plugin_kernel_get(ctx, fi, k, &ki));
-            if (!strncmp(ki.name, kernel, len) && ki.name[len] == '_') {
+            if (typed_form_of(ki.name, kernel, len)) {
                 luaL_getmetatable(L, HKL_BUFFER);
                 lua_pushstring(L, family);
                 lua_pushvalue(L, 2);
