@@ -54,9 +54,9 @@ extern "C" __global__ void fill_i64(long long *y, long long v, size_t n)
         y[i] = x;
 }
 
-extern "C" __global__ void fill_u8(unsigned char *y, unsigned int v, size_t n)
+extern "C" __global__ void fill_u8(unsigned char *y, unsigned char v, size_t n)
 {
-    const unsigned char x = (unsigned char)v;
+    const unsigned char x = v; // the argument check refuses values past 255
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         y[i] = x;

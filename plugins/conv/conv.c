@@ -123,12 +123,27 @@ static int read_geom(const hk_plugin_host *host, const hk_plugin_call *call, con
     return 0;
 }
 
+/* A tensor's buffer holds exactly its shape's elements: a longer one is
+ * most often a shape worked out wrong (ceil mode, a missed padding), and
+ * the op would leave its tail as it was. A strided region (copy2d) needs
+ * at least its extent: check_extent. */
 static int check_len(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *a,
                      const char *name, long long need)
 {
     size_t have = host->length(call, a->v.buf);
+    if ((unsigned long long)have != (unsigned long long)need)
+        return host->fail(call, "%s has %zu elements; its shape needs %lld%s", name, have, need,
+                          (unsigned long long)have > (unsigned long long)need
+                              ? " (for part of a buffer, pass a view: b:view(dtype, offset, count))"
+                              : "");
+    return 0;
+}
+static int check_extent(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *a,
+                        const char *name, long long need)
+{
+    size_t have = host->length(call, a->v.buf);
     if ((unsigned long long)have < (unsigned long long)need)
-        return host->fail(call, "%s has %zu elements; its shape needs %lld", name, have, need);
+        return host->fail(call, "%s has %zu elements; its rows need %lld", name, have, need);
     return 0;
 }
 
@@ -569,8 +584,8 @@ static int op_copy2d(const hk_plugin_host *host, const hk_plugin_call *call, con
         return 0;
     if (ss < d2 || ds < d2)
         return host->fail(call, "the strides (%lld, %lld) must be at least d2 = %lld", ss, ds, d2);
-    if ((r = check_len(host, call, &args[1], "src", (d1 - 1) * ss + d2)) ||
-        (r = check_len(host, call, &args[0], "dst", (d1 - 1) * ds + d2)))
+    if ((r = check_extent(host, call, &args[1], "src", (d1 - 1) * ss + d2)) ||
+        (r = check_extent(host, call, &args[0], "dst", (d1 - 1) * ds + d2)))
         return r;
     hk_plugin_arg a[6] = {args[1], args[0], hk_plugin_int_arg(d1), hk_plugin_int_arg(d2), hk_plugin_int_arg(ss), hk_plugin_int_arg(ds)};
     return launch_steps(host, call, "copy2d", d, a, 6, d1 * d2);

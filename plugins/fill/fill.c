@@ -18,7 +18,7 @@ static const struct {
     {"fill_bf16", "__hip_bfloat16 *y, float v, size_t n", "y[0..n) = v rounded to bf16"},
     {"fill_i32", "int *y, int v, size_t n", "y[0..n) = v (i32)"},
     {"fill_i64", "long long *y, long long v, size_t n", "y[0..n) = v (i64)"},
-    {"fill_u8", "unsigned char *y, unsigned int v, size_t n", "y[0..n) = v truncated to u8"},
+    {"fill_u8", "unsigned char *y, unsigned char v, size_t n", "y[0..n) = v (u8, 0 to 255)"},
     {"fill_u32", "unsigned int *y, unsigned int v, size_t n", "y[0..n) = v (u32)"},
 };
 

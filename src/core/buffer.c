@@ -217,8 +217,8 @@ HK_API int hk_buffer_view(hk_buffer *b, hk_dtype dtype, size_t offset, size_t co
                         hk_dtype_name(dtype));
     if (offset > b->bytes || bytes > b->bytes - offset)
         return hkc_fail(b->ctx, HK_EINVAL,
-                        "view: %zu %s from byte %zu need %zu bytes; the buffer has %zu",
-                        count, hk_dtype_name(dtype), offset, bytes, b->bytes);
+                        "view: %zu %s from byte %zu would end at byte %zu; the buffer has %zu bytes",
+                        count, hk_dtype_name(dtype), offset, offset + bytes, b->bytes);
     /* A view of a view is a view of the original, at the offsets added up. */
     char *base = b->kptr, *hbase = b->hptr;
     while (b->parent)

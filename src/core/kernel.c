@@ -141,12 +141,18 @@ static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_k
             r = hkc_fail(ctx, HK_EINVAL, "kernel %s: %s", name, err.data);
     } else {
         const hkc_source_kernel *sk = find_src(e, name);
-        if (sk && sk->unresolved)
+        if (sk && sk->unresolved && sk->by_value_class)
             r = hkc_fail(ctx, HK_EARG,
-                         "kernel %s: %s; a buffer cannot be checked against it, so give the "
+                         "kernel %s (line %d): %s, a struct or class by value: hipkit's launches pass "
+                         "scalars, vectors and pointers, and no signature can describe it; pass its fields "
+                         "as separate parameters, or a pointer to a buffer that holds it",
+                         name, sk->line, sk->unresolved);
+        else if (sk && sk->unresolved)
+            r = hkc_fail(ctx, HK_EARG,
+                         "kernel %s (line %d): %s; a buffer cannot be checked against it, so give the "
                          "kernel's signature as C (hk_module_kernel_sig, or m:kernel(\"%s\", "
                          "\"float *v, int n\") in Lua)",
-                         name, sk->unresolved, name);
+                         name, sk->line, sk->unresolved, name);
         else if (sk)
             r = hkc_signature_copy(&sk->sig, &k->sig);
         else

@@ -312,9 +312,8 @@ static void unknown_pointee(const hkc_type_names *names, const hkc_signature *si
 }
 
 /* sk's signature from parameter tokens v[0..n), seen at `at` of the stream
- * (aliases visible there are expanded). A type hipkit cannot resolve leaves
- * sk->unresolved saying why; other mistakes fail with HK_EINVAL naming
- * `name` and the line. */
+ * (aliases visible there are expanded). A parameter list hipkit cannot
+ * describe leaves sk->unresolved saying why (below); 0 or HK_ENOMEM. */
 static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok *v, int n,
                             const char *name, hkc_source_kernel *sk, hkc_strbuf *err)
 {
@@ -328,12 +327,22 @@ static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok 
     free(params);
     if (rc == 0)
         unknown_pointee(&sc->names, &sk->sig, &perr);
-    /* a type hipkit cannot resolve is the user's to state; other mistakes
-     * (dim3 by value, void parameters) no signature could mend */
-    if (rc == HK_EINVAL && (strstr(perr.data, "unknown type") || strstr(perr.data, "template")))
+    /* A parameter hipkit cannot describe leaves the kernel refused at
+     * lookup, saying why, and the module's other kernels usable: a type it
+     * cannot resolve (the user may state it), a pointer to pointers or a
+     * default argument (a signature without them mends it), a struct or
+     * class by value, dim3 or void (nothing does). */
+    const char *ut = rc == HK_EINVAL ? strstr(perr.data, "unknown type '") : NULL;
+    if (ut) {
+        ut += strlen("unknown type '");
+        sk->by_value_class = hkc_type_names_is_class(&sc->names, ut, strcspn(ut, "'"));
+    }
+    if (rc == HK_EINVAL) {
+        if (!perr.len)
+            hkc_strbuf_puts(&perr, "its parameter list cannot be read");
         rc = 0;
-    if (rc == HK_EINVAL)
-        hkc_strbuf_printf(err, "kernel '%s' (line %d): %s", name, sk->line, perr.data);
+    }
+    (void)err; /* the scan goes on: nothing here fails the module */
     if (rc == 0 && perr.len) {
         /* kept, and refused at lookup unless the user gives a signature */
         hkc_signature_free(&sk->sig);

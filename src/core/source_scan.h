@@ -20,6 +20,8 @@ typedef struct hkc_source_kernel {
     int extern_c;      /* declared extern "C" (its symbol name is unmangled) */
     int uses_sync;     /* may reach a barrier or warp operation: see below */
     char *unresolved;  /* why its parameter types are unknown (sig empty), or NULL */
+    int by_value_class; /* unresolved: a struct or class by value, which no signature
+                         * describes (launches pass scalars, vectors and pointers) */
 } hkc_source_kernel;
 
 /* Finds the __global__ function definitions in HIP source (comments, string

@@ -276,6 +276,12 @@ do
     t.errors("unknown dist 'gauss'", "rand bad dist", function() a:rand({dist = "gauss"}) end)
     t.errors("needs a float dtype", "normal for integers", function() d:rand({dist = "normal"}) end)
     t.errors("outside the range of u8", "integer range beyond dtype", function() d:rand({hi = 256}) end)
+    t.errors("outside the finite range of f16", "f16 range beyond 65504 (the stores would be inf)",
+             function() hk.alloc(8, "f16"):rand({lo = 0, hi = 1e6}) end)
+    local h = hk.alloc(4099, "f16"):rand({lo = -65504, hi = 65504})
+    local finite = true
+    for i = 1, #h do finite = finite and h[i] == h[i] and math.abs(h[i]) <= 65504 end
+    t.ok(finite, "f16 over its whole finite range: every value finite")
     t.errors("need finite lo < hi", "empty float range", function() a:rand({lo = 1, hi = 1}) end)
 end
 

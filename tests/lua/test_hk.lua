@@ -174,6 +174,8 @@ t.ok(fails("argument 2 is nil", k.launch, k, 1, 64, a, nil, b, y, n), "nil is re
 t.ok(fails("2048", k.launch, k, 1, 2048, a, x, b, y, n), "a block of 2048 threads")
 t.ok(fails("grid must be", k.launch, k, "ten", 64, a, x, b, y, n), "a grid that is a string")
 t.ok(fails("grid.y must be", k.launch, k, {1, 0}, 64, a, x, b, y, n), "a zero grid.y")
+t.ok(fails("grid has a field 'Y'", k.launch, k, {x = 1, Y = 2}, 64, a, x, b, y, n), "a misspelt grid field")
+t.ok(fails("block has more than 3 dimensions", k.launch, k, 1, {64, 1, 1, 2}, a, x, b, y, n), "a 4-D block")
 t.ok(fails("kernel argument 1 is a table", k.launch, k, 1, 64, {}, x, b, y, n), "a table argument")
 t.ok(fails("no kernel 'nosuch'", function() return m.nosuch end), "m.nosuch lists the kernels")
 t.ok(fails("needs grid=", function() return k{block = 64} end), "k{} without grid")

@@ -142,7 +142,7 @@ end
 -- fill the gemm's tiles (a conv1d, as issue 14's)
 conv_case("f32", G(2, 3, 1, 11, 130, 1, 3, {1, 1}, {0, 1}, {1, 1}, 1), 0, 3)
 do
-    local ok, err = pcall(C.conv2d, hk.alloc(2 * 4 * 11 * 10, "f32"), hk.alloc(4 * 11 * 10, "f32"),
+    local ok, err = pcall(C.conv2d, hk.alloc(4 * 11 * 10, "f32"), hk.alloc(4 * 11 * 10, "f32"),
         hk.alloc(4 * 2 * 9, "f32"), {1, 4, 11, 10}, {4, 2, 3, 3}, 1, 1, 1, 2, 3)
     t.ok(not ok and tostring(err):find("algo 3 (im2col + gemm) takes NCHW, one group", 1, true),
         "algo 3 with two groups is refused: " .. tostring(err))
@@ -460,6 +460,12 @@ do
     t.errors("output_padding must be smaller", "conv_transpose1d: output_padding >= stride and dilation",
         C.conv_transpose1d, y, x, w, {2, 3, 5}, {3, 4, 3}, 1, 0, 1, 1, 1)
     t.errors("src has 10 elements", "copy2d: a short src is named", C.copy2d, y, hk.alloc(10, "f32"), 2, 6, 6, 6)
+    t.errors("out has 201 elements; its shape needs 200", "conv2d: a longer out is refused (a shape worked out wrong)",
+        C.conv2d, hk.alloc(201, "f32"), x, w, {2, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 1, 1)
+    t.errors("x has 151 elements; its shape needs 150", "conv2d: a longer x is refused",
+        C.conv2d, y, hk.alloc(151, "f32"), w, {2, 3, 5, 5}, {4, 3, 3, 3}, 1, 1, 1, 1)
+    t.errors("out has 9 elements; its shape needs 4", "max_pool2d: an out sized for ceil mode is refused",
+        C.max_pool2d, hk.alloc(9, "f32"), hk.alloc(25, "f32"), {1, 1, 5, 5}, 2)
     -- a stride of 0 is refused before anything divides by it (it killed the session with SIGFPE)
     t.errors("stride must be at least 1", "conv2d: a stride of 0 is refused", C.conv2d, hk.alloc(4, "f32"),
              hk.alloc(16, "f32"), hk.alloc(9, "f32"), {1, 1, 4, 4}, {1, 1, 3, 3}, 0, 0, 1, 1)

@@ -67,6 +67,25 @@ t.ok(r == y64 and y64:allclose(function(i) return 3 * x64[i] - 2 end, 1e-12, 0),
 local yi = hk.alloc(100, "i32"):fill(0)
 hk.ops.fill.fill(yi, -7)
 t.ok(yi:allclose(function() return -7 end, 0, 0), "hk.ops.fill.fill(out, v) picks fill_i32")
+local yu = hk.alloc(37, "u8"):fill(9)
+hk.ops.fill.fill(yu, 255)
+t.ok(yu:allclose(function() return 255 end, 0, 0), "fill on u8 writes 255")
+ok, err = pcall(hk.ops.fill.fill, yu, 300)
+t.ok(not ok and tostring(err):find("out of range", 1, true) and yu[1] == 255,
+    "fill on u8 refuses 300 rather than write 300 mod 256: " .. tostring(err))
+-- a float with an integer value (35 / 5 is 7.0 in Lua 5.4) is that integer to an op, in a table too
+local x35 = hk.alloc(35):rand{lo = -1, hi = 1}
+local s1, s2 = hk.alloc(5):fill(0 / 0), hk.alloc(5):fill(0 / 0)
+hk.ops.reduce.sum(s1, x35, 7)
+hk.ops.reduce.sum(s2, x35, 35 / 5)
+t.ok(s1:allclose(s2, 0, 0) and s1[1] == s1[1], "reduce.sum(out, x, 35 / 5) takes 7.0 as 7")
+ok, err = pcall(hk.ops.reduce.sum, s2, x35, 3.5)
+t.ok(not ok, "... and 3.5 is refused: " .. tostring(err))
+local p1, p2 = hk.alloc(4):fill(0 / 0), hk.alloc(4):fill(0 / 0)
+local x16 = hk.alloc(16):rand{lo = -1, hi = 1}
+hk.ops.conv.max_pool2d(p1, x16, {1, 1, 4, 4}, 2)
+hk.ops.conv.max_pool2d(p2, x16, {1, 1, 8 / 2, 4.0}, 4 / 2)
+t.ok(p1:allclose(p2, 0, 0) and p1[1] == p1[1], "conv.max_pool2d with 4.0 in its shape table and 4 / 2")
 ok, err = pcall(hk.ops.affine.affine, hk.alloc(8, "i32"), hk.alloc(8, "f32"), 2, 1)
 t.ok(not ok and tostring(err):find("no kernel writes i32 from f32", 1, true) and tostring(err):find("affine_f32", 1, true),
     "no kernel for those dtypes: says so and lists the family's kernels")

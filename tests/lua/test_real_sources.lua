@@ -258,6 +258,28 @@ ok, err = pcall(hk.compile, {path = dir .. "/bad.hip"})
 t.ok(not ok and tostring(err):find(dir .. "/bad.hip:3", 1, true) ~= nil,
      "a compile error names the file by its path and line")
 t.errors("cannot read", "a missing file is named", hk.compile, {path = dir .. "/none.hip"})
+
+-- one kernel hipkit cannot describe does not take the module's others with it
+do
+    local m = hk.compile([[
+#include <hip/hip_runtime.h>
+struct P { float a; int b; };
+extern "C" __global__ void fine(float *y, int n) { int i = threadIdx.x; if (i < n) y[i] = 2.0f * i; }
+extern "C" __global__ void ptrs(float **p) { p[0][0] = 1.0f; }
+extern "C" __global__ void dflt(float *y, int n = 3) { y[0] = n; }
+extern "C" __global__ void sbv(float *y, P p) { y[0] = p.a + p.b; }
+]])
+    local y = hk.alloc(37):fill(0 / 0)
+    m.fine:launch(1, 64, y, 37)
+    t.ok(y:allclose(function(i) return 2 * (i - 1) end, 0, 0), "the module compiles and its plain kernel runs")
+    t.errors("pointers to pointers", "float **: refused at lookup, naming the parameter", function() return m.ptrs end)
+    t.errors("default arguments", "a default argument: refused at lookup", function() return m.dflt end)
+    local d = m:kernel("dflt", "float *y, int n")
+    d:launch(1, 1, y, 5)
+    t.is(y[1], 5, "... and runs under a signature the user gives")
+    t.errors("a struct or class by value", "a struct by value: says no signature can pass it, and what can",
+             function() return m.sbv end)
+end
 os.execute("rm -rf '" .. dir .. "'")
 
 t.done()

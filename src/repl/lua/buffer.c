@@ -11,6 +11,7 @@
  * complement, as math.ult sees them). Writes to integer dtypes must be
  * integral and in range: u64 takes integers >= 0 and integral floats below
  * 2^64. Writes to float dtypes round to nearest (overflow gives infinity). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -739,6 +740,12 @@ static int m_rand(lua_State *L)
         sd = opt_number(L, 2, "std", 1);
         if (!normal && !(lo < hi && isfinite(hi - lo)))
             return luaL_argerror(L, 2, "need finite lo < hi");
+        /* beyond the dtype's largest finite value the stores would round
+         * to inf: refused, as integer dtypes refuse lo..hi past theirs */
+        double top = t == HK_F16 ? 65504.0 : t == HK_BF16 ? 0x1.fep127 : t == HK_F32 ? 0x1.fffffep127 : DBL_MAX;
+        if (!normal && (fabs(lo) > top || fabs(hi) > top))
+            return luaL_argerror(L, 2, lua_pushfstring(L, "lo..hi (%f..%f) is outside the finite range of %s (+-%f)",
+                                                       lo, hi, hk_dtype_name(t), top));
         if (normal && !(sd >= 0 && isfinite(sd) && isfinite(mean)))
             return luaL_argerror(L, 2, "need a finite mean and a finite std >= 0");
     } else {

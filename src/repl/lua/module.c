@@ -103,6 +103,9 @@ static int string_list(lua_State *L, int opts, int anchor, const char *field, co
             if (lua_type(L, -1) == LUA_TBOOLEAN) {
                 lua_pushfstring(L, "%s=%s", key, lua_toboolean(L, -1) ? "1" : "0");
                 out[n++] = anchor_string(L, anchor);
+            } else if (lua_type(L, -1) != LUA_TNUMBER && lua_type(L, -1) != LUA_TSTRING) {
+                luaL_error(L, "defines.%s is a %s; a define's value is a string, a number or a boolean", key,
+                           luaL_typename(L, -1));
             } else {
                 const char *v = luaL_tolstring(L, -1, NULL);
                 lua_pushfstring(L, "%s=%s", key, v);
@@ -565,6 +568,25 @@ hk_dim3 hkl_check_dim3(lua_State *L, int idx, const char *what)
     if (!lua_istable(L, idx))
         luaL_error(L, "%s must be a number or a table {x, y, z}, got %s", what, luaL_typename(L, idx));
     static const char *names[] = {"x", "y", "z"};
+    /* every key is a position 1-3 or x, y, z: a typo (Y, yy) or a 4th
+     * dimension is an error, not a dimension of 1 */
+    idx = lua_absindex(L, idx);
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+        int known = 0;
+        if (lua_type(L, -2) == LUA_TNUMBER) {
+            lua_Integer k = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
+            known = k >= 1 && k <= 3;
+        } else if (lua_type(L, -2) == LUA_TSTRING) {
+            const char *k = lua_tostring(L, -2);
+            known = !strcmp(k, "x") || !strcmp(k, "y") || !strcmp(k, "z");
+        }
+        if (!known) {
+            if (lua_type(L, -2) == LUA_TSTRING)
+                luaL_error(L, "%s has a field '%s'; its fields are x, y and z (or {x, y, z})", what,
+                           lua_tostring(L, -2));
+            luaL_error(L, "%s has more than 3 dimensions or a key that is no dimension ({x, y, z})", what);
+        }
+    }
     for (int i = 0; i < 3; i++) {
         int t = lua_geti(L, idx, i + 1);
         if (t == LUA_TNIL) {

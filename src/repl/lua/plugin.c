@@ -303,9 +303,13 @@ static int host_op_call(lua_State *L)
         lua_pushinteger(L, len);
         for (lua_Integer e = 1; e <= len; e++) {
             lua_rawgeti(L, i, e);
-            if (!lua_isinteger(L, -1))
+            int isint;
+            lua_Integer v = lua_tointegerx(L, -1, &isint); /* 4.0 (from a /) is 4 */
+            if (lua_type(L, -1) != LUA_TNUMBER || !isint)
                 return luaL_error(L, "argument %d: element %d of the table is %s, not an integer", i,
-                                  (int)e, luaL_typename(L, -1));
+                                  (int)e, lua_type(L, -1) == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1));
+            lua_pop(L, 1);
+            lua_pushinteger(L, v);
         }
         flat += 1 + (int)len;
     }
@@ -315,6 +319,17 @@ static int host_op_call(lua_State *L)
     }
     if (n > MAX_ARGS)
         return luaL_error(L, "at most %d arguments", MAX_ARGS);
+    /* A float with an integer value (cols = #x / rows is 7.0 in Lua 5.4)
+     * reaches the op as that integer, as a kernel launch takes it; an op
+     * reading a number takes integers too. */
+    for (int i = first; i < first + n; i++) {
+        lua_Integer v;
+        if (lua_type(L, i) == LUA_TNUMBER && !lua_isinteger(L, i) && lua_numbertointeger(lua_tonumber(L, i), &v) &&
+            (lua_Number)v == lua_tonumber(L, i)) {
+            lua_pushinteger(L, v);
+            lua_replace(L, i);
+        }
+    }
     hk_arg args[MAX_ARGS];
     hkl_convert_args(L, first, n, args, NULL, NULL);
     hkl_check(L, hk_plugin_call_op(hkl_ctx(L), lua_tostring(L, lua_upvalueindex(2)),
