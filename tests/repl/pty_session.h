@@ -21,7 +21,7 @@
 
 #include "../tap.h"
 
-#define TIMEOUT_MS 10000
+#define TIMEOUT_MS 30000
 
 static const char *hipkit;
 static char tmp[256];
