@@ -26,6 +26,16 @@ t.errors("lengths differ (4 and 3)", "buffers of different lengths are refused",
 t.errors("dtypes differ (f32 and i32)", "buffers of different dtypes are refused, naming both",
     function() return a + hk.from({1, 2, 3, 4}, "i32") end)
 t.errors("expects buffers or numbers", "other operands are refused", function() return a + "x" end)
+-- the op's own errors name the script's line where the operator was written
+do
+    local b = hk.alloc(4, "i16")
+    local ok, err = pcall(function() return b + b end)
+    t.ok(not ok and tostring(err):find("test_frictions.lua:%d+: binary.add: no kernel writes i16"),
+        "b + b with no kernel for i16: the error starts with the script's line: " .. tostring(err))
+    ok, err = pcall(function() hk.ops.binary.add(a, a, hk.alloc(4, "f64")) end)
+    t.ok(not ok and tostring(err):find("test_frictions.lua:%d+: binary.add: no kernel writes f32 from f32, f64"),
+        "binary.add(f32, f32, f64): the error starts with the script's line: " .. tostring(err))
+end
 
 t.errors("hk.compile{path = \"k.hip\"}", "hk.compile with a file name says to use {path=}",
     function() hk.compile("k.hip") end)

@@ -64,7 +64,16 @@ static int arith(lua_State *L, const char *op, int in_place)
     lua_insert(L, -3); /* out stays below the call */
     lua_pushvalue(L, 3);
     lua_pushvalue(L, 4);
-    lua_call(L, 3, 0);
+    /* the op's errors (no kernel for the dtype, a fault) are raised where
+     * the script wrote the operator: its line first, as luaL_error gives */
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        return lua_error(L);
+    }
     return 1;
 }
 

@@ -259,11 +259,12 @@ static int dispatch_call(lua_State *L)
     }
     luaL_pushresult(&tried); /* the names of the kernels that did not fit; stays below */
     const char *have = lua_tostring(L, -1);
+    luaL_where(L, 1); /* the script's line, as luaL_error gives */
     lua_pushfstring(L, "%s.%s: no kernel writes %s", family, op, hk_dtype_name(hk_buffer_dtype(p.bufs[0])));
     for (int b = 1; b < p.nbufs; b++)
         lua_pushfstring(L, "%s%s", b > 1 ? ", " : " from ", hk_dtype_name(hk_buffer_dtype(p.bufs[b])));
     lua_pushfstring(L, " with %d more value(s); it has: %s", p.nscal, have);
-    lua_concat(L, p.nbufs + 1);
+    lua_concat(L, p.nbufs + 2);
     return lua_error(L);
 }
 
