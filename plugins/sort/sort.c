@@ -154,7 +154,7 @@ static int op_argsort(const hk_plugin_host *host, const hk_plugin_call *call, co
                                 "descending; got %d arguments", nargs);
     rowplan p;
     int r = plan_rows(host, call, args[1].v.buf, args[2].v.i, args[0].v.buf, &p);
-    if (r == 0 && host->length(call, args[0].v.buf) < (size_t)(p.rows * p.cols))
+    if (r == 0 && host->length(call, args[0].v.buf) != (size_t)(p.rows * p.cols)) /* an index a value */
         r = host->fail(call, "idx has %zu elements; x has %lld", host->length(call, args[0].v.buf),
                        p.rows * p.cols);
     if (r == 0) /* a row longer than a block reads x again after idx is written */
@@ -275,7 +275,7 @@ static int radix_check(const hk_plugin_host *host, const hk_plugin_call *call, c
     if (n > 0xffffffffu)
         return host->fail(call, "keys hold %zu elements; at most 2^32 - 1", n);
     const char *pt = pay ? host->dtype(call, pay->v.buf) : "u32";
-    if (pay && (!pt || strcmp(pt, "u32") || host->length(call, pay->v.buf) < n))
+    if (pay && (!pt || strcmp(pt, "u32") || host->length(call, pay->v.buf) != n))
         return host->fail(call, "%s must hold %zu u32 (as many as keys); got %zu %s", pay_name, n,
                           host->length(call, pay->v.buf), pt ? pt : "?");
     return 0;
