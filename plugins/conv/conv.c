@@ -62,6 +62,19 @@ static int buffers(const hk_plugin_host *host, const hk_plugin_call *call, const
     return d;
 }
 
+/* The argument number the caller wrote for flat position pos (errors name
+ * it): before the geometry only buffers and shape tables come, a table
+ * arriving as its length and its elements. */
+static int user_arg(const hk_plugin_arg *args, int pos)
+{
+    int n = 0;
+    for (int p = 0; p < pos; n++) {
+        long long len = args[p].kind == HK_PLUGIN_ARG_INT ? args[p].v.i : 0;
+        p += len >= 0 && len < pos - p ? 1 + (int)len : pos - p;
+    }
+    return n + 1;
+}
+
 /* A shape table at *pos: its length (which must be rank), then rank
  * integers >= 1 and < 2^31. */
 static int read_shape(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
@@ -69,7 +82,8 @@ static int read_shape(const hk_plugin_host *host, const hk_plugin_call *call, co
 {
     int p = *pos;
     if (p >= nargs || args[p].kind != HK_PLUGIN_ARG_INT || args[p].v.i != rank || p + rank >= nargs)
-        return host->fail(call, "%s (argument %d) must be a table of %d integers %s", name, p + 1, rank, form);
+        return host->fail(call, "%s (argument %d) must be a table of %d integers %s", name, user_arg(args, p), rank,
+                          form);
     for (int i = 0; i < rank; i++) {
         const hk_plugin_arg *a = &args[p + 1 + i];
         if (a->kind != HK_PLUGIN_ARG_INT || a->v.i < 1 || a->v.i > INT_MAX)
@@ -90,7 +104,7 @@ static int read_geom(const hk_plugin_host *host, const hk_plugin_call *call, con
                      int nargs, int pos, const char *const *names, int nv_min, int nv, int dims, int emin,
                      int emax, long long val[][2], long long *extra)
 {
-    int rest = nargs - pos, got = -1, tables = 0;
+    int rest = nargs - pos, got = -1, tables = 0, first = user_arg(args, pos);
     for (int v = nv_min; v <= nv && got < 0; v++)
         for (int e = emin; e <= emax && got < 0; e++) {
             if (rest == v + e)
@@ -105,7 +119,7 @@ static int read_geom(const hk_plugin_host *host, const hk_plugin_call *call, con
     for (int v = 0; v < got; v++) {
         const hk_plugin_arg *a = &args[pos];
         if (a->kind != HK_PLUGIN_ARG_INT || (tables && a->v.i != dims))
-            return host->fail(call, "%s (argument %d) must be %s", names[v], pos + 1,
+            return host->fail(call, "%s (argument %d) must be %s", names[v], first + v,
                               tables ? "a table of 2 integers {h, w}" : "an integer");
         for (int d = 0; d < dims; d++) {
             const hk_plugin_arg *b = &args[pos + (tables ? 1 + d : 0)];
@@ -117,7 +131,7 @@ static int read_geom(const hk_plugin_host *host, const hk_plugin_call *call, con
     }
     for (int e = 0; pos < nargs; e++, pos++) {
         if (args[pos].kind != HK_PLUGIN_ARG_INT)
-            return host->fail(call, "%s (argument %d) must be an integer", names[nv + e], pos + 1);
+            return host->fail(call, "%s (argument %d) must be an integer", names[nv + e], first + got + e);
         extra[e] = args[pos].v.i;
     }
     return 0;

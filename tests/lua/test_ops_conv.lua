@@ -471,6 +471,11 @@ do
              hk.alloc(16, "f32"), hk.alloc(9, "f32"), {1, 1, 4, 4}, {1, 1, 3, 3}, 0, 0, 1, 1)
     t.errors("stride must be at least 1", "conv1d: a stride of 0 is refused", C.conv1d, hk.alloc(4, "f32"),
              hk.alloc(6, "f32"), hk.alloc(3, "f32"), {1, 1, 6}, {1, 1, 3}, 0, 0, 1, 1)
+    -- errors number the arguments as the script wrote them (a shape table is one)
+    t.errors("kernel (argument 4) must be an integer", "max_pool2d: a fractional kernel is argument 4",
+        C.max_pool2d, hk.alloc(4, "f32"), hk.alloc(16, "f32"), {1, 1, 4, 4}, 2.5)
+    t.errors("groups (argument 9) must be an integer", "conv2d: groups after table geometry is argument 9",
+        C.conv2d, y, x, w, {2, 3, 5, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1.5)
     -- an output over an input: other blocks would read what is already overwritten
     local big = hk.alloc(2 * 3 * 5 * 5 + 108, "f32")
     t.errors("out shares memory with x", "conv2d: out over x is refused",
