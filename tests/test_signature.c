@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "int_expr.h"
 #include "internal.h"
 #include "tap.h"
 
@@ -742,6 +743,151 @@ static void test_scan_errors_and_linkage(void)
     hkc_strbuf_free(&err);
 }
 
+
+/* Overloads (two kernels of one name) are kept unresolved, last; a
+ * __launch_bounds__ maximum is read where it is a constant. */
+static void test_scan_overloads_and_bounds(void)
+{
+    hkc_source_kernel *k = NULL;
+    int n = 0;
+    hkc_strbuf err;
+    hkc_strbuf_init(&err);
+    static const char over[] =
+        "__global__ void over(float *y, int n) {}\n"
+        "__global__ void mid(float *y) {}\n"
+        "__global__ void over(int *y, int n) {}\n"
+        "namespace a { __global__ void over(double *y) {} }\n"
+        "__global__ void last(int n) {}\n";
+    int rc = hkc_source_scan(over, NULL, &k, &n, &err);
+    tap_ok(rc == 0 && n == 5 && hkc_source_launchable(k, n) == 3 && !strcmp(k[0].name, "mid") &&
+               !strcmp(k[1].name, "a::over") && !strcmp(k[2].name, "last") && !k[2].overloaded &&
+               k[3].overloaded && k[4].overloaded && k[3].line == 1 && k[4].line == 3 &&
+               k[3].unresolved && contains(k[3].unresolved, "2 kernels named over") && k[3].sig.count == 0,
+           "two kernels named over: both unresolved (overloads), moved last in their order; a::over "
+           "and the others launchable (%d, %d launchable)", n, n ? hkc_source_launchable(k, n) : 0);
+    hkc_source_kernels_free(k, n);
+    static const char branches[] =
+        "#ifdef WIDE\n__global__ void k(double *y) {}\n#else\n__global__ void k(float *y) {}\n#endif\n";
+    rc = hkc_source_scan(branches, NULL, &k, &n, &err);
+    tap_ok(rc == 0 && n == 2 && !k[0].overloaded && !k[1].overloaded,
+           "text not preprocessed (both #if branches): a name twice is no overload");
+    hkc_source_kernels_free(k, n);
+
+    static const char bounds[] =
+        "__global__ void __launch_bounds__(256) a(float *y) {}\n"
+        "__global__ void __launch_bounds__((4 << 6) + 2 * 64, 2) b(float *y) {}\n"
+        "__launch_bounds__(0x80u) __global__ void c(float *y) {}\n"
+        "__global__ void __launch_bounds__(THREADS) d(float *y) {}\n"
+        "__global__ void e(float *y) {}\n"
+        "template <int B> __global__ void __launch_bounds__(B) f(float *y) {}\n"
+        "__global__ void __launch_bounds__(1 << 40) g(float *y) {}\n"
+        "extern \"C\" __global__ void __attribute__((x)) __launch_bounds__(64 / 2) h(float *y) {}\n";
+    rc = hkc_source_scan(bounds, NULL, &k, &n, &err);
+    tap_ok(rc == 0 && n == 7 && k[0].max_threads == 256 && k[1].max_threads == 384 &&
+               k[2].max_threads == 128 && k[3].max_threads == 0 && k[4].max_threads == 0 &&
+               k[5].max_threads == 0 && k[6].max_threads == 32 && !strcmp(k[6].name, "h"),
+           "__launch_bounds__: 256, (4 << 6) + 2 * 64, 0x80u before __global__, 64 / 2 after an "
+           "attribute read; a name, none, or past 2^31 give 0 (%d kernels)", n);
+    hkc_source_kernels_free(k, n);
+    static const char tbounds[] =
+        "template <int W, int M = 2> __global__ void __launch_bounds__(W * 32, M) mv(float *y) {}\n"
+        "template <typename T> __global__ void __launch_bounds__(sizeof(T) * 64) sz(T *y) {}\n";
+    const char *const inst[] = {"mv<4>", "mv<8, 1>", "sz<float>"};
+    rc = hkc_source_scan_all(tbounds, NULL, inst, 3, &k, &n, NULL, NULL, &err);
+    tap_ok(rc == 0 && n == 3 && k[0].max_threads == 128 && k[1].max_threads == 256 && k[2].max_threads == 0,
+           "a template's __launch_bounds__(W * 32) with its argument put in: mv<4> 128, mv<8, 1> 256; "
+           "sizeof(T) left to the compiler (%d: %u %u)", n, n > 1 ? k[0].max_threads : 0,
+           n > 1 ? k[1].max_threads : 0);
+    hkc_source_kernels_free(k, n);
+    hkc_strbuf_free(&err);
+}
+
+/* Random expression trees, printed and evaluated: their value by the tree
+ * (the reference) and by hkc_int_expr_eval must agree. */
+typedef struct ex_node {
+    char op; /* 0: a literal */
+    long long v;
+} ex_node;
+
+static long long ex_build(char *out, size_t cap, int depth, int *ok)
+{
+    static const char ops[] = "+-*/%<>&^|";
+    if (depth == 0 || rng_next() % 3 == 0) {
+        long long v = (long long)(rng_next() % 1000);
+        int hex = rng_next() % 4 == 0;
+        snprintf(out, cap, hex ? "0x%llx" : "%lld", v);
+        return v;
+    }
+    char a[240], b[240]; /* (a op b) fits the caller's 512 */
+    char op = ops[rng_next() % 10];
+    long long x = ex_build(a, sizeof a, depth - 1, ok), y = ex_build(b, sizeof b, depth - 1, ok);
+    long long r = 0;
+    switch (op) {
+    case '+': *ok &= !__builtin_add_overflow(x, y, &r); break;
+    case '-': *ok &= !__builtin_sub_overflow(x, y, &r); break;
+    case '*': *ok &= !__builtin_mul_overflow(x, y, &r); break;
+    case '/': if (y == 0 || !*ok) *ok = 0; else r = x / y; break;
+    case '%': if (y == 0 || !*ok) *ok = 0; else r = x % y; break;
+    case '<': y &= 7; if (x < 0 || (x >> (62 - y)) != 0) *ok = 0; else r = x << y; snprintf(b, sizeof b, "%lld", y); break;
+    case '>': y &= 7; if (x < 0) *ok = 0; else r = x >> y; snprintf(b, sizeof b, "%lld", y); break;
+    case '&': r = x & y; break;
+    case '^': r = x ^ y; break;
+    case '|': r = x | y; break;
+    }
+    const char *sym = op == '<' ? "<<" : op == '>' ? ">>" : (char[]){op, 0};
+    int neg = rng_next() % 8 == 0;
+    snprintf(out, cap, "%s(%s %s %s)", neg ? "-" : "", a, sym, b);
+    if (neg && r == -0x7fffffffffffffffLL - 1)
+        *ok = 0;
+    return neg && *ok ? -r : r;
+}
+
+static void test_int_expr(void)
+{
+    static const struct { const char *text; long long v; int ok; } cases[] = {
+        {"256", 256, 1},          {"2 + 3 * 4", 14, 1},   {"(2 + 3) * 4", 20, 1},
+        {"1 << 4 + 1", 32, 1},    {"64 / 2 / 2", 16, 1},  {"10 - 4 - 3", 3, 1},
+        {"6 & 3 | 8", 10, 1},     {"1'024", 1024, 1},     {"0b101", 5, 1},
+        {"010", 8, 1},            {"-(-3)", 3, 1},        {"~0 & 255", 255, 1},
+        {"N", 0, 0},              {"1 / 0", 0, 0},        {"2.5", 0, 0},
+        {"(1", 0, 0},             {"1 2", 0, 0},          {"9223372036854775807 + 1", 0, 0},
+        {"1 << 63", 0, 0},        {"", 0, 0},             {"sizeof(float)", 0, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        hkc_tokvec tv;
+        hkc_tokenize(cases[i].text, strlen(cases[i].text), NULL, NULL, &tv);
+        long long v = 0;
+        int ok = hkc_int_expr_eval(tv.v, tv.n - 1, &v) == 0;
+        if (ok != cases[i].ok || (ok && v != cases[i].v)) {
+            tap_diag("'%s': ok %d value %lld, want ok %d value %lld", cases[i].text, ok, v,
+                     cases[i].ok, cases[i].v);
+            bad++;
+        }
+        free(tv.v);
+    }
+    tap_ok(bad == 0, "integer expressions: precedence, literals, and what is refused");
+    int checked = 0;
+    bad = 0;
+    for (int t = 0; t < 2000; t++) {
+        char text[512];
+        int ok = 1;
+        long long want = ex_build(text, sizeof text, 4, &ok);
+        if (!ok || strlen(text) > 400)
+            continue;
+        hkc_tokvec tv;
+        hkc_tokenize(text, strlen(text), NULL, NULL, &tv);
+        long long v = 0;
+        if (hkc_int_expr_eval(tv.v, tv.n - 1, &v) != 0 || v != want) {
+            if (bad++ < 3)
+                tap_diag("'%s': got %lld, want %lld", text, v, want);
+        }
+        checked++;
+        free(tv.v);
+    }
+    tap_ok(bad == 0 && checked > 1000, "%d random expression trees evaluate as the tree does", checked);
+}
+
 /* Every prefix of a source (unterminated comments, strings, raw strings,
  * directives, parameter lists) and random byte damage: no crash, no leak,
  * and every result is either a list of kernels or HK_EINVAL with a message. */
@@ -1220,6 +1366,8 @@ int main(void)
     test_scan_basic();
     test_scan_extern_block_and_sync();
     test_scan_errors_and_linkage();
+    test_scan_overloads_and_bounds();
+    test_int_expr();
     test_scan_robust();
     test_messages_one_line();
     test_pack_roundtrip();

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_values.h"
 #include "internal.h"
 
 /* Backends in selection order. hip and cuda are modules
@@ -165,7 +166,15 @@ static int select_initial(hk_context *ctx, const hk_context_options *o)
 {
     const char *want = o->backend && *o->backend ? o->backend : getenv("HIPKIT_BACKEND");
     const char *devenv = getenv("HIPKIT_DEVICE");
-    int devidx = o->device >= 0 ? o->device : (devenv && *devenv ? atoi(devenv) : 0);
+    int devidx = o->device >= 0 ? o->device : 0;
+    if (o->device < 0 && devenv && *devenv) {
+        long x = hkc_env_long("HIPKIT_DEVICE", 0, 1 << 20, -1);
+        if (x < 0)
+            return hkc_fail(NULL, HK_EINVAL,
+                            "HIPKIT_DEVICE=%s is not a device index (0 is a backend's first device; "
+                            "HIPKIT_BACKEND picks the backend)", devenv);
+        devidx = (int)x;
+    }
     if (want && *want) {
         hkc_backend *be = find_backend(ctx, want);
         if (!be) {
@@ -211,6 +220,7 @@ HK_API int hk_context_create(const hk_context_options *o, hk_context **out)
         return hkc_fail(NULL, HK_ENOMEM, "out of memory creating a context");
     ctx->quiet = o->quiet;
     hkc_errkey_create(ctx);
+    hkc_env_check(ctx);
     probe_all(ctx);
     int r = list_devices(ctx);
     if (r == 0)

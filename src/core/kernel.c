@@ -71,6 +71,26 @@ done:
 
 static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_kernel **out);
 
+/* C++ overloads share a name, and hipkit finds a kernel by its name: said
+ * with every definition's line, and what to do instead. */
+static int overloaded_kernel(hk_context *ctx, const hk_module *m, const hkc_source_kernel *sk)
+{
+    const hkc_modentry *e = m->entry;
+    hkc_strbuf lines;
+    hkc_strbuf_init(&lines);
+    int n = 0;
+    for (int i = 0; i < e->nsrc_kernels; i++)
+        if (!strcmp(e->src_kernels[i].name, sk->name))
+            hkc_strbuf_printf(&lines, "%s%d", n++ ? ", " : "", e->src_kernels[i].line);
+    int r = hkc_fail(ctx, HK_EARG,
+                     "module '%s': kernel %s is overloaded (%d definitions, at lines %s); hipkit finds a "
+                     "kernel by its name alone, so none of them can be launched: give each its own "
+                     "name (or add an extern \"C\" kernel of its own name that calls the one you want)",
+                     m->name, sk->name, n, lines.data);
+    hkc_strbuf_free(&lines);
+    return r;
+}
+
 /* A name expression is looked up in the one spelling discovery records it
  * in (name_expr.h): "reduce<float,4>" finds "reduce<float, 4>". */
 static int kernel_get(hk_module *m, const char *name, const char *sigtext, hk_kernel **out)
@@ -97,6 +117,9 @@ static int kernel_find(hk_module *m, const char *name, const char *sigtext, hk_k
 {
     hk_context *ctx = m->ctx;
     hkc_modentry *e = m->entry;
+    const hkc_source_kernel *over = find_src(e, name);
+    if (over && over->overloaded)
+        return overloaded_kernel(ctx, m, over);
     const hkc_kernel_meta *meta = find_meta(e, name);
     if (!meta && strlen(name) >= sizeof meta->name)
         return hkc_fail(ctx, HK_ENOTFOUND,

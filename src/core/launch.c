@@ -29,6 +29,12 @@ static int check_config(const hk_kernel *k, const hk_launch_config *cfg)
     uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
     uint32_t limit = k->info.max_threads_per_block < di->max_threads_per_block
                          ? k->info.max_threads_per_block : di->max_threads_per_block;
+    if (threads > limit && limit < di->max_threads_per_block)
+        return hkc_fail(ctx, HK_ELAUNCH,
+                        "kernel %s: block (%u, %u, %u) has %llu threads; this kernel allows at most %u per "
+                        "block (its __launch_bounds__, or the registers it uses; the device allows %u)",
+                        k->name, b[0], b[1], b[2], (unsigned long long)threads, limit,
+                        di->max_threads_per_block);
     if (threads > limit)
         return hkc_fail(ctx, HK_ELAUNCH,
                         "kernel %s: block (%u, %u, %u) has %llu threads; at most %u are allowed per block",

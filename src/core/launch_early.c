@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_values.h"
 #include "internal.h"
 
 /* The allocation a buffer's memory belongs to: a view's parent's. */
@@ -36,8 +37,7 @@ static int early_allowed(void)
 {
     static int allowed = -1;
     if (allowed < 0) {
-        const char *e = getenv("HIPKIT_EARLY_START");
-        allowed = !(e && !strcmp(e, "0"));
+        allowed = hkc_env_flag("HIPKIT_EARLY_START", 1);
     }
     return allowed;
 }

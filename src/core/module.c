@@ -430,6 +430,7 @@ static void forget_symbols(hkc_source_kernel *kernels, int nkernels)
 static int req_fetch(compile_req *q, hkc_source_kernel *kernels, int nkernels, int no_cache,
                      void **code, size_t *code_size, hk_code_origin *origin)
 {
+    nkernels = hkc_source_launchable(kernels, nkernels); /* overloads: in no table */
     hkc_backend *be = q->be;
     char sub[512], safe_name[128];
     snprintf(sub, sizeof sub, "%s-%s-%s", be->ops->name, q->target, be->ops->toolchain(be, q->ctx->cache));

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "env_values.h"
 #include "plugin_internal.h"
 
 #define AREA_WORDS 512
@@ -38,10 +39,7 @@ struct pl_flag_area {
 
 int hkc_plugin_flags_deferred(hk_context *ctx)
 {
-    const char *e = getenv("HIPKIT_DEFER_CHECKS");
-    if (e && *e)
-        return strcmp(e, "0") != 0;
-    return strcmp(hkc_current_device(ctx)->be->ops->name, "host") != 0;
+    return hkc_env_flag("HIPKIT_DEFER_CHECKS", strcmp(hkc_current_device(ctx)->be->ops->name, "host") != 0);
 }
 
 /* The area of `device` into *out, made on first use. */

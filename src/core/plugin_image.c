@@ -3,6 +3,7 @@
  * embeds, else the source compiled by the JIT. */
 #include <stdio.h>
 
+#include "env_values.h"
 #include "cache.h"
 #include "plugin_internal.h"
 
@@ -106,8 +107,7 @@ int hkc_plugin_image_fit(const hk_context *ctx, const char *backend, const char 
 
 static int aot_enabled(void)
 {
-    const char *e = getenv("HIPKIT_PLUGIN_AOT");
-    return !(e && (!strcmp(e, "off") || !strcmp(e, "0") || !strcmp(e, "no")));
+    return hkc_env_flag("HIPKIT_PLUGIN_AOT", 1);
 }
 
 /* Loads the best image of src for the current device as an AOT module.

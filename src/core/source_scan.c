@@ -1,6 +1,7 @@
 /* Finding the kernels in HIP source: the scanner looks for the shape
  * `__global__ ... void NAME ( ... ) {` at namespace scope (or in extern "C"
  * blocks) over the core's C++ tokens; it is not a C++ parser. */
+#include "int_expr.h"
 #include "internal.h"
 #include "name_expr.h"
 #include "type_alias.h"
@@ -62,6 +63,7 @@ typedef struct tmpl_rec {
     char *qname;           /* "ns::reduce" */
     int tp_open, tp_close; /* the '<' and '>' of its `template <...>` */
     int open, close;       /* its parameter list's '(' and ')' */
+    int lb_begin, lb_end;  /* N of its `__launch_bounds__(N, ...)`, or -1 */
     int line;
     int uses_sync;
 } tmpl_rec;
@@ -208,6 +210,7 @@ typedef struct header {
     int extern_c;
     int tmpl;     /* index of `template`, or -1 */
     int skip;     /* inside a body (a class, a function): not recorded */
+    int start;    /* the declaration's first token */
 } header;
 
 /* Looks back to the start of the declaration at v[i] for `template` and
@@ -218,7 +221,9 @@ static void header_context(const scanner *sc, int i, header *h)
     int in_kernel_or_other = 0;
     h->extern_c = 0;
     h->tmpl = -1;
+    h->start = i;
     for (int j = i - 1; j >= 0 && !is_decl_boundary(&v[j]); j--) {
+        h->start = j;
         if (hkc_tok_is(&v[j], "template"))
             h->tmpl = j;
         if (hkc_tok_is(&v[j], "extern") && v[j + 1].kind == HKC_TOK_STR &&
@@ -342,7 +347,7 @@ static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok 
             hkc_strbuf_puts(&perr, "its parameter list cannot be read");
         rc = 0;
     }
-    (void)err; /* the scan goes on: nothing here fails the module */
+    (void)err, (void)name; /* the scan goes on: nothing here fails the module */
     if (rc == 0 && perr.len) {
         /* kept, and refused at lookup unless the user gives a signature */
         hkc_signature_free(&sk->sig);
@@ -380,6 +385,40 @@ static char *qualified_name(const scanner *sc, const hkc_tok *name)
     return hkc_strbuf_take(&s);
 }
 
+/* The tokens [*b, *e) of N in a `__launch_bounds__(N, ...)` among
+ * v[from..to); 0 when there is none. */
+static int bound_tokens(const hkc_tok *v, int n, int from, int to, int *b, int *e)
+{
+    for (int j = from; j + 1 < to; j++) {
+        if (!hkc_tok_is(&v[j], "__launch_bounds__") || !hkc_tok_punct(&v[j + 1], '('))
+            continue;
+        int close = skip_parens(v, n, j + 1), end = j + 2, depth = 0;
+        if (close < 0)
+            return 0;
+        for (; end < close; end++) {
+            if (hkc_tok_punct(&v[end], '('))
+                depth++;
+            else if (hkc_tok_punct(&v[end], ')'))
+                depth--;
+            else if (depth == 0 && hkc_tok_punct(&v[end], ','))
+                break;
+        }
+        *b = j + 2;
+        *e = end;
+        return 1;
+    }
+    return 0;
+}
+
+/* N's value when the tokens are a constant (macros are expanded by then); 0
+ * when they name something (a template parameter of a template not
+ * instantiated by name): the compiler then checks what the scan cannot. */
+static unsigned bound_value(const hkc_tok *v, int n)
+{
+    long long x;
+    return hkc_int_expr_eval(v, n, &x) == 0 && x > 0 && x <= 0x7fffffff ? (unsigned)x : 0;
+}
+
 /* Records the kernel defined by h, declared on `line`; its body is the
  * next scope. */
 static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
@@ -389,6 +428,9 @@ static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
     if (!sk)
         return HK_ENOMEM;
     sk->line = line;
+    int lb, le;
+    if (bound_tokens(sc->v, sc->n, h->start, h->open, &lb, &le))
+        sk->max_threads = bound_value(&sc->v[lb], le - lb);
     sk->extern_c = h->extern_c || was_declared_c(sc, name);
     sk->name = qualified_name(sc, name);
     if (!sk->name)
@@ -436,7 +478,8 @@ static int add_template(scanner *sc, const header *h, int line)
     }
     tmpl_rec *t = &sc->tmpl[sc->ntmpl];
     *t = (tmpl_rec){.tp_open = open, .tp_close = close, .open = h->open, .close = h->close,
-                    .line = line};
+                    .lb_begin = -1, .lb_end = -1, .line = line};
+    bound_tokens(v, sc->n, h->start, h->open, &t->lb_begin, &t->lb_end);
     t->qname = qualified_name(sc, &v[h->name]);
     if (!t->qname)
         return HK_ENOMEM;
@@ -639,14 +682,14 @@ static int push_tokens(hkc_tokvec *out, const hkc_tok *v, int n)
     return 0;
 }
 
-/* t's parameter list with each template parameter replaced by its argument
- * of e (or its default). */
-static int substitute(const scanner *sc, const tmpl_rec *t, const tparam *tp, int np,
+/* t's tokens [begin, end) (its parameter list, its launch bound) with each
+ * template parameter replaced by its argument of e (or its default). */
+static int substitute(const scanner *sc, int begin, int end, const tparam *tp, int np,
                       const hkc_name_expr *e, hkc_tokvec *out)
 {
     const hkc_tok *v = sc->v;
     int rc = 0;
-    for (int j = t->open + 1; j < t->close && !rc; j++) {
+    for (int j = begin; j < end && !rc; j++) {
         int q = -1;
         for (int k = 0; k < np && q < 0 && v[j].kind == HKC_TOK_IDENT; k++)
             if (tp[k].name && tp[k].name->n == v[j].n && !memcmp(tp[k].name->p, v[j].p, v[j].n))
@@ -740,14 +783,17 @@ static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
         rc = HK_EINVAL;
         goto done;
     }
-    hkc_tokvec params = {0};
-    rc = substitute(sc, t, tp, np, &e, &params);
+    hkc_tokvec params = {0}, bound = {0};
+    rc = substitute(sc, t->open + 1, t->close, tp, np, &e, &params);
+    if (!rc && t->lb_begin >= 0)
+        rc = substitute(sc, t->lb_begin, t->lb_end, tp, np, &e, &bound);
     hkc_source_kernel *sk = rc ? NULL : next_kernel(sc);
     if (!rc && !sk)
         rc = HK_ENOMEM;
     if (!rc) {
         sk->line = t->line;
         sk->uses_sync = t->uses_sync;
+        sk->max_threads = bound.n ? bound_value(bound.v, bound.n) : 0;
         sk->name = strdup(e.normalized);
         rc = sk->name ? kernel_signature(sc, &sc->v[t->open], params.v, params.n, sk->name, sk, err)
                       : HK_ENOMEM;
@@ -757,6 +803,7 @@ static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
             sc->nk++;
     }
     free(params.v);
+    free(bound.v);
     if (!rc && nargs < np) {
         sk->lower_as = full_expression(sc, &e, tp, np);
         if (!sk->lower_as)
@@ -765,6 +812,38 @@ static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
 done:
     hkc_name_expr_free(&e);
     return rc;
+}
+
+/* Kernels that share a name (C++ overloads): each is kept, unresolved, so
+ * that a lookup by the name says what is wrong rather than pick one; the
+ * backends leave them out of their kernel tables. */
+static int mark_overloads(hkc_source_kernel *k, int nk)
+{
+    for (int i = 0; i < nk; i++) {
+        int same = 0;
+        for (int j = 0; j < nk; j++)
+            same += !strcmp(k[i].name, k[j].name);
+        if (same < 2)
+            continue;
+        free(k[i].unresolved);
+        hkc_strbuf why;
+        hkc_strbuf_init(&why);
+        hkc_strbuf_printf(&why, "the source defines %d kernels named %s (overloads)", same, k[i].name);
+        k[i].unresolved = hkc_strbuf_take(&why);
+        if (!k[i].unresolved)
+            return HK_ENOMEM;
+        k[i].overloaded = 1;
+        hkc_signature_free(&k[i].sig);
+        memset(&k[i].sig, 0, sizeof k[i].sig);
+    }
+    /* last, in their order (hkc_source_launchable) */
+    for (int i = 1; i < nk; i++)
+        for (int j = i; j > 0 && k[j - 1].overloaded && !k[j].overloaded; j--) {
+            hkc_source_kernel t = k[j];
+            k[j] = k[j - 1];
+            k[j - 1] = t;
+        }
+    return 0;
 }
 
 static int at_namespace_scope(const scanner *sc)
@@ -864,6 +943,10 @@ int hkc_source_scan_all(const char *src, const char *extra_text,
     if (!rc && sc.outside_sync)
         for (int q = 0; q < sc.nk; q++)
             sc.k[q].uses_sync = 1;
+    /* Text as written may hold both branches of an #if: a name twice is
+     * then no overload. */
+    if (!rc && !notes.conditional)
+        rc = mark_overloads(sc.k, sc.nk);
 
     if (!rc && globals) {
         *globals = sc.globals;

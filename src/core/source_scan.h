@@ -22,6 +22,10 @@ typedef struct hkc_source_kernel {
     char *unresolved;  /* why its parameter types are unknown (sig empty), or NULL */
     int by_value_class; /* unresolved: a struct or class by value, which no signature
                          * describes (launches pass scalars, vectors and pointers) */
+    int overloaded;    /* unresolved: another kernel of the source has the same name;
+                        * no backend's table or name lookup can tell them apart */
+    unsigned max_threads; /* `__launch_bounds__(N, ...)`'s N where the scan can evaluate
+                           * it (a constant once macros are expanded), else 0 */
 } hkc_source_kernel;
 
 /* Finds the __global__ function definitions in HIP source (comments, string
@@ -57,6 +61,15 @@ static inline const char *hkc_lowering_name(const hkc_source_kernel *k)
 {
     return k->lower_as ? k->lower_as : k->name;
 }
+/* How many of a scan's kernels a backend compiles into its kernel table:
+ * the scan puts the overloaded ones last. */
+static inline int hkc_source_launchable(const hkc_source_kernel *k, int count)
+{
+    while (count > 0 && k[count - 1].overloaded)
+        count--;
+    return count;
+}
+
 void hkc_source_kernels_free(hkc_source_kernel *k, int count);
 
 #endif

@@ -119,7 +119,8 @@ for _, dt in ipairs(DTYPES) do
             t.errors(string.format("value %d out of range for %s", r[2] + 1, dt), dt .. ": above range",
                 function() b[1] = r[2] + 1 end)
         end
-        if dt ~= "i64" then
+        -- u64 takes a Lua integer as its 64 bits (2^63 and above are negative in Lua)
+        if dt ~= "i64" and dt ~= "u64" then
             t.errors(string.format("value %d out of range for %s", r[1] - 1, dt), dt .. ": below range",
                 function() b[1] = r[1] - 1 end)
         end
@@ -145,7 +146,9 @@ do -- known f16 / bf16 values
     local u = hk.alloc(1, "u64")
     u[1] = 2.0 ^ 63
     t.is(u[1], math.mininteger, "u64 2^63 reads back wrapped to math.mininteger")
-    t.errors("value -1 out of range for u64", "u64 refuses negatives", function() u[1] = -1 end)
+    u[1] = -1
+    t.is(u[1], -1, "u64 takes the integer -1 as its bits, 2^64 - 1 (as 0xFFFFFFFFFFFFFFFF reads in Lua)")
+    t.errors("value -1 out of range for u64", "u64 refuses a negative float", function() u[1] = -1.0 end)
     t.errors("out of range for u64", "u64 refuses 2^64", function() u[1] = 2.0 ^ 64 end)
     local i64 = hk.alloc(1, "i64")
     t.errors("out of range for i64", "i64 refuses 2^63", function() i64[1] = 2.0 ^ 63 end)

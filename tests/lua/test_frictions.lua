@@ -57,4 +57,76 @@ t.ok(err:find("%d+ lines about hipkit's own headers left out; HIPKIT_FULL_LOG=1 
 t.ok(tostring(hk.device()):find(", %d+%.?%d? [KMGT]?i?B, ") ~= nil,
     "hk.device() shows memory as a readable figure: " .. tostring(hk.device()))
 
+-- __launch_bounds__ holds on the CPU backend as on a GPU: the kernel's
+-- maximum is its info, and a larger block is refused, naming the bound.
+do
+    local m = hk.compile([[
+#define THREADS 96
+__global__ void __launch_bounds__(THREADS * 2) lb(float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * i + 1.0f;
+}
+__global__ void free_k(float *y) { y[threadIdx.x] = 7.0f; }
+]], {name = "bounds.hip"})
+    local lb = m:kernel("lb")
+    t.is(lb:info().max_threads_per_block, 192, "__launch_bounds__(THREADS * 2) read as 192")
+    t.is(m:kernel("free_k"):info().max_threads_per_block, 1024, "a kernel without one: the device's 1024")
+    local n = 1000
+    local y = hk.alloc(n, "f32")
+    y:fill(-1)
+    t.errors("this kernel allows at most 192 per block (its __launch_bounds__", "a block of 256 is refused",
+        function() lb({grid = 4, block = 256}, y, n) end)
+    t.is(y[1], -1.0, "and nothing ran")
+    lb({grid = (n + 191) // 192, block = 192}, y, n)
+    hk.sync()
+    local bad = 0
+    for i = 1, n do if y[i] ~= 2 * (i - 1) + 1 then bad = bad + 1 end end
+    t.is(bad, 0, "a block of 192 runs: every element written")
+    local mt = hk.compile([[
+template <int W> __global__ void __launch_bounds__(W * 32) lbt(float *y) { y[threadIdx.x] = W; }
+]], {name = "tbounds.hip", instantiate = {"lbt<2>"}})
+    t.is(mt:kernel("lbt<2>"):info().max_threads_per_block, 64, "a template's bound, W * 32 with W = 2: 64")
+end
+
+-- Overloaded kernels: the module compiles, the other kernels launch, and a
+-- lookup of the overloaded name says why none can be, with each line.
+do
+    local m = hk.compile([[
+__global__ void over(float *y, int n) { if ((int)threadIdx.x < n) y[threadIdx.x] = 1.0f; }
+__global__ void other(float *y) { y[threadIdx.x] = 3.0f + threadIdx.x; }
+
+__global__ void over(int *y, int n) { if ((int)threadIdx.x < n) y[threadIdx.x] = 2; }
+]], {name = "over.hip"})
+    t.errors("kernel over is overloaded (2 definitions, at lines 1, 4); hipkit finds a kernel by its name alone",
+        "an overloaded kernel's lookup names its definitions", function() return m:kernel("over") end)
+    t.errors("kernel over is overloaded", "with a signature too",
+        function() return m:kernel("over", "float *y, int n") end)
+    local y = hk.alloc(33, "f32")
+    y:fill(-1)
+    m:kernel("other")({grid = 1, block = 32}, y)
+    hk.sync()
+    t.is(y[1] + y[32] + y[33], 3 + 34 - 1, "the module's other kernel runs (33rd element untouched)")
+end
+
+-- u64 elements and arguments of 2^63 and more: Lua integers are 64-bit two's
+-- complement, so such values are negative integers, and they go in as their bits.
+do
+    local b = hk.alloc(4, "u64")
+    b:fill(0)
+    b[1] = 0xFFFFFFFFFFFFFFFF
+    b[2] = b[1]
+    b[3] = math.mininteger
+    t.ok(b[1] == -1 and b[2] == -1 and b[3] == math.mininteger, "u64 elements read back as written")
+    t.ok(tostring(b):find("{18446744073709551615, 18446744073709551615, 9223372036854775808, 0}", 1, true),
+        "and print as the unsigned values: " .. tostring(b))
+    t.errors("value -1 out of range for u64", "a negative float is still refused", function() b[4] = -1.5 + 0.5 end)
+    local m = hk.compile([[__global__ void put(unsigned long long *y, unsigned long long v) { y[threadIdx.x] = v - threadIdx.x; }]])
+    m.put({grid = 1, block = 4}, b, -2)
+    hk.sync()
+    t.ok(b[1] == -2 and b[4] == -5, "a u64 argument of 2^64 - 2 reaches the kernel")
+    t.errors("out of range", "an i64 argument stays signed, a u32 one refuses -1", function()
+        hk.compile([[__global__ void p32(unsigned *y, unsigned v) { y[0] = v; }]]).p32({grid = 1, block = 1}, hk.alloc(1, "u32"), -1)
+    end)
+end
+
 t.done()

@@ -146,6 +146,23 @@ run --backend host --device 0 -e 'print("on host")'
 printf 'on host\n' >"$T/want"
 expect "--backend host --device 0" 0 "$T/want"
 
+# Environment values: a device index that is no number fails the context,
+# naming it; a thread count or mode hipkit cannot take is warned about,
+# saying what is used instead, and the session runs.
+HIPKIT_DEVICE=abc run --backend host -e 'print("ran")'
+if [ "$rc" -eq 1 ] && [ ! -s "$T/out" ] && grep -q '^hipkit: HIPKIT_DEVICE=abc is not a device index' "$T/err"; then
+    ok 0 "HIPKIT_DEVICE=abc: exit 1 naming it"; else ok 1 "HIPKIT_DEVICE=abc: exit 1 naming it"; show; fi
+HIPKIT_HOST_THREADS=lots HIPKIT_HOST_MODE=fiberz HIPKIT_EARLY_START=maybe run --backend host -e 'print("ran")'
+if [ "$rc" -eq 0 ] && [ "$(cat "$T/out")" = "ran" ] &&
+    grep -q '^hipkit: warning: HIPKIT_HOST_THREADS=lots is not a whole number from 1 to 4096; using one worker a core$' "$T/err" &&
+    grep -q '^hipkit: warning: HIPKIT_HOST_MODE=fiberz is none of auto, loops, fibers; using auto$' "$T/err" &&
+    grep -q '^hipkit: warning: HIPKIT_EARLY_START=maybe is not 0 or 1' "$T/err"; then
+    ok 0 "bad HIPKIT_HOST_THREADS, HIPKIT_HOST_MODE, HIPKIT_EARLY_START: warned, the session runs"
+else ok 1 "bad HIPKIT_HOST_THREADS, HIPKIT_HOST_MODE, HIPKIT_EARLY_START: warned, the session runs"; show; fi
+HIPKIT_HOST_THREADS=3 HIPKIT_HOST_MODE=fibers run --backend host -e 'print("ran")'
+if [ "$rc" -eq 0 ] && [ ! -s "$T/err" ]; then
+    ok 0 "good values: no warning"; else ok 1 "good values: no warning"; show; fi
+
 # stdin that is not a terminal, no script: run it as a program.
 printf 'local t = {}\nfor i = 1, 3 do t[i] = i * i end\nprint(table.concat(t, ","))\n' |
     "$HIPKIT" >"$T/out" 2>"$T/err"

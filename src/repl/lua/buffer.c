@@ -9,8 +9,10 @@
  * Numbers: floats read as Lua floats (f16/bf16 widened); integers as Lua
  * integers, u64 values above 2^63-1 wrapping to negative ones (two's
  * complement, as math.ult sees them). Writes to integer dtypes must be
- * integral and in range: u64 takes integers >= 0 and integral floats below
- * 2^64. Writes to float dtypes round to nearest (overflow gives infinity). */
+ * integral and in range; u64 takes any Lua integer as its 64 bits (so a value
+ * read writes back, and 0xFFFFFFFFFFFFFFFF, which Lua reads as -1, is
+ * 2^64-1) and integral floats from 0 to below 2^64. Writes to float dtypes
+ * round to nearest (overflow gives infinity). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -107,7 +109,9 @@ static const char *encode(lua_State *L, int idx, hk_dtype t, void *out)
     int isint = lua_isinteger(L, idx);
     lua_Integer v = lua_tointeger(L, idx);
     double x = (double)lua_tonumber(L, idx);
-    int rc = isint ? hk_dtype_store_i64(t, out, v) : hk_dtype_store_f64(t, out, x);
+    int rc = isint && t == HK_U64 ? hk_dtype_store_u64(t, out, (uint64_t)v)
+             : isint                 ? hk_dtype_store_i64(t, out, v)
+                                     : hk_dtype_store_f64(t, out, x);
     if (rc == 0)
         return NULL;
     if (is_float(t)) {

@@ -671,6 +671,16 @@ void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, d
     }
 }
 
+/* Parameter i of k is a 64-bit unsigned scalar. */
+static int u64_param(hk_kernel *k, int i)
+{
+    hk_kernel_info info;
+    hk_param_info p;
+    hk_kernel_get_info(k, &info);
+    return i < info.param_count && hk_kernel_param(k, i, &p) == 0 && p.kind == HK_PARAM_SCALAR &&
+           p.dtype == HK_U64;
+}
+
 /* Converts Lua values [first, first+n) to hk_args. nil is refused: a null
  * pointer must be meant (hk.null). */
 void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
@@ -709,6 +719,10 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
         case LUA_TNUMBER:
             args[i] = lua_isinteger(L, idx) ? hk_arg_int(lua_tointeger(L, idx))
                                             : hk_arg_float(lua_tonumber(L, idx));
+            /* a u64 parameter takes a Lua integer as its 64 bits, as a u64
+             * buffer does: 2^63 and above are negative integers in Lua */
+            if (k && lua_isinteger(L, idx) && lua_tointeger(L, idx) < 0 && u64_param(k, i))
+                args[i] = hk_arg_uint((uint64_t)lua_tointeger(L, idx));
             break;
         case LUA_TBOOLEAN:
             args[i] = hk_arg_bool(lua_toboolean(L, idx));

@@ -172,7 +172,9 @@ static int pick_launch(lua_State *L, const char *family, const char *op, hk_kern
             args[a] = hk_arg_vector(vecs[a]);
         } else {
             int idx = p->scal[si++];
-            if (lua_isinteger(L, idx))
+            if (lua_isinteger(L, idx) && lua_tointeger(L, idx) < 0 && pi.dtype == HK_U64)
+                args[a] = hk_arg_uint((uint64_t)lua_tointeger(L, idx)); /* its 64 bits */
+            else if (lua_isinteger(L, idx))
                 args[a] = hk_arg_int(lua_tointeger(L, idx));
             else if (lua_type(L, idx) == LUA_TBOOLEAN)
                 args[a] = hk_arg_bool(lua_toboolean(L, idx));

@@ -365,10 +365,12 @@ static void *early_run(void *arg)
     host_early *e = arg;
     hkc_source_kernel *k = NULL;
     char **g = NULL;
-    int nk = 0, ng = 0, sync = 0;
+    int nk = 0, all = 0, ng = 0, sync = 0;
     hkc_strbuf msg;
     hkc_strbuf_init(&msg);
     if (hkc_source_scan_all(e->source, NULL, NULL, 0, &k, &nk, &g, &ng, &msg) == 0) {
+        all = nk;
+        nk = hkc_source_launchable(k, nk);
         for (int i = 0; i < nk; i++)
             sync |= k[i].uses_sync;
         if (sync && hkc_host_source_prepare(e->name, e->source, k, nk, (const char *const *)g, ng,
@@ -381,7 +383,7 @@ static void *early_run(void *arg)
             hkc_host_loops_parse_early(&lj, &e->index, &e->unit);
         }
     }
-    hkc_source_kernels_free(k, nk);
+    hkc_source_kernels_free(k, all);
     hkc_source_globals_free(g, ng);
     hkc_strbuf_free(&msg);
     return NULL;
@@ -639,7 +641,8 @@ static int preprocess_locked(host_impl *h, const hkc_compile_job *job, hkc_strbu
      * then the words discovery looks for made words again, as the header
      * leaves them under __HIPKIT_DISCOVER__. */
     hkc_strbuf_puts(&tu, "#include <hip/hip_runtime.h>\n#undef __global__\n#undef __device__\n"
-                         "#undef __constant__\n#undef __managed__\n#define __HIPKIT_DISCOVER__ 1\n");
+                         "#undef __constant__\n#undef __managed__\n#undef __launch_bounds__\n"
+                         "#define __HIPKIT_DISCOVER__ 1\n");
     hkc_pp_line_directive(&tu, 1, job->name);
     hkc_strbuf_puts(&tu, job->source);
     hkc_strbuf_puts(&tu, "\n");

@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "env_values.h"
 #include "host_backend.h"
 #include "host_exec.h"
 #include "host_fault.h"
@@ -43,11 +44,8 @@ static void read_cpu_name(char *out, size_t cap)
 
 static int host_threads(void)
 {
-    const char *env = getenv("HIPKIT_HOST_THREADS");
-    if (env && atoi(env) > 0)
-        return atoi(env);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return (int)hkc_env_long("HIPKIT_HOST_THREADS", 1, 4096, n > 0 ? n : 1);
 }
 
 int hkc_host_probe(hkc_backend *be, hkc_strbuf *reason)

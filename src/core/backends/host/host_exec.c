@@ -9,6 +9,7 @@
  * warp waits at a warp operation, the scheduler completes it (all values are
  * in, so a shuffle needs one rendezvous, not two) and the lanes go on. When
  * every live thread of the block waits at the block barrier, it opens. */
+#include "env_values.h"
 #include "host_exec.h"
 
 #include <signal.h>
@@ -137,10 +138,8 @@ static worker *worker_get(void)
         return NULL;
     }
     w->block.static_shared = &w->st;
-    const char *env = getenv("HIPKIT_HOST_STACK");
-    size_t kib = env && atoi(env) > 0 ? (size_t)atoi(env) : 128;
-    if (kib < 16) /* room for the start frame and the cache-line shift below */
-        kib = 16;
+    /* at least 16: room for the start frame and the cache-line shift below */
+    size_t kib = (size_t)hkc_env_long("HIPKIT_HOST_STACK", 16, 1L << 20, 128);
     long page = sysconf(_SC_PAGESIZE);
     w->stack_size = (kib * 1024 + (size_t)page - 1) / (size_t)page * (size_t)page;
     self = w;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env_values.h"
 #include "host_backend.h"
 #include "internal.h" /* hkc_host_guarded, declared for context.c */
 #include "host_fault.h"
@@ -40,8 +41,7 @@ int hkc_host_checked(void)
 {
     int on = atomic_load(&checked_mode);
     if (on < 0) {
-        const char *e = getenv("HIPKIT_CHECK");
-        int want = e && *e && strcmp(e, "0") != 0;
+        int want = hkc_env_flag("HIPKIT_CHECK", 0);
         atomic_compare_exchange_strong(&checked_mode, &on, want);
         on = atomic_load(&checked_mode);
     }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "env_values.h"
 #include "host_backend.h"
 #include "hip/hipkit_host_abi.h"
 
@@ -21,8 +22,7 @@
  * keeps every kernel on fibers, read when a module is compiled or loaded. */
 int hkc_host_fibers_forced(void)
 {
-    const char *e = getenv("HIPKIT_HOST_MODE");
-    return e && !strcmp(e, "fibers");
+    return hkc_env_word("HIPKIT_HOST_MODE", hkc_host_mode_words, 0) == 2; /* "fibers" */
 }
 
 /* A kernel as the core holds it (its bfn): the module's table entry first,
@@ -42,6 +42,7 @@ typedef struct host_module {
     const hk_host_kernel_mode *modes; /* NULL in modules built before loop mode */
     uint32_t count;
     const hk_host_global_desc *globals; /* NULL in modules built before the table */
+    const uint32_t *max_threads; /* __launch_bounds__ (0: none); NULL in older modules */
     /* Kernels split without a fibers copy (their table entry is their loop
      * version): the copies are a module of their own, compiled from
      * fibers_unit when first needed (a fault to find again on fibers,
@@ -197,6 +198,7 @@ static int module_load(hkc_backend *be, const void *code, size_t size, host_modu
     m->count = *count;
     m->globals = dlsym(dl, "hk_host_globals");
     m->modes = dlsym(dl, "hk_host_kernel_modes");
+    m->max_threads = dlsym(dl, "hk_host_kernel_max_threads");
     m->kernels = calloc(m->count ? m->count : 1, sizeof *m->kernels);
     if (!m->kernels) {
         dlclose(dl);
@@ -319,7 +321,8 @@ int hkc_host_function_get(hkc_backend *be, void *bmod, const char *name, void **
         if (strcmp(m->kernels[i].d.name, name))
             continue;
         *bfn = (void *)&m->kernels[i];
-        info->max_threads_per_block = 1024;
+        uint32_t bound = m->max_threads ? m->max_threads[i] : 0;
+        info->max_threads_per_block = bound && bound < 1024 ? bound : 1024;
         return 0;
     }
     hkc_strbuf_printf(err, "no kernel '%s' in the module", name);

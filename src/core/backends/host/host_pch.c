@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env_values.h"
 #include "host_backend.h"
 #include "host_loops.h"
 #include "process.h"
@@ -52,8 +53,7 @@ static hkc_cache_key pch_key(const host_impl *h, const char *const *argv)
 static int cached_file(host_impl *h, const hkc_cache_entry_id *id, const char *path,
                        int (*build)(void *ctx, const char *tmp), void *ctx)
 {
-    const char *env = getenv("HIPKIT_HOST_PCH");
-    if ((env && !strcmp(env, "0")) || !h->cache || !h->toolchain_known ||
+    if (!hkc_env_flag("HIPKIT_HOST_PCH", 1) || !h->cache || !h->toolchain_known ||
         hkc_cache_mode_get(h->cache) == HKC_CACHE_OFF)
         return 0;
     if (access(path, R_OK) == 0)

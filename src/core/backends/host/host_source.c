@@ -379,6 +379,12 @@ static void put_kernel_table(const struct hkc_source_kernel *kernels, int nkerne
             hkc_strbuf_printf(out, "HK_HOST_KERNEL_ENTRY_AS(__hk_expr_%d, \"%s\")\n", k,
                               kernels[k].name);
     hkc_strbuf_printf(out, "HK_HOST_KERNEL_TABLE_END(%d)\n", nkernels);
+    /* __launch_bounds__, which the compile erases (hipkit_host_device.h):
+     * the scan's values, so a launch past one fails as on a GPU */
+    hkc_strbuf_puts(out, "HK_HOST_KERNEL_BOUNDS_BEGIN");
+    for (int k = 0; k < nkernels; k++)
+        hkc_strbuf_printf(out, " %uu,", kernels[k].max_threads);
+    hkc_strbuf_puts(out, " HK_HOST_KERNEL_BOUNDS_END\n");
 }
 
 /* The module variables, by name, address and size (hk_module_global). */

@@ -11,7 +11,9 @@
  *   const uint32_t hk_host_module_abi;           = HK_HOST_ABI_VERSION
  *   const uint32_t hk_host_kernel_count;
  *   const hk_host_kernel_desc hk_host_kernels[]; one per __global__ function
- * and optionally hk_host_kernel_modes[], hk_host_globals[], and, where a
+ * and optionally hk_host_kernel_modes[], hk_host_globals[],
+ * hk_host_kernel_max_threads[] (each kernel's __launch_bounds__, 0 for
+ * none, in the table's order), and, where a
  * kernel split at its barriers has no fibers copy (its table entry is its
  * loop version), const char hk_host_fibers_unit[] and hk_host_fibers_flags[]:
  * the translation unit and flags that build the copies (host_module.c).

@@ -139,6 +139,7 @@ __attribute__((visibility("default"))) extern const uint32_t hk_host_kernel_coun
 __attribute__((visibility("default"))) extern const hk_host_kernel_desc hk_host_kernels[];
 __attribute__((visibility("default"))) extern const hk_host_global_desc hk_host_globals[];
 __attribute__((visibility("default"))) extern const hk_host_kernel_mode hk_host_kernel_modes[];
+__attribute__((visibility("default"))) extern const uint32_t hk_host_kernel_max_threads[];
 }
 
 #define HK_HOST_KERNEL(name, sync)                                                       \
@@ -156,6 +157,10 @@ __attribute__((visibility("default"))) extern const hk_host_kernel_mode hk_host_
     typedef __hk_kernel_impl<decltype(&__VA_ARGS__), &__VA_ARGS__, (sync)> __hk_kernel_##id;
 
 #define HK_HOST_KERNEL_TABLE_BEGIN extern "C" const hk_host_kernel_desc hk_host_kernels[] = {
+
+/* Each kernel's __launch_bounds__ maximum, in the table's order (0: none). */
+#define HK_HOST_KERNEL_BOUNDS_BEGIN extern "C" const uint32_t hk_host_kernel_max_threads[] = {
+#define HK_HOST_KERNEL_BOUNDS_END 0u};
 
 #define HK_HOST_KERNEL_ENTRY(name) HK_HOST_KERNEL_ENTRY_AS(name, #name)
 
