@@ -98,6 +98,7 @@ static const char *hip_src =
     "    if (hs[t]) atomicAdd(&hist[t], hs[t]);\n"
     "}\n";
 
+#ifdef HK_HAVE_OPENCL
 static const char *cl_src =
     "__kernel void axpb(__global const float *x, __global float *y, float a, float b, int n) {\n"
     "    int i = get_global_id(0);\n"
@@ -155,6 +156,7 @@ static const char *cl_src =
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    if (hs[t]) atomic_add(&hist[t], hs[t]);\n"
     "}\n";
+#endif
 
 /* ---------------------------------------------------- OpenMP, same work */
 
