@@ -2233,6 +2233,8 @@ template <int F> __device__ void hkq_quantize(const float *x, void *w, long long
 // the L lanes of a row read L consecutive records. Sums as the staged
 // kernels make them (hkq_dot8): exact integer dots, then the scales.
 //   dynamic shared memory: ceil16(stages * (blockDim / L) * piece * P) + 40 G + 8 stages
+//   (+ 36 G for f32 x in blocks of part of a warp, which round it to q8_1
+//   blocks there first; whole warps round it straight into x's records)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define HKQ_RING_TMA 1
 #else
@@ -2425,8 +2427,93 @@ __device__ __noinline__ void hkq_ring_general(const void *w, const void *xq, flo
             y[row] = acc;
     }
 }
-// the ring with LC lanes a row, a constant (0: L, known at run time only)
-template <int F, unsigned LC>
+// f32 x rounded to q8_1 in a block's shared memory (36 bytes a block of 32,
+// ggml's block_q8_1, by the quantize kernel's own code: the same bytes as
+// quantize(xq, x)), after the kernel before has ended (x may be its y)
+__device__ void hkq_ring_round_x(const float *x, hkq_u8 *xs, unsigned G)
+{
+    hk_grid_wait();
+    for (unsigned b = threadIdx.x; b < G; b += blockDim.x)
+        hkq_quant_q8<1>(x + 32 * b, xs + 36 * b);
+    __syncthreads();
+}
+// f32 x rounded to q8_1 straight into the ring's x records (piece-major,
+// as the q8_1 form stages them): the values hkq_quant_q8<1> writes (d =
+// max |x| / 127, NaN left out; q = round(x / d); d through f16), so the
+// same y as the q8_1 form's. Two threads a block of 32, 16 values each
+// (its lo or hi record), one shuffle for the max and one for the sum: the
+// 256 threads of a block round 4096 columns in one pass. Measured against
+// q8_1 x's 10.0 us a launch (H200, q4_0 14336 x 4096, 2026-12-01): a thread
+// a block of 32 (hkq_quant_q8) 12.4 us; a warp a block, a lane a value,
+// bytes and sums by shuffles, 15.0-17.9. blockDim a multiple of the warp.
+__device__ void hkq_ring_round_records(const float *x, uint4 *xlo, uint4 *xhi, float2 *xds, unsigned G, unsigned P)
+{
+    hk_grid_wait();
+    const bool vec = (unsigned long long)x % 16 == 0;
+    const unsigned all = (2 * G + HKQ_WARP - 1) / HKQ_WARP * HKQ_WARP; // whole warps reach the shuffles
+    for (unsigned t = threadIdx.x; t < all; t += blockDim.x) {
+        const unsigned b = t / 2, h = t % 2;
+        float v[16];
+        if (t < 2 * G && vec) {
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const float4 f = ((const float4 *)(x + 32 * b + 16 * h))[k];
+                v[4 * k] = f.x, v[4 * k + 1] = f.y, v[4 * k + 2] = f.z, v[4 * k + 3] = f.w;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                v[k] = t < 2 * G ? x[32 * b + 16 * h + k] : 0.0f;
+        }
+        float amax = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            amax = amax < fabsf(v[k]) ? fabsf(v[k]) : amax; // NaN compares false: left out
+        amax = fmaxf(amax, __shfl_xor(amax, 1));
+        const float d = amax / 127, id = d ? 1.0f / d : 0.0f;
+        hkq_u32 wd[4];
+        int sum = 0;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            wd[k] = 0;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int q = (int)roundf(hkq_mul(v[4 * k + e], id));
+                wd[k] |= ((hkq_u32)q & 255u) << (8 * e);
+                sum += q;
+            }
+        }
+        sum += __shfl_xor(sum, 1);
+        if (t < 2 * G) {
+            const unsigned i = (b % 8) * P + b / 8;
+            (h ? xhi : xlo)[i] = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+            if (!h)
+                xds[i] = make_float2(hkq_h2f_bits(hkq_to_f16(d)), __int_as_float(sum));
+        }
+    }
+    __syncthreads();
+}
+// the general path for f32 x: x rounded into shared memory first (36 bytes
+// a block of 32 needed; on NVIDIA a launch with less fails loudly)
+template <int F>
+__device__ __noinline__ void hkq_ring_general_f32(const void *w, const float *x, float *y, int rows, int cols)
+{
+    extern __shared__ uint4 hkq_ring_dyn[];
+    const unsigned G = (unsigned)cols / 32;
+#if defined(__CUDA_ARCH__)
+    unsigned granted;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
+    if (36ull * G > granted)
+        __trap();
+#endif
+    hkq_u8 *xs = (hkq_u8 *)hkq_ring_dyn;
+    hkq_ring_round_x(x, xs, G);
+    hkq_ring_general<F>(w, xs, y, rows, cols);
+}
+// the ring with LC lanes a row, a constant (0: L, known at run time only);
+// XF: xq is f32 x, rounded to q8_1 by each block into x's records, as
+// ggml rounds activations before mul_mat_vec_q
+template <int F, unsigned LC, bool XF>
 __device__ void hkq_ring_body(const void *w, const void *xq, float *y, int rows, int cols, int stages, unsigned Lr)
 {
     extern __shared__ uint4 hkq_ring_dyn[];
@@ -2440,10 +2527,14 @@ __device__ void hkq_ring_body(const void *w, const void *xq, float *y, int rows,
 #if defined(__CUDA_ARCH__)
     unsigned granted;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(granted));
-    fits = fits && ((unsigned long long)NS * SR * RB + 15) / 16 * 16 + 40ull * G + 8ull * NS <= granted;
+    fits = fits && ((unsigned long long)NS * SR * RB + 15) / 16 * 16 + 40ull * G + 8ull * NS +
+                           (XF && blockDim.x % HKQ_WARP ? 36ull * G : 0) <= granted;
 #endif
     if (!fits) {
-        hkq_ring_general<F>(w, xq, y, rows, cols);
+        if (XF)
+            hkq_ring_general_f32<F>(w, (const float *)xq, y, rows, cols);
+        else
+            hkq_ring_general<F>(w, xq, y, rows, cols);
         return;
     }
     unsigned char *ring = (unsigned char *)hkq_ring_dyn;
@@ -2465,9 +2556,21 @@ __device__ void hkq_ring_body(const void *w, const void *xq, float *y, int rows,
 #else
     (void)bar;
 #endif
-    hk_grid_wait(); // launched early (the op does): only w was read before
+    // x's records: f32 x rounded straight into them; else q8_1 blocks staged
+    // (f32 x in blocks of part of a warp: rounded a thread a block of 32
+    // into shared memory first)
+    const bool round_records = XF && blockDim.x % HKQ_WARP == 0;
     const hkq_u8 *xb = (const hkq_u8 *)xq;
-    for (unsigned b = threadIdx.x; b < G; b += blockDim.x) {
+    if (round_records) {
+        hkq_ring_round_records((const float *)xq, xlo, xhi, xds, G, P); // waits for the kernel before
+    } else if (XF) {
+        hkq_u8 *xs = (hkq_u8 *)(bar + NS);
+        hkq_ring_round_x((const float *)xq, xs, G);
+        xb = xs;
+    } else {
+        hk_grid_wait(); // launched early (the op does): only w was read before
+    }
+    for (unsigned b = threadIdx.x; b < G && !round_records; b += blockDim.x) {
         const hkq_u8 *xr = xb + 36 * b;
         const unsigned i = (b % 8) * P + b / 8;
         xlo[i] = make_uint4(hkq_x8w(xr, 0), hkq_x8w(xr, 1), hkq_x8w(xr, 2), hkq_x8w(xr, 3));
@@ -2529,7 +2632,7 @@ __device__ void hkq_ring_body(const void *w, const void *xq, float *y, int rows,
 // constant: 16 (2304-4096 columns) and 32 (wider), where the divisions,
 // the lane's piece and the shuffles fold (H200, q4_0 4096 columns: 0.73 /
 // 0.76 -> 0.76-0.77 / 0.82x copy, quantized-notes.md 2026-11-29 evening)
-template <int F>
+template <int F, bool XF>
 __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int rows, int cols, int stages)
 {
     if (rows <= 0 || cols <= 0)
@@ -2541,11 +2644,11 @@ __device__ void hkq_ring_matvec(const void *w, const void *xq, float *y, int row
     if (blockDim.x % HKQ_WARP)
         L = 1;
     if (L == 16)
-        hkq_ring_body<F, 16>(w, xq, y, rows, cols, stages, L);
+        hkq_ring_body<F, 16, XF>(w, xq, y, rows, cols, stages, L);
     else if (L == 32)
-        hkq_ring_body<F, 32>(w, xq, y, rows, cols, stages, L);
+        hkq_ring_body<F, 32, XF>(w, xq, y, rows, cols, stages, L);
     else
-        hkq_ring_body<F, 0>(w, xq, y, rows, cols, stages, L);
+        hkq_ring_body<F, 0, XF>(w, xq, y, rows, cols, stages, L);
 }
 
 #define HKQ_DEQ(fmt, F, t, T)                                                               \
@@ -2604,27 +2707,23 @@ HKQ_FORMAT(q4_K, HKQ_Q4_K)
 HKQ_FORMAT(q5_K, HKQ_Q5_K)
 HKQ_FORMAT(q6_K, HKQ_Q6_K)
 HKQ_FORMAT(q8_K, HKQ_Q8_K)
-// the streamed q8_1 matvec (hkq_ring_matvec)
-extern "C" __global__ void matvec_q4_0_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
-                                                  int stages)
-{
-    hkq_ring_matvec<HKQ_Q4_0>(w, xq, y, rows, cols, stages);
-}
-extern "C" __global__ void matvec_q8_0_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
-                                                  int stages)
-{
-    hkq_ring_matvec<HKQ_Q8_0>(w, xq, y, rows, cols, stages);
-}
-extern "C" __global__ void matvec_q4_K_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
-                                                  int stages)
-{
-    hkq_ring_matvec<HKQ_Q4_K>(w, xq, y, rows, cols, stages);
-}
-extern "C" __global__ void matvec_q6_K_q8_1_ring(const void *w, const void *xq, float *y, int rows, int cols,
-                                                  int stages)
-{
-    hkq_ring_matvec<HKQ_Q6_K>(w, xq, y, rows, cols, stages);
-}
+// the streamed q8_1 matvec (hkq_ring_matvec): x q8_1, or f32 x rounded to
+// q8_1 in each block (the same y as quantize then the q8_1 form)
+#define HKQ_RING(fmt, F)                                                                                    \
+    extern "C" __global__ void matvec_##fmt##_q8_1_ring(const void *w, const void *xq, float *y, int rows,  \
+                                                        int cols, int stages)                               \
+    {                                                                                                       \
+        hkq_ring_matvec<F, false>(w, xq, y, rows, cols, stages);                                            \
+    }                                                                                                       \
+    extern "C" __global__ void matvec_##fmt##_f32_q8_1_ring(const void *w, const float *x, float *y,        \
+                                                            int rows, int cols, int stages)                 \
+    {                                                                                                       \
+        hkq_ring_matvec<F, true>(w, x, y, rows, cols, stages);                                              \
+    }
+HKQ_RING(q4_0, HKQ_Q4_0)
+HKQ_RING(q8_0, HKQ_Q8_0)
+HKQ_RING(q4_K, HKQ_Q4_K)
+HKQ_RING(q6_K, HKQ_Q6_K)
 // q4_0r: its matvecs bounded to blocks of 256 threads, 4 a multiprocessor
 // (64 registers on NVIDIA, where the unbounded kernels took 72: 3 blocks)
 HKQ_DEQ(q4_0r, HKQ_Q4_0R, f32, float)

@@ -129,15 +129,20 @@ static size_t ring_shared(size_t cols, size_t piece, unsigned warp, unsigned sta
     size_t pieces = cols / 256, lanes = 1;
     while (lanes < pieces && lanes < warp)
         lanes *= 2;
-    /* the ring rounded up to 16 bytes for x's records (q6_K's rows are 2-byte aligned) */
+    /* the ring rounded up to 16 bytes for x's records (q6_K's rows are 2-byte
+     * aligned); f32 x is rounded straight into them (blocks of whole warps) */
     return (stages * (256 / lanes) * piece * pieces + 15) / 16 * 16 + 40 * (cols / 32) + 8 * stages;
 }
 
 /* 0 launched, 1 declined (not NVIDIA, a format or width it does not take,
  * or a GPU that refused its shared memory: the caller launches the
- * grid-stride kernel) */
+ * grid-stride kernel, or for f32 x rounded by the kernel (xf) quantize and
+ * the q8_1 form, the same y). The kernel's own general path would take the
+ * rest in one launch, but sums in another order (not the two launches' y
+ * bit for bit) and ran q8_0's 4096 x 14336 at 0.22x copy (H200,
+ * 2026-12-02): the ring or nothing. */
 static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, int f, const hk_plugin_arg *a,
-                       size_t rows, size_t cols, size_t cus, int early)
+                       size_t rows, size_t cols, size_t cus, int early, int xf)
 {
     const char *fn = formats[f].name;
     /* q6_K's 210-byte pieces make 16-byte rows (bulk copies) only at multiples of 2048 columns */
@@ -153,7 +158,7 @@ static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, i
     if (stages < 2)
         return 1;
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "matvec_%s_q8_1_ring", fn);
+    snprintf(kernel, sizeof kernel, xf ? "matvec_%s_f32_q8_1_ring" : "matvec_%s_q8_1_ring", fn);
     hk_plugin_arg b[6] = {a[0], a[1], a[2], a[3], a[4], hk_plugin_int_arg(stages)};
     hk_plugin_config cfg = {{(unsigned)(rows < cus ? rows : cus), 1, 1}, {256, 1, 1},
                             shared < RING_SHARED_MIN ? RING_SHARED_MIN : shared};
@@ -164,28 +169,47 @@ static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, i
 
 /* matvec(y, w, x): y[r] = row r of w (viewed as [#y, #x]) times x, all f32
  * but w; x q8_1: the integer dot-product form (matvec_<fmt>_q8_1). */
-static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
-                     const hk_plugin_arg *args, int nargs)
+/* What matvec and matvec_rounded check alike: buffers y, w (quantized, format
+ * *f) and x (of dtype `xdt`, or of q8_1 where q8_ok), rows of whole blocks,
+ * #w = #y x #x, y apart from both. 0, or the call failed. */
+static int matvec_checked(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
+                          int nargs, int q8_ok, int *f, int *q8, size_t *rows, size_t *cols)
 {
     if (nargs != 3 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]))
         return host->fail(call, "expects buffers y, w and x; got %d arguments", nargs);
-    int f = format_of(host, call, args[1].v.buf);
-    if (f < 0)
+    *f = format_of(host, call, args[1].v.buf);
+    if (*f < 0)
         return no_format(host, call, "w", args[1].v.buf);
     const char *xt = host->dtype(call, args[2].v.buf);
-    int q8 = xt && !strcmp(xt, "q8_1");
-    if (!xt || (!q8 && strcmp(xt, "f32")))
-        return host->fail(call, "x is %s; matvec takes f32 or q8_1 (quantize(xq, x))", xt ? xt : "?");
-    size_t rows = host->length(call, args[0].v.buf), cols = host->length(call, args[2].v.buf);
+    *q8 = xt && !strcmp(xt, "q8_1");
+    if (!xt || (!(q8_ok && *q8) && strcmp(xt, "f32")))
+        return host->fail(call, q8_ok ? "x is %s; matvec takes f32 or q8_1 (quantize(xq, x))"
+                                      : "x is %s; matvec_rounded takes f32 x (a q8_1 x is matvec's)",
+                          xt ? xt : "?");
+    *rows = host->length(call, args[0].v.buf), *cols = host->length(call, args[2].v.buf);
     size_t n = host->length(call, args[1].v.buf);
-    if (cols % formats[f].block)
-        return host->fail(call, "x has %zu elements: rows of %s hold whole blocks of %u", cols,
-                          formats[f].name, formats[f].block);
-    if (rows > 0x7fffffff || cols > 0x7fffffff || rows * cols != n)
-        return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, rows, cols);
-    int clash = y_apart(host, call, args);
-    if (clash)
-        return clash;
+    if (*cols % formats[*f].block)
+        return host->fail(call, "x has %zu elements: rows of %s hold whole blocks of %u", *cols,
+                          formats[*f].name, formats[*f].block);
+    if (*rows > 0x7fffffff || *cols > 0x7fffffff || *rows * *cols != n)
+        return host->fail(call, "w has %zu elements, not #y x #x = %zu x %zu", n, *rows, *cols);
+    return y_apart(host, call, args);
+}
+
+static size_t compute_units(const hk_plugin_host *host, const hk_plugin_call *call)
+{
+    size_t cus = HK_PLUGIN_HOST_HAS(host, compute_units) ? host->compute_units(call) : 0;
+    return cus ? cus : MATVEC_CUS_DEFAULT;
+}
+
+static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
+                     const hk_plugin_arg *args, int nargs)
+{
+    int f, q8;
+    size_t rows, cols;
+    int bad = matvec_checked(host, call, args, nargs, 1, &f, &q8, &rows, &cols);
+    if (bad)
+        return bad;
     char kernel[64];
     snprintf(kernel, sizeof kernel, q8 ? "matvec_%s_q8_1" : "matvec_%s", formats[f].name);
     hk_plugin_arg a[5] = {args[1], args[2], args[0], hk_plugin_int_arg((long long)rows),
@@ -198,8 +222,7 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * while it sums this one. */
     unsigned warp = host->warp_size(call);
     size_t per = warp && warp <= 256 ? 256 / warp : 1;
-    size_t cus = HK_PLUGIN_HOST_HAS(host, compute_units) ? host->compute_units(call) : 0;
-    cus = cus ? cus : MATVEC_CUS_DEFAULT;
+    size_t cus = compute_units(host, call);
     size_t cap = MATVEC_BLOCKS_PER_CU * cus;
     /* f32 x of q8_0 and q6_K on rows of at most 4096 columns (x staged
      * whole) ran 0.03-0.05x copy faster with 2 blocks a compute unit than
@@ -208,7 +231,7 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
      * formats and forms were level or slower (quantized-notes.md, v18, v24) */
     const char *fn = formats[f].name;
     int early = HK_PLUGIN_HOST_HAS(host, launch_early);
-    if (q8 && launch_ring(host, call, f, a, rows, cols, cus, early) == 0)
+    if (q8 && launch_ring(host, call, f, a, rows, cols, cus, early, 0) == 0)
         return 0;
     if (!q8 && cols <= 4096 && (!strcmp(fn, "q8_0") || !strcmp(fn, "q6_K") || !strcmp(fn, "q4_K")))
         cap = 2 * cus;
@@ -235,6 +258,38 @@ static int op_matvec(const hk_plugin_host *host, const hk_plugin_call *call,
     if (early)
         return host->launch_early(call, kernel, &cfg, a, 5, 1u << 0); /* a[0]: w */
     return host->launch_config(call, kernel, &cfg, a, 5);
+}
+
+/* matvec_rounded(y, w, x): y = W q8_1(x), x f32 rounded to q8_1 first, as
+ * ggml rounds activations (quantize_q8_1, then mul_mat_vec_q): the y of
+ * quantize(xq, x) then matvec(y, w, xq), bit for bit. On NVIDIA, for the
+ * streamed formats, one launch whose blocks each round x in their prologue
+ * (x is 16 KB at 4096 columns, read from L2 by every block); elsewhere
+ * those two launches, xq in scratch memory. */
+static int op_matvec_rounded(const hk_plugin_host *host, const hk_plugin_call *call,
+                             const hk_plugin_arg *args, int nargs)
+{
+    int f, q8;
+    size_t rows, cols;
+    int bad = matvec_checked(host, call, args, nargs, 0, &f, &q8, &rows, &cols);
+    if (bad)
+        return bad;
+    if (HK_PLUGIN_HOST_HAS(host, launch_config) && HK_PLUGIN_HOST_HAS(host, warp_size)) {
+        hk_plugin_arg a[5] = {args[1], args[2], args[0], hk_plugin_int_arg((long long)rows),
+                              hk_plugin_int_arg((long long)cols)};
+        if (launch_ring(host, call, f, a, rows, cols, compute_units(host, call),
+                        HK_PLUGIN_HOST_HAS(host, launch_early), 1) == 0)
+            return 0;
+    }
+    if (!HK_PLUGIN_HOST_HAS(host, scratch_raw))
+        return host->fail(call, "needs a hipkit whose plugin host has scratch_raw");
+    hk_plugin_arg xq = hk_plugin_buffer_arg(host->scratch_raw(call, "q8_1", cols));
+    if (!xq.v.buf) /* quantize writes it all */
+        return -1; /* the call is failed already */
+    hk_plugin_arg qa[3] = {args[2], xq, hk_plugin_int_arg((long long)cols)};
+    int r = host->launch(call, "quantize_q8_1", qa, 3);
+    hk_plugin_arg ma[3] = {args[0], args[1], xq};
+    return r ? r : op_matvec(host, call, ma, 3);
 }
 
 /* From this many activation rows on, matmul dequantizes W to f32 once
@@ -413,6 +468,9 @@ static const struct {
     {"dequantize", "y, w", op_dequantize, "y (f32, f16, bf16) = the values of the quantized w"},
     {"matvec", "y, w, x", op_matvec,
      "y = W x: w quantized [#y, #x], y f32, x f32 (or q8_1: integer dot products); a warp per row"},
+    {"matvec_rounded", "y, w, x", op_matvec_rounded,
+     "y = W q8_1(x): x f32 rounded to q8_1 first, as ggml rounds activations; the y of quantize(xq, x) then "
+     "matvec(y, w, xq), in one launch where it can"},
     {"matmul", "y, w, x, rows", op_matmul,
      "Y [m, rows] = X [m, cols] W^T: w quantized [rows, cols], x and y f32; 64 x 64 tiles, or from 128 rows of x "
      "W dequantized to f32 and the gemm family's product; x f16 / bf16 (y f32 or x's dtype): W rounded to x's dtype, "
@@ -495,6 +553,13 @@ static int add_kernels(const hk_plugin_api *api)
                  "through `stages` stages (bulk copies on sm_90); shared memory as quantized.hip says", ring[f]);
         r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
                                  "const void *w, const void *xq, float *y, int rows, int cols, int stages", &rule, doc);
+        snprintf(name, sizeof name, "matvec_%s_f32_q8_1_ring", ring[f]);
+        snprintf(doc, sizeof doc, "matvec_%s_q8_1_ring with f32 x, which each block rounds to q8_1 in its "
+                 "shared memory first (36 more bytes a block of 32)", ring[f]);
+        if (r == 0)
+            r = api->add_kernel_rule(api, "quantized", "quantized.hip", name,
+                                     "const void *w, const float *x, float *y, int rows, int cols, int stages", &rule,
+                                     doc);
     }
     if (r == 0) {
         hk_plugin_geometry g = {HK_PLUGIN_GEOM_1D, 2, 256, GROUP_MAX_BLOCKS, 0, 0, 0, 0};

@@ -11,26 +11,20 @@
 -- back to back over the copies, queued one call after another and as one
 -- recorded hk.graph replayed. PyTorch's f16 matvec and matmul of the same
 -- shapes: tools/bench_torch_quantized.py.
+local W = dofile((arg[0]:match("(.*/)") or "./") .. "quantized_weights.lua")
 local rows = tonumber(arg and arg[1]) or 14336
 local cols = tonumber(arg and arg[2]) or 4096
 local Q = hk.ops.quantized
 local n = rows * cols
 local x = hk.alloc(cols, "f32"):rand{seed = 1, lo = -1, hi = 1}
 local y = hk.alloc(rows, "f32")
-local big = 256 << 20
-local src, dst = hk.alloc(big // 4, "f32"):rand{seed = 2}, hk.alloc(big // 4, "f32")
 print(("quantized matvec %d x %d, f32 x and y (%s)"):format(rows, cols, hk.device().name or "?"))
-local copy = hk.bench(function() dst:copy(src) end, {bytes = 2 * big, reps = 20, warmup = 3, print = false})
-print(("  %-22s %8.3f ms %8.0f GB/s"):format("copy 256 MiB", copy.median, copy.gbps))
+local copy = W.copy()
 -- q4_0r: hipkit's repacked q4_0 (the same bytes, the nibbles of every group
 -- a 16-byte piece), measured as the others
 for _, fmt in ipairs{"q4_0", "q8_0", "q4_K", "q6_K", "q4_0r"} do
-    local w1 = hk.alloc(n, fmt)
-    local bytes = #w1:view("u8")
-    local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
-    local ws = {w1}
-    for i = 2, copies do ws[i] = hk.alloc(n, fmt) end
-    for i, w in ipairs(ws) do w:view("u8"):rand{seed = i, lo = 0, hi = 255} end
+    local ws, bytes = W.copies(fmt, n)
+    local copies, w1 = #ws, ws[1]
     local k = 0
     local function step()
         k = k % copies + 1

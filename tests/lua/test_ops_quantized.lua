@@ -601,7 +601,7 @@ for ci, case in ipairs(ring_cases) do
     local fmt, rows, cols, grid, block, stages, short = table.unpack(case)
     if valgrind and ci ~= 1 and ci ~= 4 and ci ~= 10 and ci ~= 13 and ci ~= 18 then goto next_ring end
     if short and os.getenv("HIPKIT_TEST_BACKEND") ~= "cuda" then
-        for _ = 1, 2 do
+        for _ = 1, valgrind and 3 or 4 do
             t.skip(("%s: streamed q8_1 matvec with %d bytes of shared memory short"):format(fmt, -short),
                    "NVIDIA only: elsewhere the kernel cannot see how much it was given")
         end
@@ -620,11 +620,61 @@ for ci, case in ipairs(ring_cases) do
         Q.kernels["matvec_" .. fmt .. "_q8_1_ring"]{grid = grid, block = block,
             shared = ring_shared(fmt, cols, block, stages) + (short or 0)}(w, xq, y, rows, cols, stages)
         local worst = matvec_err(ref, xv, rows, cols, y:totable())
-        t.ok(worst < 2e-6, ("%s: streamed q8_1 matvec %dx%d, grid %d, block %d, %d stage(s)%s, w %s, within %.1e"):format(
-            fmt, rows, cols, grid, block, stages, short and (", %d bytes of shared memory short"):format(-short) or "",
-            wi == 1 and "16-byte aligned" or "2 bytes into a buffer", worst))
+        local what = ("%dx%d, grid %d, block %d, %d stage(s)%s, w %s"):format(rows, cols, grid, block, stages,
+            short and (", %d bytes of shared memory short"):format(-short) or "",
+            wi == 1 and "16-byte aligned" or "2 bytes into a buffer")
+        t.ok(worst < 2e-6, ("%s: streamed q8_1 matvec %s, within %.1e"):format(fmt, what, worst))
+        -- f32 x, each block rounding it to q8_1 records first (blocks of part
+        -- of a warp: through 36 bytes more a block of 32): the same records,
+        -- so the same y bit for bit
+        if wi == 1 or not valgrind then
+            local yf = hk.alloc(rows, "f32", mode):fill(0 / 0)
+            Q.kernels["matvec_" .. fmt .. "_f32_q8_1_ring"]{grid = grid, block = block,
+                shared = ring_shared(fmt, cols, block, stages) + (block % warp ~= 0 and 36 * (cols // 32) or 0) +
+                    (short or 0)}(
+                w, x, yf, rows, cols, stages)
+            local bad, first = same_f32(yf:totable(), y:totable())
+            if not t.ok(bad == 0, ("%s: streamed matvec of f32 x rounded in the kernel %s: the q8_1 form's y bit for bit")
+                :format(fmt, what)) then t.diag(first) end
+        end
     end
     ::next_ring::
+end
+
+-- matvec_rounded(y, w, x): x f32 rounded to q8_1 first, as ggml rounds
+-- activations: the y of quantize(xq, x) then matvec(y, w, xq), bit for bit
+-- (on NVIDIA one streamed launch for q4_0 q8_0 q4_K q6_K at whole pieces
+-- where a ring of 2 stages fits, not q8_0's 13312 columns; else those two
+-- launches), every format, rows of whole pieces and not, y poisoned first;
+-- and what it refuses.
+for _, fmt in ipairs(valgrind and {"q4_0", "q6_K", "q5_1"} or order) do
+    for _, cols in ipairs{formats[fmt][1] == 32 and 96 or 256, 2304, 4096, fmt == "q8_0" and 13312 or nil} do
+        local rows = 37
+        local s = random_blocks(fmt, rows * cols // formats[fmt][1])
+        local w = upload(fmt, s)
+        local x = hk.alloc(cols, "f32", mode):rand{seed = cols + rows, lo = -2, hi = 2}
+        local xq = hk.alloc(cols, "q8_1", mode)
+        Q.quantize(xq, x)
+        local y0 = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.matvec(y0, w, xq)
+        local y = hk.alloc(rows, "f32", mode):fill(0 / 0)
+        Q.matvec_rounded(y, w, x)
+        local bad, first = same_f32(y:totable(), y0:totable())
+        if not t.ok(bad == 0, ("%s: matvec_rounded %dx%d is quantize then the q8_1 matvec, bit for bit"):format(
+            fmt, rows, cols)) then t.diag(first) end
+        if valgrind then break end
+    end
+end
+do
+    local w = upload("q4_0", random_blocks("q4_0", 8))
+    local y = hk.alloc(2, "f32", mode)
+    t.errors("x is q8_1; matvec_rounded takes f32 x (a q8_1 x is matvec's)", "matvec_rounded refuses a q8_1 x",
+        function() Q.matvec_rounded(y, w, hk.alloc(128, "q8_1", mode)) end)
+    t.errors("w has 256 elements, not #y x #x = 2 x 96", "and a shape that does not hold",
+        function() Q.matvec_rounded(y, w, hk.alloc(96, "f32", mode)) end)
+    local b = hk.alloc(130, "f32", mode)
+    t.errors("y shares memory with x", "and y over x",
+        function() Q.matvec_rounded(b:view("f32", 0, 2), w, b:view("f32", 4, 128)) end)
 end
 
 -- matmul: Y [m, rows] = X [m, cols] W^T, 65 weight rows: 129 activation
