@@ -265,13 +265,8 @@ for i, v in ipairs(variants) do
     print(("\n  compiled %s"):format(v[1]))
 end
 for _, q in ipairs(order) do
-    local n = rows * cols
-    local w1 = hk.alloc(n, q)
-    local bytes = #w1:view("u8")
-    local copies = math.min(64, math.max(2, math.ceil(200e6 / bytes)))
-    local ws = {w1}
-    for i = 2, copies do ws[i] = hk.alloc(n, q) end
-    for i, w in ipairs(ws) do w:view("u8"):rand{seed = i, lo = 0, hi = 255} end
+    local ws, bytes = dofile(here .. "quantized_weights.lua").copies(q, rows * cols)
+    local copies, w1, n = #ws, ws[1], rows * cols
     for _, kn in ipairs{"read1", "read4"} do
         local line = {}
         for _, g in ipairs{528, 1056, 2112} do
