@@ -122,6 +122,30 @@ int main(void)
         }
     }
     tap_ok(!bad, "every truncation is HK_EFORMAT (%d were not)", bad);
+
+    /* an f32 tensor of 2^62 x 2 elements and an f64 one of 2^61 x 4: the
+     * counts fit 64 bits, their bytes (2^65, 2^66) do not */
+    static const struct { uint32_t type; uint64_t ne0; } huge[] = {{0 /* f32 */, 1ull << 62}, {28 /* f64 */, 1ull << 61}};
+    for (size_t i = 0; i < 2; i++) {
+        len = 0;
+        put("GGUF", 4);
+        put_u32(3);
+        put_u64(1);
+        put_u64(0);
+        put_str("big");
+        put_u32(2);
+        put_u64(huge[i].ne0);
+        put_u64(i == 0 ? 2 : 4);
+        put_u32(huge[i].type);
+        put_u64(0);
+        len = (len + 31) / 32 * 32;
+        g = NULL;
+        r = hk_gguf_open_bytes(ctx, file, len, &g);
+        tap_ok(r == HK_EFORMAT && !g && strstr(hk_errmsg(ctx), "take more than 2^64 bytes"),
+               "a tensor of %llu x %d %s elements (more than 2^64 bytes) is HK_EFORMAT: %s",
+               (unsigned long long)huge[i].ne0, i == 0 ? 2 : 4, i == 0 ? "f32" : "f64", hk_errmsg(ctx));
+        hk_gguf_close(g);
+    }
     hk_gguf_close(NULL);
     hk_context_destroy(ctx);
     return tap_done();

@@ -70,6 +70,13 @@ static void test_exports_and_nulls(void)
     tap_ok(r == HK_EARG && has(hk_errmsg(ctx), "unknown dtype 'nope'"),
            "an op returning -1 after a host call failed returns that failure's code (%s): %s", hk_errname(r),
            hk_errmsg(ctx));
+    hk_arg wild = hk_arg_int(0x1234567);
+    r = hk_plugin_call_op(ctx, "nullfam", "wild", &wild, 1);
+    tap_ok(r < 0 && has(hk_errmsg(ctx), "length 0 dtype '' overlap 0 upload 1"),
+           "an integer argument asked about as a buffer is no buffer to the host (no crash): %s", hk_errmsg(ctx));
+    r = hk_plugin_call_op(ctx, "nullfam", "mute", NULL, 0);
+    tap_ok(r == HK_ECOMPILE && has(hk_errmsg(ctx), "nullfam.mute failed (HK_ECOMPILE) without saying why"),
+           "an op failing without a message says so, not the last call's message: %s", hk_errmsg(ctx));
     hk_context_destroy(ctx);
 }
 

@@ -24,6 +24,7 @@
 #define HIPKIT_PLUGIN_H
 
 #include <stddef.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -383,6 +384,62 @@ static inline int hk_plugin_apart(const hk_plugin_host *host, const hk_plugin_ca
                           "%s shares memory with %s, which the op reads while it writes %s: give %s a buffer of "
                           "its own",
                           oname, iname, oname, oname);
+    return 0;
+}
+
+/* An argument's kind in words, for an op's messages. */
+static inline const char *hk_plugin_arg_kind(const hk_plugin_arg *a)
+{
+    switch (a->kind) {
+    case HK_PLUGIN_ARG_BUFFER: return a->v.buf ? "a buffer" : "a NULL buffer";
+    case HK_PLUGIN_ARG_INT:
+    case HK_PLUGIN_ARG_UINT: return "an integer";
+    case HK_PLUGIN_ARG_FLOAT: return "a number with a fraction";
+    case HK_PLUGIN_ARG_BOOL: return "a boolean";
+    case HK_PLUGIN_ARG_NULL: return "a null pointer";
+    default: return "a vector";
+    }
+}
+
+/* Checks an op's arguments against `kinds`, a letter each: b a buffer, i an
+ * integer, f a flag (a boolean or an integer), n a number; those after a
+ * '|' may be left out. On a mismatch fails the call with `usage` and what
+ * is wrong: the count when it is outside the range, else the first
+ * argument of the wrong kind, by position and by its name in `names`
+ * (comma-separated, as many as letters). 0, or the code host->fail returned. */
+static inline int hk_plugin_check_args(const hk_plugin_host *host, const hk_plugin_call *call,
+                                       const hk_plugin_arg *args, int nargs, const char *kinds,
+                                       const char *names, const char *usage)
+{
+    int need = 0, most = 0, i = 0;
+    for (const char *k = kinds; *k; k++)
+        if (*k == '|')
+            need = most;
+        else
+            most++;
+    if (!strchr(kinds, '|'))
+        need = most;
+    if (nargs < need || nargs > most)
+        return host->fail(call, "expects %s; got %d arguments", usage, nargs);
+    for (const char *k = kinds; *k && i < nargs; k++) {
+        if (*k == '|')
+            continue;
+        const hk_plugin_arg *a = &args[i];
+        int is_int = a->kind == HK_PLUGIN_ARG_INT || a->kind == HK_PLUGIN_ARG_UINT;
+        int ok = *k == 'b'   ? a->kind == HK_PLUGIN_ARG_BUFFER && a->v.buf
+                 : *k == 'i' ? is_int
+                 : *k == 'f' ? is_int || a->kind == HK_PLUGIN_ARG_BOOL
+                             : is_int || a->kind == HK_PLUGIN_ARG_FLOAT;
+        if (!ok) {
+            const char *name = names;
+            for (int j = 0; j < i && name; j++)
+                name = strchr(name, ',') ? strchr(name, ',') + 1 : NULL;
+            int len = name ? (int)(strchr(name, ',') ? strchr(name, ',') - name : (long)strlen(name)) : 0;
+            return host->fail(call, "expects %s; argument %d (%.*s) is %s", usage, i + 1, len, name ? name : "",
+                              hk_plugin_arg_kind(a));
+        }
+        i++;
+    }
     return 0;
 }
 

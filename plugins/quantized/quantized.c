@@ -42,8 +42,6 @@ static int format_of(const hk_plugin_host *host, const hk_plugin_call *call, con
     return -1;
 }
 
-static int is_buffer(const hk_plugin_arg *a) { return a->kind == HK_PLUGIN_ARG_BUFFER; }
-
 /* Every op here but repack reads its inputs while other blocks already
  * write the output (a matvec's blocks each stage all of x): an output over
  * an input is refused (hk_plugin_apart), not computed from its own
@@ -76,8 +74,9 @@ static int launch_dequantize(const hk_plugin_host *host, const hk_plugin_call *c
 static int op_dequantize(const hk_plugin_host *host, const hk_plugin_call *call,
                          const hk_plugin_arg *args, int nargs)
 {
-    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
-        return host->fail(call, "expects buffers y and w; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bb", "y,w", "buffers y and w");
+    if (bad)
+        return bad;
     int f = format_of(host, call, args[1].v.buf);
     if (f < 0)
         return no_format(host, call, "w", args[1].v.buf);
@@ -175,8 +174,9 @@ static int launch_ring(const hk_plugin_host *host, const hk_plugin_call *call, i
 static int matvec_checked(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                           int nargs, int q8_ok, int *f, int *q8, size_t *rows, size_t *cols)
 {
-    if (nargs != 3 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]))
-        return host->fail(call, "expects buffers y, w and x; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bbb", "y,w,x", "buffers y, w and x");
+    if (bad)
+        return bad;
     *f = format_of(host, call, args[1].v.buf);
     if (*f < 0)
         return no_format(host, call, "w", args[1].v.buf);
@@ -333,10 +333,10 @@ static int matmul_by_gemm(const hk_plugin_host *host, const hk_plugin_call *call
 static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
                      const hk_plugin_arg *args, int nargs)
 {
-    if (nargs != 4 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
-        args[3].kind != HK_PLUGIN_ARG_INT)
-        return host->fail(call, "expects buffers y, w and x and an integer rows (w's rows); got %d "
-                          "arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bbbi", "y,w,x,rows",
+                                   "buffers y, w and x and an integer rows (w's rows)");
+    if (bad)
+        return bad;
     if (!HK_PLUGIN_HOST_HAS(host, launch_config))
         return host->fail(call, "needs a host of plugin ABI 1.4 (launch_config)");
     int f = format_of(host, call, args[1].v.buf);
@@ -405,8 +405,9 @@ static int op_matmul(const hk_plugin_host *host, const hk_plugin_call *call,
 static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
                        const hk_plugin_arg *args, int nargs)
 {
-    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
-        return host->fail(call, "expects buffers w and x; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bb", "w,x", "buffers w and x");
+    if (bad)
+        return bad;
     int f = format_of(host, call, args[0].v.buf);
     if (f < 0)
         return no_format(host, call, "w", args[0].v.buf);
@@ -431,8 +432,9 @@ static int op_quantize(const hk_plugin_host *host, const hk_plugin_call *call,
 static int op_repack(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                      int nargs)
 {
-    if (nargs != 2 || !is_buffer(&args[0]) || !is_buffer(&args[1]))
-        return host->fail(call, "expects buffers dst and src; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bb", "dst,src", "buffers dst and src");
+    if (bad)
+        return bad;
     const char *dt = host->dtype(call, args[0].v.buf), *st = host->dtype(call, args[1].v.buf);
     int to_r = dt && st && !strcmp(dt, "q4_0r") && !strcmp(st, "q4_0");
     if (!to_r && !(dt && st && !strcmp(dt, "q4_0") && !strcmp(st, "q4_0r")))

@@ -148,10 +148,10 @@ static int argsort_rows(const hk_plugin_host *host, const hk_plugin_call *call, 
 static int op_argsort(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                       int nargs)
 {
-    if ((nargs != 3 && nargs != 4) || !is_buffer(&args[0]) || !is_buffer(&args[1]) ||
-        args[2].kind != HK_PLUGIN_ARG_INT || (nargs == 4 && !is_flag(&args[3])))
-        return host->fail(call, "expects buffers idx and x, an integer cols and optionally a boolean "
-                                "descending; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bbi|f", "idx,x,cols,descending",
+                                   "buffers idx and x, an integer cols and optionally a boolean descending");
+    if (bad)
+        return bad;
     rowplan p;
     int r = plan_rows(host, call, args[1].v.buf, args[2].v.i, args[0].v.buf, &p);
     if (r == 0 && host->length(call, args[0].v.buf) != (size_t)(p.rows * p.cols)) /* an index a value */
@@ -166,11 +166,11 @@ static int op_argsort(const hk_plugin_host *host, const hk_plugin_call *call, co
 static int op_topk(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                    int nargs)
 {
-    if (nargs < 5 || nargs > 6 || !is_buffer(&args[0]) || !is_buffer(&args[1]) || !is_buffer(&args[2]) ||
-        args[3].kind != HK_PLUGIN_ARG_INT || args[4].kind != HK_PLUGIN_ARG_INT ||
-        (nargs == 6 && !is_flag(&args[5])))
-        return host->fail(call, "expects buffers values, indices and x, integers cols and k and "
-                                "optionally a boolean largest; got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bbbii|f", "values,indices,x,cols,k,largest",
+                                   "buffers values, indices and x, integers cols and k and optionally a boolean "
+                                   "largest");
+    if (bad)
+        return bad;
     rowplan p;
     int r = plan_rows(host, call, args[2].v.buf, args[3].v.i, args[1].v.buf, &p);
     if (r != 0)
@@ -303,10 +303,10 @@ static int op_sort(const hk_plugin_host *host, const hk_plugin_call *call, const
 static int op_sort_pairs(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args,
                          int nargs)
 {
-    if ((nargs != 2 && nargs != 3) || !is_buffer(&args[0]) || !is_buffer(&args[1]) ||
-        (nargs == 3 && !is_flag(&args[2])))
-        return host->fail(call, "expects buffers keys and vals and optionally a boolean descending; "
-                                "got %d arguments", nargs);
+    int bad = hk_plugin_check_args(host, call, args, nargs, "bb|f", "keys,vals,descending",
+                                   "buffers keys and vals and optionally a boolean descending");
+    if (bad)
+        return bad;
     int t;
     int r = radix_check(host, call, &args[0], &args[1], "vals", &t);
     if (r == 0)

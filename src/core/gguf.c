@@ -316,7 +316,11 @@ static int read_tensor(cursor *c, hkc_gguf_tensor *t)
     if (t->ne[0] % ty->block)
         return bad(c, "tensor '%s': its rows of %llu elements are no whole number of %s blocks (%u)",
                    t->name, (unsigned long long)t->ne[0], ty->name, ty->block);
-    t->bytes = t->elements / ty->block * ty->size; /* < elements * 4: no overflow */
+    uint64_t blocks = t->elements / ty->block;
+    if (blocks > UINT64_MAX / ty->size) /* f64's 8 bytes a value: elements near 2^61 */
+        return bad(c, "tensor '%s': its %llu %s elements take more than 2^64 bytes", t->name,
+                   (unsigned long long)t->elements, ty->name);
+    t->bytes = blocks * ty->size;
     if (rel % c->g->alignment)
         return bad(c, "tensor '%s': offset %llu is not a multiple of the alignment %llu", t->name,
                    (unsigned long long)rel, (unsigned long long)c->g->alignment);

@@ -4,6 +4,7 @@
  * only those) viewed as the tensor's dtype, or a copy in another mode. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -212,7 +213,15 @@ static int tensor_map(hk_gguf *g, size_t i, hk_buffer **out)
         if (r)
             return r;
     }
-    return hk_buffer_view(g->maps[i], ty->dtype, (size_t)(t->offset - start), tensor_count(t), out);
+    int r = hk_buffer_view(g->maps[i], ty->dtype, (size_t)(t->offset - start), tensor_count(t), out);
+    if (r) { /* a file of alignment 1 may place an f32 tensor at an odd byte: said as the tensor's */
+        char why[512];
+        snprintf(why, sizeof why, "%s", hk_errmsg(g->ctx));
+        return hkc_fail(g->ctx, r, "gguf %s: tensor '%s' at byte %llu of the file cannot be mapped as %s (%s); "
+                        "ask for a copy in device or host memory", g->path, t->name,
+                        (unsigned long long)t->offset, hk_dtype_name(ty->dtype), why);
+    }
+    return 0;
 }
 
 HK_API int hk_gguf_tensor_buffer(hk_gguf *g, size_t i, hk_mem_mode mode, hk_buffer **out)

@@ -101,7 +101,13 @@ static int arg_count(const pl_launch *l, const hk_arg *a, int idx, uint64_t *out
     default:
         break;
     }
-    return hkc_fail(l->ctx, HK_EARG, "%s.%s: argument %d (%s) must be a count >= 0", l->f->name,
+    if (a->kind == HK_ARG_INT)
+        return hkc_fail(l->ctx, HK_EARG, "%s.%s: argument %d (%s) is %lld; a count must be >= 0", l->f->name,
+                        l->pk->name, idx + 1, p.name, (long long)a->v.i);
+    if (a->kind == HK_ARG_FLOAT)
+        return hkc_fail(l->ctx, HK_EARG, "%s.%s: argument %d (%s) is %.17g; a count must be a whole number >= 0",
+                        l->f->name, l->pk->name, idx + 1, p.name, a->v.f);
+    return hkc_fail(l->ctx, HK_EARG, "%s.%s: argument %d (%s) must be a count (a whole number >= 0)", l->f->name,
                     l->pk->name, idx + 1, p.name);
 }
 
@@ -259,7 +265,7 @@ static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uin
     int strided = is_strided(k);
     for (int i = 0; i < nargs; i++) {
         if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
-            continue;
+            continue; /* hk.null: an operand a kernel may take as absent (layernorm's bias) */
         hk_param_info p;
         hk_kernel_param(k, i, &p);
         hkc_strbuf what;

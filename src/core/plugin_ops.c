@@ -18,7 +18,25 @@ struct hk_plugin_call {
     const pl_family *f;
     const pl_op *op;
     hkc_scratch_list *scratch;
+    const hk_arg *args; /* the op's arguments: the buffers host->length may be asked about */
+    int nargs;
 };
+
+/* buf is a buffer the op was given or made: an argument's or its scratch.
+ * Anything else (an integer argument's bits read as a pointer, a pointer of
+ * the plugin's own) is no buffer, and reading it as one would crash. */
+static int op_buffer(const hk_plugin_call *c, const void *buf)
+{
+    if (!buf)
+        return 0;
+    for (int a = 0; a < c->nargs; a++)
+        if (c->args[a].kind == HK_ARG_BUFFER && c->args[a].v.buf == buf)
+            return 1;
+    for (int i = 0; c->scratch && i < c->scratch->n; i++)
+        if (c->scratch->views[i] == buf)
+            return 1;
+    return 0;
+}
 
 /* An op's messages start "family.op" once: a launch's error, or a text the
  * op wrote with that start itself, is not prefixed again. */
@@ -100,8 +118,7 @@ static unsigned host_op_compute_units(const hk_plugin_call *c)
 
 static int host_op_overlap(const hk_plugin_call *c, const void *a, const void *b)
 {
-    (void)c;
-    return hk_buffer_overlap(a, b) ? 1 : 0;
+    return op_buffer(c, a) && op_buffer(c, b) && hk_buffer_overlap(a, b) ? 1 : 0;
 }
 
 static void *op_scratch(const hk_plugin_call *c, const char *dtype, size_t count, int zeroed)
@@ -131,9 +148,10 @@ static int op_copy(const hk_plugin_call *c, void *buf, size_t offset, void *host
 {
     if (!c)
         return HK_EINVAL;
-    if (!buf)
-        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->%s: buffer is NULL", c->f->name, c->op->name,
-                        up ? "upload" : "download");
+    if (!op_buffer(c, buf))
+        return hkc_fail(c->ctx, HK_EINVAL, "%s.%s: host->%s: %s", c->f->name, c->op->name,
+                        up ? "upload" : "download",
+                        buf ? "not a buffer of the op's arguments or scratch" : "buffer is NULL");
     if (up)
         hkc_plugin_scratch_written(c->scratch);
     int r = up ? hk_buffer_upload(buf, offset, host, bytes) : hk_buffer_download(buf, offset, host, bytes);
@@ -161,14 +179,12 @@ static const char *host_op_backend(const hk_plugin_call *c)
 
 static size_t host_op_length(const hk_plugin_call *c, const void *buf)
 {
-    (void)c;
-    return buf ? hk_buffer_length(buf) : 0;
+    return op_buffer(c, buf) ? hk_buffer_length(buf) : 0;
 }
 
 static const char *host_op_dtype(const hk_plugin_call *c, const void *buf)
 {
-    (void)c;
-    return buf ? hk_dtype_name(hk_buffer_dtype(buf)) : "";
+    return op_buffer(c, buf) ? hk_dtype_name(hk_buffer_dtype(buf)) : "";
 }
 
 static int host_op_fail(const hk_plugin_call *c, const char *fmt, ...)
@@ -279,12 +295,16 @@ HK_API int hk_plugin_call_op(hk_context *ctx, const char *family, const char *op
             if (args[a].kind == HK_ARG_BUFFER && !args[a].v.buf)
                 return hkc_fail(ctx, HK_EARG, "%s.%s: argument %d is a NULL buffer", family, op, a + 1);
         hkc_scratch_list scratch = {.n = 0};
-        hk_plugin_call call = {ctx, f, &f->ops[i], &scratch};
+        hk_plugin_call call = {ctx, f, &f->ops[i], &scratch, args, nargs};
         hkc_last_fail_reset();
         int r = f->ops[i].fn(&host_table, &call, (const hk_plugin_arg *)(const void *)args, nargs);
-        /* A plugin says "failed" with -1; the message it left has the code. */
+        /* A plugin says "failed" with -1; the message it left has the code.
+         * One that failed without a message (no host->fail, no failed launch)
+         * must not show whatever message an earlier call left. */
         if (r == -1 && hkc_last_fail_code() < 0)
             r = hkc_last_fail_code();
+        else if (r < 0 && hkc_last_fail_code() == 0)
+            r = hkc_fail(ctx, r, "%s.%s failed (%s) without saying why", family, op, hk_errname(r));
         r = read_flags_now(&call, r);
         hkc_plugin_scratch_release(ctx, &scratch);
         return r > 0 ? hkc_fail(ctx, HK_EBACKEND, "%s.%s returned %d", family, op, r) : r;

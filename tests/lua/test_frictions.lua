@@ -32,6 +32,8 @@ do
     local ok, err = pcall(function() return b + b end)
     t.ok(not ok and tostring(err):find("test_frictions.lua:%d+: binary.add: no kernel writes i16"),
         "b + b with no kernel for i16: the error starts with the script's line: " .. tostring(err))
+    t.ok(pcall(hk.ops.binary.add, hk.alloc(4, "f32"), a, a, nil),
+        "binary.add(c, a, b, nil): a trailing nil is an argument left out, as for an op")
     ok, err = pcall(function() hk.ops.binary.add(a, a, hk.alloc(4, "f64")) end)
     t.ok(not ok and tostring(err):find("test_frictions.lua:%d+: binary.add: no kernel writes f32 from f32, f64"),
         "binary.add(f32, f32, f64): the error starts with the script's line: " .. tostring(err))

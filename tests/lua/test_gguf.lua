@@ -103,7 +103,29 @@ t.ok(tostring(gh.tensors.w.buffer):find("host", 1, true) ~= nil and
      table.concat(gh.tensors.w.buffer:totable(), ",") == table.concat(wvals, ","),
      "mode host: a copy with the same values")
 ok, err = pcall(hk.gguf, path, {mode = "nowhere"})
-t.ok(not ok, "an unknown mode is refused")
+t.ok(not ok and tostring(err):find("bad argument #2 to 'hk.gguf' (option 'mode': unknown memory mode 'nowhere'",
+     1, true), "an unknown mode is refused, naming the option: " .. tostring(err))
+
+-- alignment 1: a tensor at an odd byte cannot be an f32 view of the
+-- mapping; the error names the tensor and asks for a copy, which works
+do
+    local one = {kv("general.alignment", T.u32, 1)}
+    local head = gguf(3, one, {tinfo("odd", {2}, 0, 1)}, "", 1)
+    local odd = path .. ".odd.gguf"
+    local f = assert(io.open(odd, "wb"))
+    f:write(head .. "\0" .. string.pack("<ff", 1.5, -2))
+    f:close()
+    local g1 = hk.gguf(odd, {mode = "host"})
+    t.is(table.concat(g1.tensors.odd.buffer:totable(), ","), "1.5,-2.0", "alignment 1: a host copy of the odd tensor")
+    local gm = hk.gguf(odd)
+    local okm, errm = pcall(function() return gm.tensors.odd.buffer end)
+    t.ok(not okm and tostring(errm):find("tensor 'odd' at byte", 1, true) and
+         tostring(errm):find("cannot be mapped as f32", 1, true) and tostring(errm):find("ask for a copy", 1, true),
+         "mmap of a misaligned tensor names it and asks for a copy: " .. tostring(errm))
+    g1, gm = nil, nil
+    collectgarbage()
+    os.remove(odd)
+end
 
 -- hipkit inspect lists the file
 local exe = arg[-1]

@@ -668,6 +668,8 @@ end
 do
     local w = upload("q4_0", random_blocks("q4_0", 8))
     local y = hk.alloc(2, "f32", mode)
+    t.errors("expects buffers y, w and x; argument 2 (w) is an integer", "a number for w is named as such",
+        function() Q.matvec_rounded(y, 5, hk.alloc(128, "f32", mode)) end)
     t.errors("x is q8_1; matvec_rounded takes f32 x (a q8_1 x is matvec's)", "matvec_rounded refuses a q8_1 x",
         function() Q.matvec_rounded(y, w, hk.alloc(128, "q8_1", mode)) end)
     t.errors("w has 256 elements, not #y x #x = 2 x 96", "and a shape that does not hold",

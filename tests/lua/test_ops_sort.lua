@@ -273,6 +273,12 @@ fails("idx must hold 12 u32 (as many as keys); got 11 u32", S.sort, x, hk.alloc(
 fails("keys are f16; takes u32, i32, f32, u64, i64, f64", S.sort, hk.alloc(4, "f16"))
 fails("vals must hold 12 u32 (as many as keys); got 12 i64", S.sort_pairs, x, hk.alloc(12, "i64"))
 fails("expects a buffer keys, optionally a buffer idx", S.sort, x, hk.alloc(12, "u32"), hk.alloc(12, "u32"))
+-- a right count with a wrong kind names the argument, not the count
+fails("argument 3 (cols) is a number with a fraction", S.argsort, hk.alloc(12, "u32"), x, 4.5)
+fails("argument 5 (k) is a boolean", S.topk, hk.alloc(6, "f32"), hk.alloc(6, "u32"), x, 4, true)
+fails("argument 2 (vals) is an integer", S.sort_pairs, x, 3)
+fails("expects buffers keys and vals and optionally a boolean descending; got 4 arguments", S.sort_pairs, x, x,
+      true, 1)
 
 -- every kernel is listed with a doc line; the ops too
 for _, p in ipairs(hk.plugins()) do

@@ -147,8 +147,12 @@ static int l_gguf(lua_State *L)
     const char *mode_name = "mmap";
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "mode");
+        hk_mem_mode m;
+        if (!lua_isnil(L, -1) && (!lua_isstring(L, -1) || hk_mem_mode_parse(lua_tostring(L, -1), &m) != 0))
+            return luaL_argerror(L, 2, lua_pushfstring(L, "option 'mode': unknown memory mode '%s' (device, managed, "
+                                                          "host, mmap)", luaL_tolstring(L, -1, NULL)));
         if (!lua_isnil(L, -1))
-            mode_name = hk_mem_mode_name(hkl_check_mode(L, -1, NULL));
+            mode_name = hk_mem_mode_name(m);
     }
     lua_settop(L, 1);
     lgguf *u = lua_newuserdatauv(L, sizeof *u, 0); /* 2 */

@@ -231,6 +231,9 @@ static int dispatch_call(lua_State *L)
     const char *op = lua_tostring(L, lua_upvalueindex(3));
     hk_context *ctx = hkl_ctx(L);
     int top = lua_gettop(L);
+    while (top > 0 && lua_isnil(L, top)) /* trailing nils are arguments left out, as for an op */
+        top--;
+    lua_settop(L, top);
     pick p = {.nbufs = 0};
     hkl_check_buffer(L, 1);
     for (int i = 1; i <= top && p.nbufs < MAX_ARGS && p.nscal < MAX_ARGS; i++) {

@@ -1,8 +1,11 @@
 /* Test plugin: hands NULL to every slot of the API table and of the host
  * table an op gets. Each must refuse it and go on; init then registers
  * family "nullfam" with op "poke", which reports how many refusals it saw,
- * and op "lost", which fails the plugin way (-1) after a host call failed. */
+ * op "lost", which fails the plugin way (-1) after a host call failed, op
+ * "wild", which asks about an integer argument as if it were a buffer, and
+ * op "mute", which fails without a message. */
 #include <stddef.h>
+#include <stdint.h>
 
 #include <hipkit/plugin.h>
 HK_PLUGIN_DEFINE(nullargs);
@@ -40,6 +43,26 @@ static int lost(const hk_plugin_host *host, const hk_plugin_call *call, const hk
     return 0;
 }
 
+/* Asks about an integer argument as if it were a buffer (its bits read as
+ * a pointer): the host must answer "no buffer", not crash. */
+static int wild(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)
+{
+    if (nargs < 1)
+        return host->fail(call, "expects one argument");
+    const void *p = args[0].v.buf;
+    char byte = 0;
+    int up = host->upload(call, (void *)(uintptr_t)p, 0, &byte, 1);
+    return host->fail(call, "length %zu dtype '%s' overlap %d upload %d", host->length(call, p),
+                      host->dtype(call, p), host->overlap(call, p, p), up < 0);
+}
+
+/* Fails without a message: the call must not show an earlier call's. */
+static int mute(const hk_plugin_host *host, const hk_plugin_call *call, const hk_plugin_arg *args, int nargs)
+{
+    (void)host, (void)call, (void)args, (void)nargs;
+    return -5;
+}
+
 HK_PLUGIN_EXPORT int hk_plugin_nullargs_init(const hk_plugin_api *api);
 int hk_plugin_nullargs_init(const hk_plugin_api *api)
 {
@@ -66,5 +89,9 @@ int hk_plugin_nullargs_init(const hk_plugin_api *api)
         r = api->add_op(api, "nullfam", "poke", NULL, poke, NULL);
     if (r == 0)
         r = api->add_op(api, "nullfam", "lost", NULL, lost, NULL);
+    if (r == 0)
+        r = api->add_op(api, "nullfam", "wild", NULL, wild, NULL);
+    if (r == 0)
+        r = api->add_op(api, "nullfam", "mute", NULL, mute, NULL);
     return r;
 }
