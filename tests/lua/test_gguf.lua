@@ -127,6 +127,20 @@ do
     os.remove(odd)
 end
 
+-- a kernel writing into a mapped tensor (read-only) faults; on the CPU
+-- backend the message counts the element from the tensor, not from the
+-- pages mapped around it, and says how to write
+if hk.device().backend == "host" then
+    local gw = hk.gguf(path)
+    local okw, errw = pcall(hk.ops.fill.fill_f32, gw.tensors.w.buffer, 2.5, 12)
+    errw = tostring(errw)
+    t.ok(not okw and errw:find("mapped read-only from " .. path, 1, true) and
+         errw:find("argument y, element index 0", 1, true) and errw:find("write to a copy (b:clone())", 1, true),
+         "a write into a mapped tensor names the argument, its element and what to do: " .. errw)
+    gw = nil
+    collectgarbage()
+end
+
 -- hipkit inspect lists the file
 local exe = arg[-1]
 if exe and exe:find("hipkit", 1, true) then

@@ -105,9 +105,11 @@ static size_t changed(const unsigned char *p, size_t n, size_t *first)
  * kernarg, either may be NULL) points into a's mapping: the name a user
  * knows the buffer by. */
 static void argument_of(const host_alloc *a, const hkc_signature *sig, const void *kernarg,
-                        char *out, size_t cap)
+                        char *out, size_t cap, char **ptr, size_t *esize)
 {
     out[0] = 0;
+    if (ptr)
+        *ptr = NULL, *esize = 0;
     for (int i = 0; sig && kernarg && i < sig->count; i++) {
         const hkc_param *p = &sig->params[i];
         if (p->kind != HK_PARAM_POINTER)
@@ -115,6 +117,8 @@ static void argument_of(const host_alloc *a, const hkc_signature *sig, const voi
         char *v;
         memcpy(&v, (const char *)kernarg + p->offset, sizeof v);
         if (v >= a->region && v < a->region + a->region_bytes) {
+            if (ptr) /* where the argument points (a view: a GGUF tensor) and its element's size */
+                *ptr = v, *esize = p->dtype == HK_DTYPE_COUNT ? 0 : hk_dtype_size(p->dtype);
             if (p->name && *p->name)
                 snprintf(out, cap, ", argument %s", p->name);
             else
@@ -139,7 +143,7 @@ static int check_canaries(host_impl *h, const hkc_signature *sig, const void *ke
         size_t over = changed(hi, nhi, &at), over_at = at;
         if ((under || over) && !bad) {
             char arg[96];
-            argument_of(a, sig, kernarg, arg, sizeof arg);
+            argument_of(a, sig, kernarg, arg, sizeof arg, NULL, NULL);
             snprintf(msg, cap, "it wrote %zu byte%s %s a buffer of %zu %s%s (%zu byte%s %s it; "
                      "checked mode)", under ? under : over, (under ? under : over) == 1 ? "" : "s",
                      under ? "before the start of" : "past the end of", a->b->count,
@@ -399,6 +403,8 @@ static void describe_addr(void *vd, void *addr, int signo, char *out, size_t cap
     size_t at_gap = SIZE_MAX;
     int at_passed = 0;
     char arg[96], at_arg[96] = "";
+    char *arg_ptr = NULL, *at_ptr = NULL;
+    size_t arg_es = 0, at_es = 0;
     for (host_alloc *a = d->h->allocs; a; a = a->next) {
         const hk_buffer *b = a->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
@@ -413,27 +419,36 @@ static void describe_addr(void *vd, void *addr, int signo, char *out, size_t cap
             continue;
         }
         size_t gap = p < lo ? (size_t)(lo - p) : p >= hi ? (size_t)(p - hi) : 0;
-        argument_of(a, d->sig, d->kernarg, arg, sizeof arg);
+        argument_of(a, d->sig, d->kernarg, arg, sizeof arg, &arg_ptr, &arg_es);
         int passed = arg[0] != 0;
         if (!at || passed > at_passed || (passed == at_passed && gap < at_gap)) {
             at = a;
             at_gap = gap;
             at_passed = passed;
             memcpy(at_arg, arg, sizeof at_arg);
+            at_ptr = arg_ptr, at_es = arg_es;
         }
     }
     if (at) {
         const hk_buffer *b = at->b;
         char *lo = b->kptr, *hi = lo + b->bytes;
         size_t es = hk_dtype_size(b->dtype);
+        /* an argument that points into the mapping past its start is a view
+         * of it (a GGUF tensor): the element counts from the argument */
+        int view = at_ptr && at_ptr != lo && at_ptr <= p && at_es;
+        char what[96];
+        if (view)
+            snprintf(what, sizeof what, "memory");
+        else
+            snprintf(what, sizeof what, "a buffer of %zu %s", b->count, hk_dtype_name(b->dtype));
         if (at->mapped && p >= lo && p < hi)
-            snprintf(out, cap, "(inside a buffer of %zu %s mapped %sfrom %s%s, element index %zu%s)",
-                     b->count, hk_dtype_name(b->dtype), b->map.writable ? "" : "read-only ", b->map.path,
-                     at_arg, (size_t)(p - lo) / es,
+            snprintf(out, cap, "(inside %s mapped %sfrom %s%s, element index %zu%s)", what,
+                     b->map.writable ? "" : "read-only ", b->map.path, at_arg,
+                     view ? (size_t)(p - at_ptr) / at_es : (size_t)(p - lo) / es,
                      signo == SIGBUS ? ": the file is now shorter than its mapping"
                      : b->map.writable ? ""
-                                       : ": kernels may read it; hk.mmap(path, dtype, {write = true}) "
-                                         "maps it writable");
+                                       : ": kernels may read it; write to a copy (b:clone()), or map the "
+                                         "file writable (hk.mmap(path, dtype, {write = true}))");
         else if (p >= hi)
             snprintf(out, cap, "(%zu bytes past the end of a buffer of %zu %s%s, element index %zu)",
                      (size_t)(p - hi), b->count, hk_dtype_name(b->dtype), at_arg, (size_t)(p - lo) / es);
