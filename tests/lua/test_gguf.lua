@@ -55,6 +55,7 @@ local kvs = {
     kv("a.u16", T.u16, 60000), kv("a.i16", T.i16, -30000), kv("a.i32", T.i32, -2000000000),
     kv("a.f32", T.f32, 0.5), kv("a.bool", T.bool, 1), kv("general.name", T.string, "tiny model"),
     kv("a.u64", T.u64, 1 << 40), kv("a.i64", T.i64, -(1 << 50)), kv("a.f64", T.f64, 1.25),
+    kv("a.big", T.u64, math.mininteger + 1), -- 2^63 + 1
     kv_array("a.ints", T.i32, {3, -1, 4}), kv_array("a.words", T.string, {"x", "", "yz"}),
 }
 local data = wbytes .. string.rep("\0", 64 - #wbytes) .. qbytes .. string.rep("\0", 256 - 64 - #qbytes) .. hbytes
@@ -70,6 +71,8 @@ t.ok(m["a.u8"] == 200 and m["a.i8"] == -100 and m["a.u16"] == 60000 and m["a.i16
      m["a.i32"] == -2000000000 and m["a.f32"] == 0.5 and m["a.bool"] == true and
      m["a.u64"] == 1 << 40 and m["a.i64"] == -(1 << 50) and m["a.f64"] == 1.25,
      "every scalar value type")
+t.ok(math.type(m["a.big"]) == "integer" and m["a.big"] == math.mininteger + 1,
+     "a u64 of 2^63 + 1 reads as the integer of its bits, exactly, as u64 buffers do: " .. tostring(m["a.big"]))
 t.is(m["general.name"], "tiny model", "a string value")
 t.is(table.concat(m["a.ints"], ","), "3,-1,4", "an array of i32")
 t.is(table.concat(m["a.words"], "|"), "x||yz", "an array of strings (one empty)")
@@ -147,7 +150,7 @@ if exe and exe:find("hipkit", 1, true) then
     local p = io.popen(string.format("%q inspect %q 2>&1", exe, path))
     local out = p:read("a")
     p:close()
-    t.ok(out:find("GGUF v3, 14 metadata keys, 3 tensors", 1, true) and
+    t.ok(out:find("GGUF v3, 15 metadata keys, 3 tensors", 1, true) and
          out:find("q8_0%s+64 x 2%s+136") and out:find('"tiny model"', 1, true) and
          out:find("[3 x string]", 1, true), "hipkit inspect lists the metadata and tensors")
     if not out:find("3 tensors", 1, true) then t.diag(out) end

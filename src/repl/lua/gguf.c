@@ -27,7 +27,9 @@ static int gguf_gc(lua_State *L)
 }
 
 /* One scalar of type t at p, little-endian (hipkit runs on little-endian
- * machines only). A u64 above INT64_MAX becomes a float. */
+ * machines only). A u64 is a Lua integer of the same 64 bits, as u64
+ * buffer elements are: above INT64_MAX it reads negative, exactly (a
+ * float would round 2^63 + 1 to 2^63). */
 static void push_scalar(lua_State *L, hk_gguf_type t, const unsigned char *p)
 {
     union {
@@ -46,12 +48,7 @@ static void push_scalar(lua_State *L, hk_gguf_type t, const unsigned char *p)
     case HK_GGUF_I32: lua_pushinteger(L, v.i32); break;
     case HK_GGUF_F32: lua_pushnumber(L, v.f32); break;
     case HK_GGUF_BOOL: lua_pushboolean(L, v.u8 != 0); break;
-    case HK_GGUF_U64:
-        if (v.u64 > (uint64_t)INT64_MAX)
-            lua_pushnumber(L, (lua_Number)v.u64);
-        else
-            lua_pushinteger(L, (lua_Integer)v.u64);
-        break;
+    case HK_GGUF_U64: lua_pushinteger(L, (lua_Integer)v.u64); break;
     case HK_GGUF_I64: lua_pushinteger(L, v.i64); break;
     default: lua_pushnumber(L, v.f64); break;
     }
