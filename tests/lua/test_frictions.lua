@@ -111,7 +111,9 @@ __global__ void over(int *y, int n) { if ((int)threadIdx.x < n) y[threadIdx.x] =
 end
 
 -- u64 elements and arguments of 2^63 and more: Lua integers are 64-bit two's
--- complement, so such values are negative integers, and they go in as their bits.
+-- complement, so such values are negative integers; a u64 element takes them
+-- as their bits, a kernel argument through hk.u64 (a plain negative integer
+-- for an unsigned parameter stays an error).
 do
     local b = hk.alloc(4, "u64")
     b:fill(0)
@@ -123,10 +125,18 @@ do
         "and print as the unsigned values: " .. tostring(b))
     t.errors("value -1 out of range for u64", "a negative float is still refused", function() b[4] = -1.5 + 0.5 end)
     local m = hk.compile([[__global__ void put(unsigned long long *y, unsigned long long v) { y[threadIdx.x] = v - threadIdx.x; }]])
-    m.put({grid = 1, block = 4}, b, -2)
+    m.put({grid = 1, block = 4}, b, hk.u64(-2))
     hk.sync()
-    t.ok(b[1] == -2 and b[4] == -5, "a u64 argument of 2^64 - 2 reaches the kernel")
-    t.errors("out of range", "an i64 argument stays signed, a u32 one refuses -1", function()
+    t.ok(b[1] == -2 and b[4] == -5, "hk.u64(-2): a u64 argument of 2^64 - 2 reaches the kernel")
+    m.put({grid = 1, block = 4}, b, hk.u64("0xFFFFFFFFFFFFFFF0"))
+    hk.sync()
+    t.ok(b[1] == -16 and b[2] == -17, "hk.u64 of a hex string")
+    t.is(tostring(hk.u64("18446744073709551615")), "hk.u64(18446744073709551615)", "hk.u64 prints unsigned")
+    t.errors("value -2 out of range [0, 18446744073709551615]",
+        "a plain negative integer for an unsigned parameter is still refused (a count of -1 is a mistake)",
+        function() m.put({grid = 1, block = 4}, b, -2) end)
+    t.errors("is no decimal or 0x number below 2^64", "hk.u64 refuses 2^64", function() return hk.u64("18446744073709551616") end)
+    t.errors("out of range", "a u32 parameter refuses -1", function()
         hk.compile([[__global__ void p32(unsigned *y, unsigned v) { y[0] = v; }]]).p32({grid = 1, block = 1}, hk.alloc(1, "u32"), -1)
     end)
 end

@@ -66,6 +66,8 @@ const hkl_doc hkl_docs[] = {
     {"Modules and kernels", "m:global", "m:global(name [, dtype]) -> buffer",
      "a buffer over a __device__ / __constant__ variable of the module (dtype default f32)"},
     {"Modules and kernels", "m:free", "m:free()", "frees the module; its kernels refuse to launch after"},
+    {"Modules and kernels", "hk.u64", "hk.u64(v) -> u64",
+     "a kernel argument of 64 unsigned bits, 2^63 and above: v an integer (its bits) or a decimal or 0x string"},
     {"Modules and kernels", "k:launch", "k:launch(grid, block, args...)",
      "runs the kernel; grid and block are numbers or {x, y, z}"},
     {"Modules and kernels", "k:info", "k:info() -> table",

@@ -14,6 +14,7 @@
  * __index is a function (buffers, modules) also publish their method table
  * as the metatable field `methods`, which the REPL's completion reads. */
 #define HKL_BUFFER "hk.buffer"
+#define HKL_U64 "hk.u64" /* hk.u64(v): 64 unsigned bits for a kernel argument */
 #define HKL_MODULE "hk.module"
 #define HKL_KERNEL "hk.kernel"
 #define HKL_LAUNCHER "hk.launcher"

@@ -1,6 +1,7 @@
 /* Modules, kernels and launches from Lua: hk.compile, hk.load, m:kernel,
  * k:launch and k{grid=, block=}(...). A launch converts its arguments on the
  * C stack and allocates nothing. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,51 @@ typedef struct hkl_launcher {
     hkl_kernel *kernel; /* kept alive as user value 1 */
     hk_launch_config cfg;
 } hkl_launcher;
+
+/* hk.u64(v): a kernel argument of 64 unsigned bits. Lua's integers are
+ * signed, so 2^63 and above are negative there, and a negative integer
+ * for an unsigned parameter is refused (a count of -1 is a mistake far more
+ * often than a mask); v is a Lua integer taken as its bits, or a string of
+ * a decimal or 0x hexadecimal number below 2^64. */
+static int l_u64(lua_State *L)
+{
+    uint64_t v;
+    if (lua_isinteger(L, 1)) {
+        v = (uint64_t)lua_tointeger(L, 1);
+    } else if (lua_type(L, 1) == LUA_TSTRING) {
+        const char *s = lua_tostring(L, 1), *digits = s;
+        int base = 10;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+            base = 16, digits = s + 2;
+        char *end;
+        errno = 0;
+        unsigned long long x = *digits && isalnum((unsigned char)*digits) ? strtoull(digits, &end, base) : 0;
+        if (!*digits || !isalnum((unsigned char)*digits) || errno || *end)
+            return luaL_argerror(L, 1, lua_pushfstring(L, "'%s' is no decimal or 0x number below 2^64", s));
+        v = x;
+    } else {
+        return luaL_argerror(L, 1, "an integer (its 64 bits) or a string of a number below 2^64");
+    }
+    uint64_t *u = lua_newuserdatauv(L, sizeof *u, 0);
+    *u = v;
+    luaL_setmetatable(L, HKL_U64);
+    return 1;
+}
+
+static int u64_tostring(lua_State *L)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)*(const uint64_t *)luaL_checkudata(L, 1, HKL_U64));
+    lua_pushfstring(L, "hk.u64(%s)", text);
+    return 1;
+}
+
+static int u64_eq(lua_State *L)
+{
+    const uint64_t *a = luaL_testudata(L, 1, HKL_U64), *b = luaL_testudata(L, 2, HKL_U64);
+    lua_pushboolean(L, a && b && *a == *b);
+    return 1;
+}
 
 /* Light userdata that stands for a null pointer argument. */
 static const char null_sentinel = 0;
@@ -671,16 +717,6 @@ void hkl_check_vector(lua_State *L, int idx, int argn, const hk_param_info *p, d
     }
 }
 
-/* Parameter i of k is a 64-bit unsigned scalar. */
-static int u64_param(hk_kernel *k, int i)
-{
-    hk_kernel_info info;
-    hk_param_info p;
-    hk_kernel_get_info(k, &info);
-    return i < info.param_count && hk_kernel_param(k, i, &p) == 0 && p.kind == HK_PARAM_SCALAR &&
-           p.dtype == HK_U64;
-}
-
 /* Converts Lua values [first, first+n) to hk_args. nil is refused: a null
  * pointer must be meant (hk.null). */
 void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k,
@@ -719,10 +755,6 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
         case LUA_TNUMBER:
             args[i] = lua_isinteger(L, idx) ? hk_arg_int(lua_tointeger(L, idx))
                                             : hk_arg_float(lua_tonumber(L, idx));
-            /* a u64 parameter takes a Lua integer as its 64 bits, as a u64
-             * buffer does: 2^63 and above are negative integers in Lua */
-            if (k && lua_isinteger(L, idx) && lua_tointeger(L, idx) < 0 && u64_param(k, i))
-                args[i] = hk_arg_uint((uint64_t)lua_tointeger(L, idx));
             break;
         case LUA_TBOOLEAN:
             args[i] = hk_arg_bool(lua_toboolean(L, idx));
@@ -742,9 +774,15 @@ void hkl_convert_args(lua_State *L, int first, int n, hk_arg *args, hk_kernel *k
                 is_buf = lua_rawequal(L, -1, lua_upvalueindex(1));
                 lua_pop(L, 1);
             }
-            if (!is_buf)
+            if (!is_buf) {
+                const uint64_t *u = luaL_testudata(L, idx, HKL_U64);
+                if (u) { /* hk.u64(v): 64 bits, for an unsigned parameter past 2^63 */
+                    args[i] = hk_arg_uint(*u);
+                    break;
+                }
                 luaL_error(L, "kernel argument %d is a %s; " WHAT_ARGS, i + 1,
                            luaL_typename(L, idx));
+            }
             /* Held when a table argument's __index may run Lua (see
              * do_launch); a plain launch pays nothing for it. */
             void *ud = lua_touserdata(L, idx);
@@ -1075,4 +1113,12 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -2, "load");
     lua_pushlightuserdata(L, (void *)&null_sentinel);
     lua_setfield(L, -2, "null");
+    luaL_newmetatable(L, HKL_U64);
+    lua_pushcfunction(L, u64_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, u64_eq);
+    lua_setfield(L, -2, "__eq");
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_u64);
+    lua_setfield(L, -2, "u64");
 }

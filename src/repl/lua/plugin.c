@@ -83,6 +83,8 @@ static int op_call(lua_State *L)
         first = 3;
     }
     int n = lua_gettop(L) - first + 1;
+    while (n > 0 && lua_isnil(L, first + n - 1)) /* trailing nils: arguments left out, as for an op */
+        n--;
     if (n < 0)
         n = 0;
     if (n > MAX_ARGS)
@@ -172,9 +174,7 @@ static int pick_launch(lua_State *L, const char *family, const char *op, hk_kern
             args[a] = hk_arg_vector(vecs[a]);
         } else {
             int idx = p->scal[si++];
-            if (lua_isinteger(L, idx) && lua_tointeger(L, idx) < 0 && pi.dtype == HK_U64)
-                args[a] = hk_arg_uint((uint64_t)lua_tointeger(L, idx)); /* its 64 bits */
-            else if (lua_isinteger(L, idx))
+            if (lua_isinteger(L, idx))
                 args[a] = hk_arg_int(lua_tointeger(L, idx));
             else if (lua_type(L, idx) == LUA_TBOOLEAN)
                 args[a] = hk_arg_bool(lua_toboolean(L, idx));
