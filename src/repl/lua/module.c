@@ -44,16 +44,14 @@ static int l_u64(lua_State *L)
     if (lua_isinteger(L, 1)) {
         v = (uint64_t)lua_tointeger(L, 1);
     } else if (lua_type(L, 1) == LUA_TSTRING) {
-        const char *s = lua_tostring(L, 1), *digits = s;
-        int base = 10;
-        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-            base = 16, digits = s + 2;
+        const char *s = lua_tostring(L, 1);
+        int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
         char *end;
         errno = 0;
-        unsigned long long x = *digits && isalnum((unsigned char)*digits) ? strtoull(digits, &end, base) : 0;
-        if (!*digits || !isalnum((unsigned char)*digits) || errno || *end)
+        /* strtoull alone would take a sign or spaces: only digits here */
+        v = isxdigit((unsigned char)s[hex ? 2 : 0]) ? strtoull(s + (hex ? 2 : 0), &end, hex ? 16 : 10) : 0;
+        if (!isxdigit((unsigned char)s[hex ? 2 : 0]) || errno || *end)
             return luaL_argerror(L, 1, lua_pushfstring(L, "'%s' is no decimal or 0x number below 2^64", s));
-        v = x;
     } else {
         return luaL_argerror(L, 1, "an integer (its 64 bits) or a string of a number below 2^64");
     }
@@ -1113,11 +1111,9 @@ void hkl_module_register(lua_State *L)
     lua_setfield(L, -2, "load");
     lua_pushlightuserdata(L, (void *)&null_sentinel);
     lua_setfield(L, -2, "null");
+    static const luaL_Reg u64_meta[] = {{"__tostring", u64_tostring}, {"__eq", u64_eq}, {NULL, NULL}};
     luaL_newmetatable(L, HKL_U64);
-    lua_pushcfunction(L, u64_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, u64_eq);
-    lua_setfield(L, -2, "__eq");
+    luaL_setfuncs(L, u64_meta, 0);
     lua_pop(L, 1);
     lua_pushcfunction(L, l_u64);
     lua_setfield(L, -2, "u64");

@@ -66,6 +66,18 @@ static int l_plugins(lua_State *L)
     return 1;
 }
 
+/* Drops the trailing nils of a call (arguments left out, as in Lua's own
+ * functions) and returns how many arguments remain. Every form of
+ * hk.ops.FAMILY.NAME(...) takes its arguments this way. */
+static int drop_trailing_nils(lua_State *L)
+{
+    int n = lua_gettop(L);
+    while (n > 0 && lua_isnil(L, n))
+        n--;
+    lua_settop(L, n);
+    return n;
+}
+
 /* An op: upvalues are the buffer metatable (for hkl_convert_args), the
  * family, the kernel and its geometry kind. */
 static int op_call(lua_State *L)
@@ -82,9 +94,7 @@ static int op_call(lua_State *L)
         pcfg = &cfg;
         first = 3;
     }
-    int n = lua_gettop(L) - first + 1;
-    while (n > 0 && lua_isnil(L, first + n - 1)) /* trailing nils: arguments left out, as for an op */
-        n--;
+    int n = drop_trailing_nils(L) - first + 1;
     if (n < 0)
         n = 0;
     if (n > MAX_ARGS)
@@ -230,10 +240,7 @@ static int dispatch_call(lua_State *L)
     const char *family = lua_tostring(L, lua_upvalueindex(2));
     const char *op = lua_tostring(L, lua_upvalueindex(3));
     hk_context *ctx = hkl_ctx(L);
-    int top = lua_gettop(L);
-    while (top > 0 && lua_isnil(L, top)) /* trailing nils are arguments left out, as for an op */
-        top--;
-    lua_settop(L, top);
+    int top = drop_trailing_nils(L);
     pick p = {.nbufs = 0};
     hkl_check_buffer(L, 1);
     for (int i = 1; i <= top && p.nbufs < MAX_ARGS && p.nscal < MAX_ARGS; i++) {
@@ -281,10 +288,7 @@ static int dispatch_call(lua_State *L)
  * arguments are converted. */
 static int host_op_call(lua_State *L)
 {
-    int n = lua_gettop(L), flat = 0, tables = 0;
-    while (n > 0 && lua_isnil(L, n))
-        n--;
-    lua_settop(L, n);
+    int n = drop_trailing_nils(L), flat = 0, tables = 0;
     for (int i = 1; i <= n; i++)
         if (lua_isnil(L, i))
             return luaL_error(L, "%s.%s: argument %d is nil; leave an optional argument out "
