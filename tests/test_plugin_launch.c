@@ -173,6 +173,20 @@ static void test_explicit(hk_context *ctx)
     r = hk_plugin_launch(ctx, "stats", "row_apply_f32", &c, a, 6);
     tap_ok(r == HK_EARG && has(hk_errmsg(ctx), "operand x") && has(hk_errmsg(ctx), "its extent rows x cols is 45"),
            "an explicit kernel's extents are checked too: %s", hk_errmsg(ctx));
+    /* ABI 1.9: hk.null for an operand the rule does not mark may_be_null */
+    a[5] = hk_arg_int((int64_t)cols);
+    for (int i = 0; i < 4; i++) {
+        hk_arg keep = a[i];
+        a[i] = hk_arg_null();
+        r = hk_plugin_launch(ctx, "stats", "row_apply_f32", &c, a, 6);
+        char want[64];
+        snprintf(want, sizeof want, "(argument %d) is hk.null", i + 1);
+        tap_ok(r == HK_EARG && has(hk_errmsg(ctx), want) && has(hk_errmsg(ctx), "needs a buffer"),
+               "hk.null for operand %d is refused before the launch: %s", i + 1, hk_errmsg(ctx));
+        a[i] = keep;
+    }
+    r = hk_plugin_launch(ctx, "stats", "row_apply_f32", &c, a, 6);
+    tap_ok(r == 0, "with every operand a buffer it launches: %s", r ? hk_errmsg(ctx) : "ok");
     hk_buffer_free(bx);
     hk_buffer_free(bm);
     hk_buffer_free(bv);
@@ -198,6 +212,10 @@ static void test_old_minor(hk_context *ctx)
     for (size_t k = 0; ok && k < n; k++)
         ok = y[k] == 4 * x[k];
     tap_ok(ok, "its kernel and its op (the 1.3 host table) run: %s", r ? hk_errmsg(ctx) : "ok");
+    /* built before 1.9: a NULL operand is the kernel's business, as it was */
+    hk_arg z[3] = {hk_arg_null(), hk_arg_null(), hk_arg_int(0)};
+    r = hk_plugin_launch(ctx, "oldminor", "twice_f32", NULL, z, 3);
+    tap_ok(r == 0, "its kernel still takes hk.null operands (n = 0): %s", r ? hk_errmsg(ctx) : "ok");
     hk_buffer_free(bx);
     hk_buffer_free(by);
     free(x), free(y);

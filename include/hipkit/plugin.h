@@ -32,7 +32,7 @@ extern "C" {
 
 /* Kept equal to HK_ABI_VERSION_MAJOR/MINOR of version.h (the core checks). */
 #define HK_PLUGIN_ABI_MAJOR 1
-#define HK_PLUGIN_ABI_MINOR 8
+#define HK_PLUGIN_ABI_MINOR 9
 
 #if defined(__GNUC__)
 #define HK_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -105,7 +105,21 @@ typedef struct hk_plugin_extent {
  * Dynamic shared memory is shared_per_thread * (threads of the block) +
  * shared_fixed bytes, unless the caller gives a nonzero amount.
  * Every pointer operand named in extents must hold its extent; under 1D,
- * 2D and the row kinds the others must hold the count (rows x cols). */
+ * 2D and the row kinds the others must hold the count (rows x cols).
+ *
+ * ABI 1.9: a pointer operand given hk.null (a NULL pointer) is refused
+ * before the launch, unless its parameter is named info (candle's
+ * convention: no layout, contiguous) or its bit is set in may_be_null (a
+ * kernel that tests it: layernorm's bias, a sort's values). Kernels of
+ * plugins built for an older minor keep taking NULL anywhere. */
+/* Fields a later minor adds to hk_plugin_rule default to 0 in C++, so an
+ * initializer written for an older minor still compiles warning-free (C
+ * zeroes what an initializer leaves out). */
+#ifdef __cplusplus
+#define HK_PLUGIN_ADDED = 0
+#else
+#define HK_PLUGIN_ADDED
+#endif
 typedef struct hk_plugin_rule {
     size_t size; /* sizeof(hk_plugin_rule) as the plugin was built */
     hk_plugin_geometry geom;
@@ -114,6 +128,7 @@ typedef struct hk_plugin_rule {
     unsigned max_block;
     const hk_plugin_extent *extents; /* nextents of them, copied (at most 8) */
     int nextents;
+    unsigned long long may_be_null HK_PLUGIN_ADDED; /* ABI 1.9: bit i: operand i may be NULL */
 } hk_plugin_rule;
 
 typedef struct hk_plugin_api hk_plugin_api;

@@ -11,7 +11,7 @@
 /* Plugin ABI: a plugin built for the same major and an older or equal minor
  * loads; anything else is refused. */
 #define HK_ABI_VERSION_MAJOR 1
-#define HK_ABI_VERSION_MINOR 8
+#define HK_ABI_VERSION_MINOR 9
 
 /* Bumped whenever the layout of an on-disk cache entry or its key changes. */
 #define HK_CACHE_FORMAT_VERSION 1

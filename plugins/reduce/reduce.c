@@ -506,11 +506,12 @@ static const struct {
 #define ROWWISE_MAX_BLOCK 256
 
 static int add(const hk_plugin_api *api, const char *name, const char *sig, const char *doc,
-               int rows_param, const hk_plugin_extent *ext, int next, unsigned max_block)
+               int rows_param, const hk_plugin_extent *ext, int next, unsigned max_block,
+               unsigned long long may_be_null)
 {
     hk_plugin_rule rule = {sizeof rule,
                            {HK_PLUGIN_GEOM_ROW_BLOCK, 0, 0, 0, rows_param, rows_param + 1, 0, 0},
-                           16, 0, max_block, ext, next};
+                           16, 0, max_block, ext, next, may_be_null};
     return api->add_kernel_rule(api, "reduce", "reduce.hip", name, sig, &rule, doc);
 }
 
@@ -632,7 +633,7 @@ static int add_kernels(const hk_plugin_api *api)
             snprintf(name, sizeof name, "%s_%s", reductions[o].name, types[t].name);
             snprintf(sig, sizeof sig, "const %s *x, %s *out, int rows, int cols", T, R);
             snprintf(doc, sizeof doc, "%s; out holds rows (%s)", reductions[o].what, types[t].note);
-            r = add(api, name, sig, doc, 2, per_row, 1, REDUCTION_MAX_BLOCK);
+            r = add(api, name, sig, doc, 2, per_row, 1, REDUCTION_MAX_BLOCK, 0);
         }
     for (size_t o = 0; r == 0 && o < sizeof rowwise / sizeof rowwise[0]; o++)
         for (size_t t = 0; r == 0 && t < 4; t++) {
@@ -642,9 +643,10 @@ static int add_kernels(const hk_plugin_api *api)
             snprintf(sig, sizeof sig, rowwise[o].params, T, T, T, T);
             snprintf(doc, sizeof doc, "%s (%s)", rowwise[o].what, types[t].note);
             const hk_plugin_extent *ext = rowwise[o].nweights == 2 ? weights : rms_w;
-            /* w (and b) hold cols: parameter 4 of rmsnorm, 5 of layernorm */
+            /* w (and b) hold cols: parameter 4 of rmsnorm, 5 of layernorm; layernorm's
+             * b (parameter 2) may be hk.null: no bias */
             r = add(api, name, sig, doc, rows_param, rowwise[o].nweights ? ext : NULL,
-                    rowwise[o].nweights, ROWWISE_MAX_BLOCK);
+                    rowwise[o].nweights, ROWWISE_MAX_BLOCK, rowwise[o].nweights == 2 ? 1ull << 2 : 0);
         }
     if (r == 0)
         r = add_whole_kernels(api);

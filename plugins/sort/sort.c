@@ -329,12 +329,19 @@ static const struct {
      "stable radix sort of keys in place, vals (u32) moved with them"},
 };
 
+/* may_be_null: bit i, operand i may be hk.null (the kernel tests it) */
+static int add_nullable(const hk_plugin_api *api, const char *name, const char *sig, const char *doc, int kind,
+                        int rows_param, unsigned shared, const hk_plugin_extent *ext, int next,
+                        unsigned long long may_be_null)
+{
+    hk_plugin_rule rule = {sizeof rule, {kind, 0, 0, 0, rows_param, rows_param + 1, 0, 0},
+                           shared, 0, ROW_BLOCK, ext, next, may_be_null};
+    return api->add_kernel_rule(api, "sort", "sort.hip", name, sig, &rule, doc);
+}
 static int add(const hk_plugin_api *api, const char *name, const char *sig, const char *doc, int kind,
                int rows_param, unsigned shared, const hk_plugin_extent *ext, int next)
 {
-    hk_plugin_rule rule = {sizeof rule, {kind, 0, 0, 0, rows_param, rows_param + 1, 0, 0},
-                           shared, 0, ROW_BLOCK, ext, next};
-    return api->add_kernel_rule(api, "sort", "sort.hip", name, sig, &rule, doc);
+    return add_nullable(api, name, sig, doc, kind, rows_param, shared, ext, next, 0);
 }
 
 /* The row kernels of key type t and index type i. */
@@ -396,8 +403,9 @@ static int add_radix(const hk_plugin_api *api, size_t t)
     snprintf(sig, sizeof sig, "const %s *keys, %s *out, const unsigned int *vals, unsigned int *vout, "
              "const unsigned int *counts, unsigned long long n, int shift, int desc, int iota", T, T);
     if (r == 0)
-        r = add(api, name, sig, "stable scatter of one radix pass by the scanned counts; vals moved "
-                "along (iota: each key's position; vout NULL: none)", HK_PLUGIN_GEOM_EXPLICIT, 0, 0, sc, 4);
+        r = add_nullable(api, name, sig, "stable scatter of one radix pass by the scanned counts; vals moved "
+                         "along (iota: each key's position; vout NULL: none)", HK_PLUGIN_GEOM_EXPLICIT, 0, 0, sc,
+                         4, 1ull << 2 | 1ull << 3);
     return r;
 }
 

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-const char *const hkc_host_mode_words[] = {"auto", "loops", "fibers", NULL};
+const char *const hkc_host_mode_words[] = {[HKC_HOST_MODE_AUTO] = "auto", [HKC_HOST_MODE_LOOPS] = "loops",
+                                           [HKC_HOST_MODE_FIBERS] = "fibers", NULL};
 
 static const char *value_of(const char *name)
 {

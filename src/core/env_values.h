@@ -25,5 +25,6 @@ void hkc_env_check(const struct hk_context *ctx);
 
 /* HIPKIT_HOST_MODE's words, in the order hkc_env_word numbers them. */
 extern const char *const hkc_host_mode_words[];
+enum { HKC_HOST_MODE_AUTO, HKC_HOST_MODE_LOOPS, HKC_HOST_MODE_FIBERS };
 
 #endif

@@ -349,6 +349,7 @@ static int add_kernel(pl_session *s, const char *family, const char *source_name
     k->next = rule->nextents;
     if (rule->nextents)
         memcpy(k->ext, rule->extents, (size_t)rule->nextents * sizeof *k->ext);
+    k->may_be_null = s->abi_minor >= 9 ? rule->may_be_null : ~0ull;
     k->src = src;
     if (!k->name || !k->source || !k->signature || !k->doc) {
         free(k->name);

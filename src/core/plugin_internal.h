@@ -27,6 +27,9 @@ typedef struct pl_kernel {
     unsigned shared_per_thread, shared_fixed, max_block;
     hk_plugin_extent ext[PL_MAX_EXTENTS];
     int next;
+    /* bit i: pointer operand i may be hk.null (ABI 1.9: the rule's
+     * may_be_null, and a parameter named info; all bits for older plugins) */
+    unsigned long long may_be_null;
     int src;          /* index in the family's sources */
     hk_kernel **ks;   /* per device, looked up on first use */
 } pl_kernel;
@@ -73,6 +76,7 @@ typedef struct pl_family {
 struct pl_session {
     hk_plugin_api api;
     hkc_plugins *owner;
+    unsigned abi_minor; /* the plugin ABI minor it was built for */
     char *plugin; /* its name */
     int open;     /* registration allowed (during init) */
     hkc_strbuf err;
@@ -173,8 +177,8 @@ int hkc_plugin_source_module(hk_context *ctx, const pl_family *f, pl_source *src
  * its init in a session of its own (0, or nonzero with why; nothing it
  * registered stays). New families are appended to ps->fams, with `path`
  * as their file. */
-hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why);
-int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
+hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why, unsigned *abi_minor);
+int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, unsigned abi_minor, const char *name,
                         const char *path, hkc_strbuf *why);
 
 /* plugin_check.c: k's declared signature against its declaration found in

@@ -264,10 +264,17 @@ static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uin
     const hk_kernel *k = l->k;
     int strided = is_strided(k);
     for (int i = 0; i < nargs; i++) {
-        if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
-            continue; /* hk.null: an operand a kernel may take as absent (layernorm's bias) */
         hk_param_info p;
         hk_kernel_param(k, i, &p);
+        int null = args[i].kind == HK_ARG_NULL;
+        if (null && p.kind == HK_PARAM_POINTER && !(i < 64 && (l->pk->may_be_null >> i) & 1) &&
+            strcmp(p.name, "info"))
+            return hkc_fail(l->ctx, HK_EARG,
+                            "%s.%s: operand %s (argument %d) is hk.null; the kernel reads or writes it, "
+                            "so it needs a buffer",
+                            l->f->name, l->pk->name, p.name, i + 1);
+        if (args[i].kind != HK_ARG_BUFFER || !args[i].v.buf)
+            continue; /* hk.null where the rule allows it (layernorm's bias), or not a pointer */
         hkc_strbuf what;
         hkc_strbuf_init(&what);
         uint64_t want = need;

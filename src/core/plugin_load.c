@@ -231,7 +231,7 @@ static void drop_families(hkc_plugins *ps, const pl_session *s, int first)
 /* Runs init with a session of its own, kept until the context ends (a
  * plugin may keep the table). 0, or nonzero with the reason in why when
  * init fails or registers nothing; then nothing it registered stays. */
-int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *name,
+int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, unsigned abi_minor, const char *name,
                         const char *path, hkc_strbuf *why)
 {
     pl_session *s = calloc(1, sizeof *s);
@@ -247,6 +247,7 @@ int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *na
     ps->sess[ps->nsess++] = s;
     hkc_plugin_api_fill(&s->api);
     s->owner = ps;
+    s->abi_minor = abi_minor;
     s->plugin = pl_dupstr(name);
     hkc_strbuf_init(&s->err);
     int first = ps->nfams;
@@ -285,7 +286,7 @@ int hkc_plugin_run_init(hkc_plugins *ps, hk_plugin_init_fn *init, const char *na
  * takes (same major, minor not newer). The init function, or NULL with
  * the reason in why. The handle is never closed: a plugin may keep state,
  * and its text is cheap. */
-hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why)
+hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbuf *why, unsigned *abi_minor)
 {
     char bad[PATH_MAX + 200];
     if (exports_entry(file, name, bad, sizeof bad)) {
@@ -324,6 +325,7 @@ hk_plugin_init_fn *hkc_plugin_open(const char *file, const char *name, hkc_strbu
                           name, abi[0], abi[1], HK_PLUGIN_ABI_MAJOR, HK_PLUGIN_ABI_MINOR);
         return NULL;
     }
+    *abi_minor = abi[1];
     return init;
 }
 
@@ -355,10 +357,12 @@ static int probe_in_child(hkc_plugins *ps, const char *path, const char *name, h
         }
         hkc_strbuf w;
         hkc_strbuf_init(&w);
-        hk_plugin_init_fn *init = hkc_plugin_open(path, name, &w);
+        unsigned minor = 0;
+        hk_plugin_init_fn *init = hkc_plugin_open(path, name, &w, &minor);
         /* 0 or PROBE_REFUSED, never what a crash handler exits with (a
          * sanitizer's report ends in exit(1), not in the signal) */
-        unsigned char chose = init && hkc_plugin_run_init(ps, init, name, path, &w) == 0 ? 0 : PROBE_REFUSED;
+        unsigned char chose =
+            init && hkc_plugin_run_init(ps, init, minor, name, path, &w) == 0 ? 0 : PROBE_REFUSED;
         if (write(said[1], &chose, 1) != 1)
             _exit(PROBE_REFUSED);
         _exit(chose);
@@ -454,8 +458,9 @@ static void load_pending(hkc_plugins *ps, pl_pending *p)
         hkc_strbuf_free(&why);
         return;
     }
-    hk_plugin_init_fn *init = hkc_plugin_open(p->path, p->name, &why);
-    if (!init || hkc_plugin_run_init(ps, init, p->name, p->path, &why) != 0)
+    unsigned minor = 0;
+    hk_plugin_init_fn *init = hkc_plugin_open(p->path, p->name, &why, &minor);
+    if (!init || hkc_plugin_run_init(ps, init, minor, p->name, p->path, &why) != 0)
         refuse(ps, p->name, p->path, "%s", why.data);
     hkc_strbuf_free(&why);
 }

@@ -139,7 +139,7 @@ static int place_families(hkc_plugins *ps, pl_family **orig, int n, int kept,
 /* Runs the new init with the replaced entries out of the list (so its
  * family names are free), then places its families, or puts the old list
  * back when it fails. */
-static int swap_in(hk_context *ctx, hk_plugin_init_fn *init, const char *plugin,
+static int swap_in(hk_context *ctx, hk_plugin_init_fn *init, unsigned abi_minor, const char *plugin,
                    const char *file, const reload_target *t, hkc_strbuf *why)
 {
     hkc_plugins *ps = ctx->plugins;
@@ -153,7 +153,7 @@ static int swap_in(hk_context *ctx, hk_plugin_init_fn *init, const char *plugin,
             ps->fams[kept++] = orig[i];
     ps->nfams = kept;
     /* an init's own nonzero code means nothing to callers: its reason is in why */
-    int r = hkc_plugin_run_init(ps, init, plugin, file, why) != 0 ? HK_EINVAL : 0;
+    int r = hkc_plugin_run_init(ps, init, abi_minor, plugin, file, why) != 0 ? HK_EINVAL : 0;
     if (r == 0)
         r = place_families(ps, orig, n, kept, t);
     if (r != 0) { /* the new families are gone (or never were): the old list stands */
@@ -188,9 +188,10 @@ HK_API int hk_plugin_reload(hk_context *ctx, const char *name)
     else if (stat(file, &st) == 0 && (st.st_mode & S_IWOTH))
         hkc_strbuf_printf(&why, "%s is world-writable; refused", file);
     else if (private_copy(file, plugin, copy, sizeof copy, &why) == 0) {
-        hk_plugin_init_fn *init = hkc_plugin_open(copy, plugin, &why);
+        unsigned minor = 0;
+        hk_plugin_init_fn *init = hkc_plugin_open(copy, plugin, &why, &minor);
         unlink(copy); /* mapped now, or refused: the file has no further use */
-        r = init ? swap_in(ctx, init, plugin, file, &t, &why) : HK_EFORMAT;
+        r = init ? swap_in(ctx, init, minor, plugin, file, &t, &why) : HK_EFORMAT;
     }
     if (r != 0)
         r = hkc_fail(ctx, r, "plugin %s (%s) was not reloaded: %s; what is loaded stays as it was",

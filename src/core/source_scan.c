@@ -320,7 +320,7 @@ static void unknown_pointee(const hkc_type_names *names, const hkc_signature *si
  * (aliases visible there are expanded). A parameter list hipkit cannot
  * describe leaves sk->unresolved saying why (below); 0 or HK_ENOMEM. */
 static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok *v, int n,
-                            const char *name, hkc_source_kernel *sk, hkc_strbuf *err)
+                            hkc_source_kernel *sk)
 {
     hkc_strbuf perr;
     hkc_strbuf_init(&perr);
@@ -347,7 +347,7 @@ static int kernel_signature(const scanner *sc, const hkc_tok *at, const hkc_tok 
             hkc_strbuf_puts(&perr, "its parameter list cannot be read");
         rc = 0;
     }
-    (void)err, (void)name; /* the scan goes on: nothing here fails the module */
+    /* the scan goes on: nothing here fails the module */
     if (rc == 0 && perr.len) {
         /* kept, and refused at lookup unless the user gives a signature */
         hkc_signature_free(&sk->sig);
@@ -421,7 +421,7 @@ static unsigned bound_value(const hkc_tok *v, int n)
 
 /* Records the kernel defined by h, declared on `line`; its body is the
  * next scope. */
-static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
+static int add_kernel(scanner *sc, const header *h, int line)
 {
     const hkc_tok *name = &sc->v[h->name];
     hkc_source_kernel *sk = next_kernel(sc);
@@ -435,8 +435,7 @@ static int add_kernel(scanner *sc, const header *h, int line, hkc_strbuf *err)
     sk->name = qualified_name(sc, name);
     if (!sk->name)
         return HK_ENOMEM;
-    int rc = kernel_signature(sc, &sc->v[h->open], &sc->v[h->open + 1], h->close - h->open - 1,
-                              sk->name, sk, err);
+    int rc = kernel_signature(sc, &sc->v[h->open], &sc->v[h->open + 1], h->close - h->open - 1, sk);
     if (rc) {
         free(sk->name);
         return rc;
@@ -489,7 +488,7 @@ static int add_template(scanner *sc, const header *h, int line)
 
 /* The declaration at v[i] == `__global__`. Returns the index of the last
  * token it used: the scan goes on with the '{', ';' or '}' that ends it. */
-static int scan_kernel(scanner *sc, int i, int *rc, hkc_strbuf *err)
+static int scan_kernel(scanner *sc, int i, int *rc)
 {
     header h;
     header_context(sc, i, &h);
@@ -505,7 +504,7 @@ static int scan_kernel(scanner *sc, int i, int *rc, hkc_strbuf *err)
     } else if (h.tmpl >= 0) {
         *rc = add_template(sc, &h, sc->v[i].line);
     } else {
-        *rc = add_kernel(sc, &h, sc->v[i].line, err);
+        *rc = add_kernel(sc, &h, sc->v[i].line);
     }
     return h.end - 1;
 }
@@ -795,8 +794,7 @@ static int instantiate(scanner *sc, const char *text, hkc_strbuf *err)
         sk->uses_sync = t->uses_sync;
         sk->max_threads = bound.n ? bound_value(bound.v, bound.n) : 0;
         sk->name = strdup(e.normalized);
-        rc = sk->name ? kernel_signature(sc, &sc->v[t->open], params.v, params.n, sk->name, sk, err)
-                      : HK_ENOMEM;
+        rc = sk->name ? kernel_signature(sc, &sc->v[t->open], params.v, params.n, sk) : HK_ENOMEM;
         if (rc)
             free(sk->name);
         else
@@ -854,7 +852,7 @@ static int at_namespace_scope(const scanner *sc)
     return 1;
 }
 
-static int scan_tokens(scanner *sc, hkc_strbuf *err)
+static int scan_tokens(scanner *sc)
 {
     const hkc_tok *v = sc->v;
     int rc = 0;
@@ -879,7 +877,7 @@ static int scan_tokens(scanner *sc, hkc_strbuf *err)
             sc->pending = SC_EXTERN_C;
             i++; /* the '{' is handled by the loop */
         } else if (hkc_tok_is(t, "__global__")) {
-            i = scan_kernel(sc, i, &rc, err);
+            i = scan_kernel(sc, i, &rc);
         } else if (is_space_word(t) && at_namespace_scope(sc)) {
             i = scan_global(sc, i, &rc);
         }
@@ -930,7 +928,7 @@ int hkc_source_scan_all(const char *src, const char *extra_text,
     sc.pending_kernel = -1;
     sc.pending_tmpl = -1;
     if (!rc)
-        rc = scan_tokens(&sc, err);
+        rc = scan_tokens(&sc);
     for (int i = 0; !rc && i < ninstantiate; i++)
         rc = instantiate(&sc, instantiate_names[i], err);
     /* Said here, in the user's words: the compiler would report it inside

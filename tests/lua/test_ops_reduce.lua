@@ -262,6 +262,23 @@ fails("operand out", R.softmax, hk.alloc(11, "f32"), x, 4)
 fails("operand b", R.layernorm, hk.alloc(12, "f32"), x, hk.alloc(4, "f32"), hk.alloc(3, "f32"), 1e-5)
 fails("x has 12 elements, not a whole number of rows of 5", R.rmsnorm, hk.alloc(12, "f32"), x, hk.alloc(5, "f32"), 1e-5)
 fails("expects buffers out, x, w (and b) and a number eps", R.layernorm, hk.alloc(12, "f32"), x, hk.alloc(4, "f32"))
+-- a row kernel called through its rule: hk.null is refused where the kernel reads or
+-- writes the operand, taken where its rule says the kernel tests it
+-- (layernorm's b), and the session goes on
+do
+    local w, b, out, ref = random(4, "f32"), random(4, "f32"), hk.alloc(12, "f32"), hk.alloc(12, "f32")
+    local ln = R.layernorm_f32
+    fails("operand w (argument 2) is hk.null", ln, x, hk.null, b, out, 3, 4, 1e-5)
+    fails("operand x (argument 1) is hk.null", ln, hk.null, w, b, out, 3, 4, 1e-5)
+    fails("operand out (argument 4) is hk.null", ln, x, w, b, hk.null, 3, 4, 1e-5)
+    fails("operand w (argument 2) is hk.null", R.rmsnorm_f32, x, hk.null, out, 3, 4, 1e-5)
+    out:fill(0 / 0)
+    ln(x, w, hk.null, out, 3, 4, 1e-5)
+    R.layernorm(ref, x, w, 1e-5)
+    local o, r, close = out:totable(), ref:totable(), true
+    for i = 1, 12 do close = close and math.abs(o[i] - r[i]) <= 1e-5 * (1 + math.abs(r[i])) end
+    t.ok(close, "layernorm's kernel takes hk.null for b (no bias), as the op without b")
+end
 
 -- every kernel is listed with a doc line: the row kernels with the row-block
 -- geometry, the strided (fast_*), rope and cumsum ones explicit

@@ -22,7 +22,7 @@
  * keeps every kernel on fibers, read when a module is compiled or loaded. */
 int hkc_host_fibers_forced(void)
 {
-    return hkc_env_word("HIPKIT_HOST_MODE", hkc_host_mode_words, 0) == 2; /* "fibers" */
+    return hkc_env_word("HIPKIT_HOST_MODE", hkc_host_mode_words, HKC_HOST_MODE_AUTO) == HKC_HOST_MODE_FIBERS;
 }
 
 /* A kernel as the core holds it (its bfn): the module's table entry first,
