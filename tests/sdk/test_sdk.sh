@@ -188,4 +188,32 @@ if make -C "$W/example" PKG_CONFIG="$PKG_CONFIG" install >"$T/install2.log" 2>&1
 else
     ok 1 "make install copies it into plugindir"; diag "$T/install2.log"
 fi
+
+# 6. The uninstalled twin (BUILD/meson-uninstalled): the same example built
+# against this build tree, nothing installed; plugin.h from the source's
+# include/, and the build's own hipkit (its variable) runs it.
+U=$T/uninstalled
+cp -R "$SRC/plugins/example" "$U"
+rm -f "$U/hipkit-plugin-example.so" "$U/example_hip.h"
+upc() { PKG_CONFIG_PATH=$BUILD/meson-uninstalled "$PKG_CONFIG_PROG" "$@"; }
+PKG_CONFIG_PATH=$BUILD/meson-uninstalled make -C "$U" CC="$CC" PKG_CONFIG="$PKG_CONFIG_PROG" >"$T/make3.log" 2>&1
+rc=$?
+ucflags=$(upc --cflags hipkit-plugin)
+# shellcheck disable=SC2086,SC1003 # $ucflags is a list of words
+udeps=$(cd "$U" && "$CC" $ucflags -M example.c 2>&1 | tr -s ' \\' '\n' | grep 'plugin\.h$')
+uhipkit=$(upc --variable=hipkit hipkit-plugin)
+if [ "$rc" -eq 0 ] && [ -f "$U/hipkit-plugin-example.so" ] && [ "$udeps" = "$SRC/include/hipkit/plugin.h" ] &&
+    [ "$uhipkit" = "$BUILD/src/repl/hipkit" ] && [ "$(upc --variable=plugindir hipkit-plugin)" = "$BUILD/plugins" ]; then
+    ok 0 "hipkit-plugin-uninstalled.pc builds the example against the build tree (plugin.h from the source)"
+else
+    ok 1 "hipkit-plugin-uninstalled.pc builds the example against the build tree (plugin.h from the source)"
+    diag "$T/make3.log"; echo "# cflags '$ucflags' plugin.h '$udeps' hipkit '$uhipkit'"
+fi
+LD_LIBRARY_PATH= HIPKIT_PLUGIN_PATH=$U "$uhipkit" -e "$check_lua" >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qx 'plugin example - 1' "$T/out" && grep -qx 'ref 1000003 true' "$T/out"; then
+    ok 0 "the build's hipkit loads and runs that plugin"
+else
+    ok 1 "the build's hipkit loads and runs that plugin"; diag "$T/out" "$T/err"; echo "# status $rc"
+fi
 finish
