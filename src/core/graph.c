@@ -10,7 +10,12 @@
  * frees them whenever the caller says), so it remembers them: freeing one
  * marks every graph using it invalid, with the reason, and a later launch
  * fails with that reason instead of running kernels on freed memory. The
- * Lua binding keeps them alive for as long as the graph lives. */
+ * Lua binding keeps them alive for as long as the graph lives.
+ *
+ * The one memory a graph owns is the raw scratch its recorded ops asked
+ * for (host->scratch_raw: memory the op's kernels write whole before they
+ * read it): a buffer of its own per request, since every replay uses it,
+ * freed with the graph or as the context ends. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,8 @@ struct hk_graph {
     int error;     /* recording: the first capture error (its text in invalid) */
     char *invalid; /* why it can no longer launch (malloc'd), or NULL */
     hkc_kernel_writes writes; /* recording: what its last node may write */
+    hk_buffer **owned;        /* raw scratch of its recorded ops */
+    int nowned, capowned;
     hk_graph *next;
 };
 
@@ -55,8 +62,20 @@ static const char *replay_kind(const hkc_backend *be)
            : strcmp(be->ops->name, "hip") == 0 ? "hipGraph" : "native graph";
 }
 
+/* Frees g's raw scratch while its context lives (a freed buffer tells the
+ * graphs that captured g's nodes). */
+static void free_owned(hk_graph *g)
+{
+    for (int i = 0; i < g->nowned; i++)
+        hk_buffer_free(g->owned[i]);
+    free(g->owned);
+    g->owned = NULL;
+    g->nowned = g->capowned = 0;
+}
+
 static void graph_free(hk_graph *g)
 {
+    free_owned(g); /* none left once the context has ended */
     for (int i = 0; i < g->n; i++)
         free(g->nodes[i].kernarg);
     free(g->nodes);
@@ -113,6 +132,26 @@ int hkc_graph_refuse(hk_context *ctx, const char *call, const char *why)
     invalidate(g, HK_ESTATE, "%s cannot be captured in a graph (%s); the recording is discarded", call,
                why);
     return recording_failed(g);
+}
+
+int hkc_graph_scratch(hk_context *ctx, hk_dtype t, size_t count, hk_buffer **out)
+{
+    hk_graph *g = ctx->graph_rec;
+    *out = NULL;
+    if (g->invalid)
+        return recording_failed(g);
+    if (g->nowned == g->capowned) {
+        int cap = g->capowned ? 2 * g->capowned : 4;
+        hk_buffer **v = realloc(g->owned, (size_t)cap * sizeof *v);
+        if (!v)
+            return hkc_fail(ctx, HK_ENOMEM, "out of memory");
+        g->owned = v;
+        g->capowned = cap;
+    }
+    int r = hk_buffer_alloc(ctx, count, t, HK_MEM_DEVICE, out);
+    if (r == 0)
+        g->owned[g->nowned++] = *out;
+    return r;
 }
 
 static int add_use(hk_graph *g, const void *obj, int is_buffer)
@@ -362,6 +401,8 @@ void hkc_graph_forget(hk_context *ctx, const void *obj)
 
 void hkc_graph_context_end(hk_context *ctx)
 {
+    for (hk_graph *g = ctx->graphs; g; g = g->next)
+        free_owned(g);
     if (ctx->graph_rec) {
         graph_free(ctx->graph_rec);
         ctx->graph_rec = NULL;

@@ -174,6 +174,9 @@ int hkc_early_flags(hk_context *ctx, const char *kernel, const hkc_kernel_writes
  * launches). */
 int hkc_graph_capture(hk_kernel *k, const hk_launch_config *cfg, const void *kernarg, size_t size,
                       const hk_arg *args, int nargs);
+/* Raw scratch for an op recorded into ctx's graph (ctx records): a device
+ * buffer of count elements of t that the graph owns, freed with it. */
+int hkc_graph_scratch(hk_context *ctx, hk_dtype t, size_t count, hk_buffer **out);
 /* What the recording's last node may write (early start between nodes). */
 hkc_kernel_writes *hkc_graph_writes(hk_graph *g);
 /* 0 unless ctx records a graph; then the recording is discarded and the

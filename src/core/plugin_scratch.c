@@ -12,7 +12,13 @@
  * An out-of-range flag is zeroed, launched on, read back as zero: still
  * zero. The pool remembers that (zero_bytes) and the next request that
  * fits skips its memset, which on a GPU is a command the device waits
- * for (about 6 us of a 54 us index_select on the H100). */
+ * for (about 6 us of a 54 us index_select on the H100).
+ *
+ * While a graph records, raw scratch (host->scratch_raw, which the op's
+ * kernels write whole before reading) is a buffer of the graph's own
+ * (hkc_graph_scratch), not the pool's: every replay uses it after the op
+ * has returned. Zeroed scratch is refused there: it would be zero once,
+ * at the recording, not on each replay. */
 #include "plugin_internal.h"
 
 /* Pool buffers are at least this big, so small requests share few. */
@@ -65,7 +71,10 @@ int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, int zer
 {
     hk_dtype t;
     *out = NULL;
-    int rr = hkc_graph_refuse(ctx, "host->scratch", "an op's scratch memory is reused after it returns");
+    /* zeroed scratch is zeroed as the op runs, not on each replay */
+    int rr = zeroed ? hkc_graph_refuse(ctx, "host->scratch", "an op's zeroed scratch memory is zeroed as the op "
+                                       "runs, not on each replay")
+                    : 0;
     if (rr)
         return rr;
     if (!dtype || hk_dtype_parse(dtype, &t) != 0)
@@ -75,6 +84,18 @@ int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, int zer
         return hkc_fail(ctx, HK_EARG, "scratch: %zu elements of %s is not a size", count, dtype);
     if (l->n == HKC_SCRATCH_MAX)
         return hkc_fail(ctx, HK_EARG, "scratch: at most %d scratch buffers per op call", HKC_SCRATCH_MAX);
+    if (hk_graph_recording(ctx) && !ctx->graph_paused) {
+        /* recorded: raw scratch of the graph's own, which every replay uses */
+        hk_buffer *own = NULL;
+        int r = hkc_graph_scratch(ctx, t, count, &own);
+        if (r)
+            return r;
+        l->pool[l->n] = -1;
+        l->read_zero[l->n] = 0;
+        l->views[l->n++] = own;
+        *out = own;
+        return 0;
+    }
     int i = pool_take(ctx, ctx->current, count * es);
     if (i < 0)
         return i;
@@ -105,6 +126,8 @@ int hkc_plugin_scratch(hk_context *ctx, const char *dtype, size_t count, int zer
 void hkc_plugin_scratch_release(hk_context *ctx, hkc_scratch_list *l)
 {
     for (int k = 0; k < l->n; k++) {
+        if (l->pool[k] < 0)
+            continue; /* the recording graph's own: freed with the graph */
         if (ctx->plugins && l->pool[k] < ctx->plugins->nscratch) {
             pl_scratch *ps = &ctx->plugins->scratch[l->pool[k]];
             ps->busy = 0;

@@ -104,6 +104,65 @@ t.is(g5:info().nodes, 4, "a graph launched twice inside f: its nodes twice")
 g5:launch()
 t.is(acc[1], a1 + 9, "the composed graph replays them")
 
+-- ops whose kernels pass data through raw scratch (host->scratch_raw) record:
+-- the graph gets scratch of its own, used on every replay. Each replay
+-- equals the op run directly on the inputs of that moment, bit for bit.
+do
+    local function same(a, b)
+        return table.concat(a:view("u32"):totable(), ",") == table.concat(b:view("u32"):totable(), ",")
+    end
+    local Q, C = hk.ops.quantized, hk.ops.conv
+    -- matvec_rounded on the CPU backend: quantize into scratch, then the q8_1 matvec
+    local rows, cols = 37, 512
+    local wq, wf = hk.alloc(rows * cols, "q4_K"), hk.alloc(rows * cols, "f32")
+    wf:rand{seed = 11, lo = -1, hi = 1}
+    Q.quantize(wq, wf)
+    local xv, yv, yr = hk.alloc(cols, "f32"), hk.alloc(rows, "f32"), hk.alloc(rows, "f32")
+    local gq = hk.graph(function() Q.matvec_rounded(yv, wq, xv) end)
+    -- conv2d's GEMM route (algo 3): its columns in scratch, then the gemm family
+    local xs, ws = {2, 3, 9, 7}, {5, 3, 3, 3}
+    local cx, cw = hk.alloc(2 * 3 * 9 * 7, "f32"), hk.alloc(5 * 3 * 3 * 3, "f32"):rand{seed = 12}
+    local cy, cr = hk.alloc(2 * 5 * 9 * 7, "f32"), hk.alloc(2 * 5 * 9 * 7, "f32")
+    local gc = hk.graph(function() C.conv2d(cy, cx, cw, xs, ws, 1, 1, 1, 1, 3) end)
+    local ok = true
+    for seed = 1, 3 do
+        xv:rand{seed = 20 + seed, lo = -1, hi = 1}
+        cx:rand{seed = 30 + seed}
+        yv:fill(0 / 0)
+        cy:fill(0 / 0)
+        gq:launch()
+        gc:launch()
+        Q.matvec_rounded(yr, wq, xv)
+        C.conv2d(cr, cx, cw, xs, ws, 1, 1, 1, 1, 3)
+        ok = ok and same(yv, yr) and same(cy, cr)
+    end
+    t.ok(ok, "matvec_rounded's two launches and conv2d's GEMM route replay from a graph, new inputs each time")
+    t.ok(gq:info().nodes >= 2 and gc:info().nodes >= 2, ("their nodes: %d and %d"):format(gq:info().nodes,
+                                                                                      gc:info().nodes))
+    -- repack in place goes through a temporary: the graph's own
+    local w0, w1 = hk.alloc(8 * 256, "q4_0"), hk.alloc(8 * 256, "q4_0")
+    w0:view("u8"):rand{seed = 13, lo = 0, hi = 255}
+    w1:copy(w0)
+    local gr = hk.graph(function() Q.repack(w0:view("q4_0r"), w0) end)
+    gr:launch()
+    local sep = hk.alloc(8 * 256, "q4_0r")
+    Q.repack(sep, w1)
+    t.ok(same(w0:view("u8"), sep:view("u8")), "repack in place replays from a graph (its temporary the graph's)")
+    -- inside another recording: the outer graph keeps the inner one, and its scratch, alive
+    local outer = hk.graph(function() gq:launch(); gq:launch() end)
+    gq = nil
+    collectgarbage()
+    collectgarbage()
+    xv:rand{seed = 40, lo = -1, hi = 1}
+    yv:fill(0 / 0)
+    outer:launch()
+    Q.matvec_rounded(yr, wq, xv)
+    t.ok(outer:info().valid and same(yv, yr), "a graph launched inside another keeps its scratch with it")
+    -- zeroed scratch is still refused: it would be zero only at the recording
+    t.errors("zeroed scratch memory is zeroed as the op runs", "an op's zeroed scratch while recording",
+        function() hk.graph(function() hk.ops.reduce.sum(hk.alloc(1, "f32"), cx) end) end)
+end
+
 -- freed by hand: the graph refuses to launch, naming what
 local w = hk.alloc(n, "f32"):fill(1)
 local g3 = hk.graph(function() m.scale_add:launch(1, 32, w, 1.0, 1.0, 32) end)

@@ -74,6 +74,8 @@ static int g_launch(lua_State *L)
     lgraph *u = check_graph(L, 1);
     lua_Integer n = luaL_optinteger(L, 2, 1);
     luaL_argcheck(L, n >= 0, 2, "a replay count >= 0");
+    if (hkl_graph_recording) /* the recording's nodes use this graph's own scratch: keep it */
+        hkl_graph_note(L, 1);
     lua_Hook before = lua_gethook(L);
     for (lua_Integer i = 0; i < n; i++) {
         hkl_check(L, hk_graph_launch(u->g));
