@@ -112,9 +112,10 @@ do
         return table.concat(a:view("u32"):totable(), ",") == table.concat(b:view("u32"):totable(), ",")
     end
     local Q, C = hk.ops.quantized, hk.ops.conv
-    -- matvec_rounded on the CPU backend: quantize into scratch, then the q8_1 matvec
+    -- matvec_rounded of a format the streamed kernel does not take (q5_K):
+    -- quantize into scratch, then the q8_1 matvec, on every backend
     local rows, cols = 37, 512
-    local wq, wf = hk.alloc(rows * cols, "q4_K"), hk.alloc(rows * cols, "f32")
+    local wq, wf = hk.alloc(rows * cols, "q5_K"), hk.alloc(rows * cols, "f32")
     wf:rand{seed = 11, lo = -1, hi = 1}
     Q.quantize(wq, wf)
     local xv, yv, yr = hk.alloc(cols, "f32"), hk.alloc(rows, "f32"), hk.alloc(rows, "f32")
