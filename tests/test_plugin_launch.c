@@ -230,12 +230,16 @@ static void test_bad_rules(hk_context *ctx)
         if (hk_plugin_get(ctx, i, &p) == 0 && !strcmp(p.name, "badrule"))
             e = p.error;
     }
-    tap_ok(has(e, "4 of 4 refused"), "badrule: every wrong registration is refused: %s", e);
+    tap_ok(has(e, "6 of 6 refused"), "badrule: every wrong registration is refused: %s", e);
     tap_ok(has(e, "geometry kind 3 needs add_kernel_rule"), "a row kind through add_kernel is refused");
     tap_ok(has(e, "extent 1 names parameter 2, not a pointer"), "an extent on a scalar is refused");
     tap_ok(has(e, "extent factor parameter 0 (const float * x) is not an integer"),
            "an extent factor that is a pointer is refused");
     tap_ok(has(e, "its size (8) is under"), "a rule too short to hold its geometry is refused");
+    tap_ok(has(e, "may_be_null bit 2: parameter 2 (int rows) is not a pointer"),
+           "a may_be_null bit on a scalar parameter is refused");
+    tap_ok(has(e, "may_be_null bit 9: the kernel has 4 parameters"),
+           "a may_be_null bit past the last parameter is refused");
     /* a warp-per-row block under one warp */
     hk_buffer *x = fbuf(ctx, 8, NULL, 1), *o = fbuf(ctx, 2, NULL, 0);
     hk_arg a[4] = {hk_arg_buffer(x), hk_arg_buffer(o), hk_arg_int(2), hk_arg_int(4)};

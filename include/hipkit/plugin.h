@@ -110,12 +110,16 @@ typedef struct hk_plugin_extent {
  * ABI 1.9: a pointer operand given hk.null (a NULL pointer) is refused
  * before the launch, unless its parameter is named info (candle's
  * convention: no layout, contiguous) or its bit is set in may_be_null (a
- * kernel that tests it: layernorm's bias, a sort's values). Kernels of
- * plugins built for an older minor keep taking NULL anywhere. */
-/* Fields a later minor adds to hk_plugin_rule default to 0 in C++, so an
- * initializer written for an older minor still compiles warning-free (C
- * zeroes what an initializer leaves out). */
-#ifdef __cplusplus
+ * kernel that tests it: layernorm's bias, a sort's values; operands 0 to
+ * 63). Kernels of plugins built for an older minor keep taking NULL
+ * anywhere; rebuilding a plugin against this header opts it in. */
+/* Fields a later minor adds to hk_plugin_rule default to 0 in C++14 and
+ * later, so a positional initializer written for an older minor still
+ * compiles warning-free there (C++11 would make the struct no aggregate:
+ * no default there). C zeroes what an initializer leaves out, though
+ * -Wextra warns about a positional one: designated initializers
+ * (.size = sizeof rule, .geom = ...) do not draw it. */
+#if defined(__cplusplus) && __cplusplus >= 201402L
 #define HK_PLUGIN_ADDED = 0
 #else
 #define HK_PLUGIN_ADDED

@@ -226,6 +226,24 @@ static int check_extents(pl_session *s, const hkc_signature *sig, const char *ke
     return 0;
 }
 
+/* may_be_null (ABI 1.9) marks pointer parameters only: a bit on a scalar
+ * or past the last parameter is a plugin's mistake (bits count from 0,
+ * messages count arguments from 1). */
+static int check_nullable(pl_session *s, const hkc_signature *sig, const char *kernel, unsigned long long bits)
+{
+    for (int i = 0; i < 64; i++) {
+        if (!((bits >> i) & 1))
+            continue;
+        if (i >= sig->count)
+            return API_FAIL(s, "add_kernel_rule: %s: may_be_null bit %d: the kernel has %d parameters", kernel, i,
+                            sig->count);
+        if (sig->params[i].kind != HK_PARAM_POINTER)
+            return API_FAIL(s, "add_kernel_rule: %s: may_be_null bit %d: parameter %d (%s %s) is not a pointer",
+                            kernel, i, i, sig->params[i].type, sig->params[i].name);
+    }
+    return 0;
+}
+
 /* A geometry rule must name integer parameters of the kernel's signature
  * and a block of at most 1024 threads; a row rule's block size may be left
  * to the rule (0). */
@@ -264,6 +282,8 @@ static int check_geometry(pl_session *s, const char *kernel_name, const char *si
     }
     if (r == 0)
         r = check_extents(s, &sig, kernel_name, rule);
+    if (r == 0)
+        r = check_nullable(s, &sig, kernel_name, rule->may_be_null);
     hkc_signature_free(&sig);
     return r;
 }
@@ -349,7 +369,8 @@ static int add_kernel(pl_session *s, const char *family, const char *source_name
     k->next = rule->nextents;
     if (rule->nextents)
         memcpy(k->ext, rule->extents, (size_t)rule->nextents * sizeof *k->ext);
-    k->may_be_null = s->abi_minor >= 9 ? rule->may_be_null : ~0ull;
+    k->may_be_null = rule->may_be_null;
+    k->null_any = s->abi_minor < 9;
     k->src = src;
     if (!k->name || !k->source || !k->signature || !k->doc) {
         free(k->name);

@@ -27,9 +27,10 @@ typedef struct pl_kernel {
     unsigned shared_per_thread, shared_fixed, max_block;
     hk_plugin_extent ext[PL_MAX_EXTENTS];
     int next;
-    /* bit i: pointer operand i may be hk.null (ABI 1.9: the rule's
-     * may_be_null, and a parameter named info; all bits for older plugins) */
+    /* bit i: pointer operand i may be hk.null (ABI 1.9, the rule's
+     * may_be_null; a parameter named info may be, whatever the bits) */
     unsigned long long may_be_null;
+    int null_any; /* a plugin built before 1.9: any operand may be hk.null */
     int src;          /* index in the family's sources */
     hk_kernel **ks;   /* per device, looked up on first use */
 } pl_kernel;

@@ -267,7 +267,7 @@ static int check_operands(const pl_launch *l, const hk_arg *args, int nargs, uin
         hk_param_info p;
         hk_kernel_param(k, i, &p);
         int null = args[i].kind == HK_ARG_NULL;
-        if (null && p.kind == HK_PARAM_POINTER && !(i < 64 && (l->pk->may_be_null >> i) & 1) &&
+        if (null && p.kind == HK_PARAM_POINTER && !l->pk->null_any && !(i < 64 && (l->pk->may_be_null >> i) & 1) &&
             strcmp(p.name, "info"))
             return hkc_fail(l->ctx, HK_EARG,
                             "%s.%s: operand %s (argument %d) is hk.null; the kernel reads or writes it, "

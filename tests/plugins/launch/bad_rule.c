@@ -33,6 +33,11 @@ int hk_plugin_badrule_init(const hk_plugin_api *api)
     /* a size that does not even cover geom */
     hk_plugin_rule r3 = {offsetof(hk_plugin_rule, geom), row, 0, 0, 0, NULL, 0};
     refused += api->add_kernel_rule(api, "badrule", "k.hip", "k", sig, &r3, "") < 0;
-    api->error(api, "%d of 4 refused", refused);
+    /* may_be_null (1.9) marks pointers only, and parameters that exist */
+    hk_plugin_rule r4 = {sizeof r4, row, 4, 0, 0, NULL, 0, 1ull << 2};
+    refused += api->add_kernel_rule(api, "badrule", "k.hip", "k", sig, &r4, "") < 0;
+    hk_plugin_rule r5 = {sizeof r5, row, 4, 0, 0, NULL, 0, 1ull << 9};
+    refused += api->add_kernel_rule(api, "badrule", "k.hip", "k", sig, &r5, "") < 0;
+    api->error(api, "%d of 6 refused", refused);
     return 1;
 }
