@@ -138,6 +138,23 @@ do
         ok = ok and same(yv, yr) and same(cy, cr)
     end
     t.ok(ok, "matvec_rounded's two launches and conv2d's GEMM route replay from a graph, new inputs each time")
+    -- an f32 product with few tiles and a deep k, A's rows an odd length
+    -- apart: on NVIDIA the gemm family splits it along k into raw scratch
+    -- and packs A there first; elsewhere one launch. The same either way.
+    local G, gm, gn, gk = hk.ops.gemm, 64, 64, 1024
+    local ga, gb = hk.alloc(gm * (gk + 1), "f32"), hk.alloc(gk * gn, "f32")
+    local gcm, gcr = hk.alloc(gm * gn, "f32"), hk.alloc(gm * gn, "f32")
+    local gg = hk.graph(function() G.matmul(gcm, ga, gb, gm, gn, gk, false, false, 1.0, 0.0, gk + 1) end)
+    local okg = true
+    for seed = 1, 2 do
+        ga:rand{seed = 50 + seed, lo = -1, hi = 1}
+        gb:rand{seed = 60 + seed, lo = -1, hi = 1}
+        gcm:fill(0 / 0)
+        gg:launch()
+        G.matmul(gcr, ga, gb, gm, gn, gk, false, false, 1.0, 0.0, gk + 1)
+        okg = okg and same(gcm, gcr)
+    end
+    t.ok(okg, ("gemm's f32 product of a deep k replays from a graph (%d node(s))"):format(gg:info().nodes))
     t.ok(gq:info().nodes >= 2 and gc:info().nodes >= 2, ("their nodes: %d and %d"):format(gq:info().nodes,
                                                                                       gc:info().nodes))
     -- repack in place goes through a temporary: the graph's own
